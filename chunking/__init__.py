@@ -1,0 +1,1 @@
+"""Structure-aware chunking: typed documents in, chunks with heading paths and page spans out."""

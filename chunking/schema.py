@@ -1,0 +1,65 @@
+"""Chunk model: what gets embedded and stored as one Qdrant point.
+
+A chunk is a contiguous run of blocks under one heading path. ``text`` is the chunk's exact
+Markdown; ``embed_text`` is what the embedding model sees (heading path + text, see
+:func:`chunking.chunker.contextualize`) and its token count, measured with the embedding model's own
+tokenizer, never exceeds the chunker's limit. Page numbers are 1-based and inclusive.
+"""
+
+from __future__ import annotations
+
+import uuid
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ocr.ids import FOLIOFLOW_NAMESPACE
+from ocr.schema import BBox
+
+__all__ = ["ChunkKind", "PageBBox", "Chunk", "point_id"]
+
+
+class ChunkKind(str, Enum):
+    """``text``: prose, lists, code; ``table``: one table (or one part of a row-split table);
+    ``formula``: one display formula; ``mixed``: text together with a table or formula."""
+
+    TEXT = "text"
+    TABLE = "table"
+    FORMULA = "formula"
+    MIXED = "mixed"
+
+
+class PageBBox(BaseModel):
+    """A bounding box on a given page (1-based), in page points (see :mod:`ocr.schema`)."""
+
+    page: int = Field(ge=1)
+    bbox: BBox
+
+
+def point_id(doc_id: str, index: int, content_hash: str) -> str:
+    """Deterministic Qdrant point id: ``uuid5(namespace, f"{doc_id}:{index}:{content_hash}")``."""
+    return str(uuid.uuid5(FOLIOFLOW_NAMESPACE, f"{doc_id}:{index}:{content_hash}"))
+
+
+class Chunk(BaseModel):
+    """One retrievable unit of a document."""
+
+    doc_id: str
+    index: int = Field(ge=0, description="0-based position of the chunk in its document")
+    kind: ChunkKind
+    text: str = Field(description="The chunk's exact Markdown")
+    embed_text: str = Field(description="Heading path + text: the string that is embedded")
+    heading_path: list[str] = Field(default_factory=list)
+    page_start: int = Field(ge=1)
+    page_end: int = Field(ge=1)
+    bboxes: list[PageBBox] = Field(default_factory=list)
+    token_count: int = Field(ge=0, description="Tokens of embed_text as the embedding model sees it (special tokens included); never above the chunker limit")
+    content_hash: str = Field(description="sha256 hex of embed_text")
+    part: tuple[int, int] | None = Field(default=None, description="(i, n) when a table was split between rows")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Page headers/footers and other extras")
+
+    @property
+    def id(self) -> str:
+        """The chunk's Qdrant point id (see :func:`point_id`)."""
+        return point_id(self.doc_id, self.index, self.content_hash)

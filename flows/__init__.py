@@ -1,0 +1,1 @@
+"""Prefect flows, settings, sources and the ``folioflow`` CLI (the only package importing Prefect)."""

@@ -1,0 +1,1 @@
+"""``folioflow ingest``, ``query``, ``status`` and ``show`` (filled in by the ingestion spine)."""

@@ -1,0 +1,1 @@
+"""Embedding, the Qdrant store and the LangChain retriever."""

@@ -1,0 +1,113 @@
+"""folioflow's exception tree.
+
+Every error folioflow raises on purpose derives from :class:`FolioflowError`. The tree lives here, at
+the bottom of the dependency graph (``flows -> indexing -> chunking -> ocr``), so every package can
+raise and catch the same classes::
+
+    FolioflowError
+    ├── ConfigurationError        bad settings, unknown profile/engine, model not found
+    ├── SourceError               a document cannot be read (carries ``reason``, one line)
+    │   ├── UnsupportedFormatError    not a PDF or supported image ("not a PDF: ...")
+    │   ├── EncryptedDocumentError    password missing or wrong
+    │   ├── CorruptDocumentError      the parser refused the bytes (broken xref, truncated, ...)
+    │   ├── ResourceLimitError        pixel/page/size limits (decompression bombs, huge pages)
+    │   └── SourceAccessError         path escapes its root, file vanished, permission denied
+    ├── OcrError                  a page could not be converted by an engine
+    │   ├── EngineUnavailableError    engine not installed / not configured / all endpoints down
+    │   ├── EndpointError             one VLM endpoint failed (connection, timeout, HTTP status)
+    │   └── OutputValidationError     a VLM answer was truncated, repetitive or unparsable
+    ├── ChunkingError             chunker invariants could not be met
+    └── IndexingError             embedding or vector store failure
+        ├── EmbeddingError
+        └── StoreError                Qdrant unreachable or refused a request
+
+Per-page and per-document failures are *data* (``Page.status``/``Page.errors`` and the run report's
+records), not exceptions that stop a batch: converters and flows catch :class:`FolioflowError` per
+document and record ``str(error)``, which is always a specific one-line reason.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FolioflowError",
+    "ConfigurationError",
+    "SourceError",
+    "UnsupportedFormatError",
+    "EncryptedDocumentError",
+    "CorruptDocumentError",
+    "ResourceLimitError",
+    "SourceAccessError",
+    "OcrError",
+    "EngineUnavailableError",
+    "EndpointError",
+    "OutputValidationError",
+    "ChunkingError",
+    "IndexingError",
+    "EmbeddingError",
+    "StoreError",
+]
+
+
+class FolioflowError(Exception):
+    """Root of every error folioflow raises deliberately. ``str(err)`` is a one-line reason."""
+
+
+class ConfigurationError(FolioflowError):
+    """Invalid or inconsistent configuration (unknown engine or profile, missing model, bad URL)."""
+
+
+class SourceError(FolioflowError):
+    """A document could not be read. The message starts with a short category, e.g.
+    ``"encrypted: password required"`` or ``"not a PDF: starts with b'PK\\x03\\x04'"``."""
+
+
+class UnsupportedFormatError(SourceError):
+    """The bytes are neither a PDF nor a supported image (PNG, JPEG, TIFF)."""
+
+
+class EncryptedDocumentError(SourceError):
+    """The PDF is encrypted and no (or a wrong) password was supplied."""
+
+
+class CorruptDocumentError(SourceError):
+    """The parser could not open the document (broken structure, truncated file, zero pages)."""
+
+
+class ResourceLimitError(SourceError):
+    """A configured limit was exceeded (pixels per page, pages per document, file size)."""
+
+
+class SourceAccessError(SourceError):
+    """The document cannot be accessed: outside its source root, vanished, or permission denied."""
+
+
+class OcrError(FolioflowError):
+    """A page could not be converted by an OCR engine."""
+
+
+class EngineUnavailableError(OcrError):
+    """The engine cannot run here: missing package or data, or no healthy endpoint left."""
+
+
+class EndpointError(OcrError):
+    """One VLM endpoint failed a request (connection error, timeout, non-2xx status)."""
+
+
+class OutputValidationError(OcrError):
+    """A VLM answer is unusable: truncated (finish_reason != "stop"), repetitive or unparsable."""
+
+
+class ChunkingError(FolioflowError):
+    """The chunker could not produce chunks that respect its invariants."""
+
+
+class IndexingError(FolioflowError):
+    """Embedding or vector-store failure."""
+
+
+class EmbeddingError(IndexingError):
+    """The embedding model could not be loaded or failed to encode."""
+
+
+class StoreError(IndexingError):
+    """The vector store is unreachable or refused a request (after bounded retries)."""

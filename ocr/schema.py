@@ -1,0 +1,186 @@
+"""The typed document model every stage hands on (pydantic v2, JSON-serialisable).
+
+Shapes and units
+----------------
+* Page numbers are **1-based** everywhere (``Page.number``, chunk page spans, query output).
+* Page sizes and bounding boxes are in **PDF points** (1/72 inch) in the page's *display* space:
+  origin at the top-left corner, x to the right, y downwards, after the page's ``/Rotate`` has been
+  applied (what a viewer shows). Images become pages whose size in points is
+  ``pixels * 72 / dpi`` with the image's own DPI, or 72 DPI (1 px = 1 pt) when it records none.
+* ``Document.content_hash`` is the lowercase hex sha256 of the source bytes.
+* ``Document.doc_id`` is a UUIDv5 of the source URI (see :mod:`ocr.ids`): stable across runs and
+  machines for the same source location, independent of the content.
+
+Versioning: :data:`SCHEMA_VERSION` changes whenever a field changes meaning; readers refuse a
+major version they do not know. The JSON Schema published with ``folioflow convert`` is generated
+from :class:`Document` (``Document.model_json_schema()``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BlockType",
+    "BBox",
+    "Block",
+    "PageStatus",
+    "Page",
+    "SourceRef",
+    "DocumentStatus",
+    "Document",
+]
+
+SCHEMA_VERSION = "1.0"
+
+
+class BlockType(str, Enum):
+    """Layout label of a block. Engine-specific labels (chandra's ``Section-Header``, DeepSeek-OCR's
+    ``title``/``sub_title``, ...) are mapped onto these by each engine's parser."""
+
+    TITLE = "title"
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    LIST_ITEM = "list_item"
+    TABLE = "table"
+    FORMULA = "formula"
+    CODE = "code"
+    FIGURE = "figure"
+    CAPTION = "caption"
+    FOOTNOTE = "footnote"
+    PAGE_HEADER = "page_header"
+    PAGE_FOOTER = "page_footer"
+    OTHER = "other"
+
+
+class BBox(BaseModel):
+    """Axis-aligned box in page points, top-left origin, y down (see module docstring)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    def scaled(self, sx: float, sy: float) -> "BBox":
+        """Return the box with x multiplied by ``sx`` and y by ``sy`` (e.g. pixels -> points)."""
+        return BBox(x0=self.x0 * sx, y0=self.y0 * sy, x1=self.x1 * sx, y1=self.y1 * sy)
+
+
+class Block(BaseModel):
+    """One layout element of a page, in reading order.
+
+    ``text`` is the block's Markdown as it appears in ``Page.markdown`` (a heading includes its
+    ``#`` marks; a table is a pipe table or the engine's HTML ``<table>`` with spans; a display
+    formula is ``$$...$$``).
+    """
+
+    type: BlockType
+    text: str
+    bbox: BBox | None = None
+    level: int | None = Field(default=None, description="Heading level 1-6 for title/heading blocks")
+    confidence: float | None = Field(default=None, description="Engine confidence in [0, 1] if known")
+    attributes: dict[str, Any] = Field(default_factory=dict, description="Engine-specific extras")
+
+
+class PageStatus(str, Enum):
+    """Outcome of one page. ``fallback``: the configured engine failed and the embedded engine
+    produced the content (reason in ``Page.fallback_reason``). ``failed``: no content; reason in
+    ``Page.errors``. No page is ever dropped: a document always has ``page_count`` pages."""
+
+    OK = "ok"
+    FALLBACK = "fallback"
+    FAILED = "failed"
+
+
+class Page(BaseModel):
+    """The converted content of one page."""
+
+    number: int = Field(ge=1, description="1-based page number in the document")
+    width: float = Field(ge=0, description="Page width in points (display space)")
+    height: float = Field(ge=0, description="Page height in points (display space)")
+    rotation: int = Field(default=0, description="Clockwise rotation in degrees applied before OCR")
+    markdown: str = ""
+    blocks: list[Block] = Field(default_factory=list)
+    engine: str = Field(default="", description="Engine that produced the content, e.g. 'text', 'tesseract', 'vlm:chandra'")
+    model: str | None = Field(default=None, description="Model name/version used by the engine")
+    status: PageStatus = PageStatus.OK
+    fallback_reason: str | None = None
+    errors: list[str] = Field(default_factory=list)
+    seconds: float | None = Field(default=None, description="Wall time spent on this page")
+    attributes: dict[str, Any] = Field(default_factory=dict, description="Engine extras (language, text-layer quality, ...)")
+
+
+class SourceRef(BaseModel):
+    """Where a document comes from."""
+
+    uri: str = Field(description="Canonical URI: file:///abs/path or s3://bucket/key, ...")
+    path: str = Field(description="Path relative to the source root (or the file name)")
+    source: str = Field(default="default", description="Name of the configured source")
+    tenant: str | None = None
+    size: int | None = Field(default=None, description="Bytes")
+    mtime: float | None = Field(default=None, description="POSIX seconds")
+    etag: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class DocumentStatus(str, Enum):
+    """Conversion status: ``partial`` when some pages failed or fell back."""
+
+    SUCCESS = "success"
+    PARTIAL = "partial"
+    FAILED = "failed"
+
+
+class Document(BaseModel):
+    """A converted document: every page of the source, in order."""
+
+    schema_version: str = SCHEMA_VERSION
+    doc_id: str
+    content_hash: str = Field(description="sha256 hex of the source bytes")
+    source: SourceRef
+    mime_type: str = Field(description="application/pdf, image/png, image/jpeg or image/tiff")
+    page_count: int = Field(ge=0)
+    pages: list[Page] = Field(default_factory=list)
+    status: DocumentStatus = DocumentStatus.SUCCESS
+    errors: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict, description="PDF metadata (title, author, ...)")
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    def markdown(self, page_markers: bool = True) -> str:
+        """The document's Markdown: pages in order, each preceded by ``<!-- page N -->`` when
+        ``page_markers`` is true."""
+        parts = []
+        for page in self.pages:
+            if page_markers:
+                parts.append(f"<!-- page {page.number} -->")
+            parts.append(page.markdown.strip())
+        return "\n\n".join(p for p in parts if p) + "\n"
+
+    def engines(self) -> list[str]:
+        """Engine name per page, in page order."""
+        return [p.engine for p in self.pages]
+
+    def compute_status(self) -> DocumentStatus:
+        """Derive the status from the pages: failed if no page has content, partial if any page
+        failed or fell back, success otherwise."""
+        if self.errors or not self.pages:
+            return DocumentStatus.FAILED if not self.pages else DocumentStatus.PARTIAL
+        bad = [p for p in self.pages if p.status != PageStatus.OK]
+        if len([p for p in self.pages if p.status == PageStatus.FAILED]) == len(self.pages):
+            return DocumentStatus.FAILED
+        return DocumentStatus.PARTIAL if bad else DocumentStatus.SUCCESS
