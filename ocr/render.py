@@ -270,4 +270,6 @@ def _image_dpi(image: Image.Image) -> float:
         value = float(dpi[0]) if dpi else 0.0
     except (TypeError, ValueError, IndexError):
         value = 0.0
+    if abs(value - round(value)) < 0.05:  # PNG stores pixels per metre: 200 dpi reads back as 199.9996
+        value = float(round(value))
     return value if 36.0 <= value <= 2400.0 else 72.0
