@@ -1,0 +1,180 @@
+"""GPU embedding throughput: plain ``SentenceTransformer.encode`` against folioflow's fast path.
+
+Runs, side by side in one process on the same texts (real corpus text cut into windows of 20-220
+words, seeded):
+
+* ``plain fp32 b32``: ``encode`` as shipped (fp32 weights, batch 32) - the issue's baseline;
+* ``plain fp16 b256``: ``encode`` with fp16 weights and batch 256;
+* ``fast 1 GPU``: :class:`indexing.gpu_encode.GpuEncoder` on ``cuda:0``;
+* ``fast N GPUs``: :class:`indexing.gpu_encode.GpuEncoderPool` over every visible GPU (when > 1).
+
+Before timing it profiles the plain fp16 path (where the time goes): tokenization alone, the
+model's GPU time alone on pre-tokenized, device-resident batches (CUDA events), and the whole call.
+Each configuration is warmed up, then timed ``--reps`` times (median reported); every output is
+checked against plain fp32 (minimum cosine over all texts). Prints a table with texts/s and ratios.
+
+Usage (GPU host; ``--model`` a local sentence-transformers folder, ``--text`` a UTF-8 text file,
+optionally .xz, or JSON lines of strings ``*.jsonl[.xz]``)::
+
+    python tests/benchmarks/bench_gpu_embed.py --model PATH --text corpus.txt.xz --n 20000
+
+On a CPU-only machine it runs the same code on the CPU with ``--device cpu`` (tiny ``--n``) as a
+smoke test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def make_texts(text_path: str, n: int, seed: int = 0, lo: int = 20, hi: int = 220) -> list[str]:
+    """``n`` windows of ``lo``-``hi`` words (uniform), consecutive in the text, wrapping around."""
+    opener = lzma.open if text_path.endswith(".xz") else open
+    with opener(text_path, "rt", encoding="utf-8") as fh:
+        if ".jsonl" in text_path:  # benchmark pieces (corpus_pieces.py): one JSON string a line
+            words = " ".join(json.loads(line) for line in fh).split()
+        else:
+            words = fh.read().split()
+    rng = np.random.default_rng(seed)
+    out, pos = [], 0
+    for _ in range(n):
+        k = int(rng.integers(lo, hi + 1))
+        if pos + k > len(words):
+            pos = 0
+        out.append(" ".join(words[pos:pos + k]))
+        pos += k
+    return out
+
+
+def timed(fn, reps: int, sync) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(reps):
+        sync()
+        t0 = time.perf_counter()
+        result = fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def profile_plain(model, texts: list[str], batch: int, device: str) -> dict[str, float]:
+    """Seconds spent tokenizing, in GPU kernels (events around forward on device-resident inputs),
+    and in the whole plain ``encode`` call, for the same texts and batch size."""
+    import torch
+
+    order = np.argsort([-len(t) for t in texts])
+    ordered = [texts[i] for i in order]
+    prep = getattr(model, "preprocess", None) or model.tokenize
+    t0 = time.perf_counter()
+    feats = [prep(ordered[i:i + batch]) for i in range(0, len(ordered), batch)]
+    tokenize_s = time.perf_counter() - t0
+    dev_feats = [{k: (v.to(device) if hasattr(v, "to") else v) for k, v in f.items()} for f in feats]
+    gpu_s = 0.0
+    if device.startswith("cuda"):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.inference_mode():
+            torch.cuda.synchronize()
+            start.record()
+            for f in dev_feats:
+                model(dict(f))
+            end.record()
+            torch.cuda.synchronize()
+        gpu_s = start.elapsed_time(end) / 1000
+    t0 = time.perf_counter()
+    model.encode(texts, batch_size=batch, normalize_embeddings=True)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    total_s = time.perf_counter() - t0
+    return {"tokenize_s": tokenize_s, "forward_s": gpu_s, "encode_s": total_s}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--text", required=True)
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--token-budget", type=int, default=32768)
+    ap.add_argument("--budgets", default="", help="extra token budgets to try on 1 GPU, e.g. 16384,65536")
+    args = ap.parse_args()
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from indexing.gpu_encode import GpuEncoder, GpuEncoderPool
+
+    cuda = args.device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    texts = make_texts(args.text, args.n)
+    words = [len(t.split()) for t in texts]
+    print(f"texts: {len(texts)}, words {min(words)}-{max(words)} (mean {statistics.mean(words):.0f}); "
+          f"torch {torch.__version__}, device {torch.cuda.get_device_name(0) if cuda else 'cpu'}, "
+          f"GPUs visible {torch.cuda.device_count() if cuda else 0}", flush=True)
+    dev0 = "cuda:0" if cuda else "cpu"
+    rows: list[tuple[str, float, float]] = []
+
+    fp32 = SentenceTransformer(args.model, device=dev0).float()
+    fp32.encode(texts[:512], batch_size=32)
+    t_ref, ref = timed(lambda: fp32.encode(texts, batch_size=32, normalize_embeddings=True), max(1, args.reps - 1), sync)
+    rows.append(("plain fp32 b32", t_ref, 1.0))
+
+    fp16 = SentenceTransformer(args.model, device=dev0)
+    if cuda:
+        fp16.half()
+    fp16.encode(texts[:512], batch_size=256)
+    prof = profile_plain(fp16, texts, 256, dev0)
+    t16, e16 = timed(lambda: fp16.encode(texts, batch_size=256, normalize_embeddings=True), max(1, args.reps - 1), sync)
+    rows.append(("plain fp16 b256", t16, float((ref * e16).sum(1).min())))
+    del fp16
+
+    fast = GpuEncoder(SentenceTransformer(args.model, device=dev0), dev0, token_budget=args.token_budget)
+    fast.encode(texts[:2048])
+    t1, r1 = timed(lambda: fast.encode(texts), args.reps, sync)
+    rows.append((f"fast 1 GPU (budget {args.token_budget})", t1, float((ref * r1.embeddings).sum(1).min())))
+    for budget in [int(b) for b in args.budgets.split(",") if b]:
+        fast.token_budget = budget
+        tb, rb = timed(lambda: fast.encode(texts), args.reps, sync)
+        rows.append((f"fast 1 GPU (budget {budget})", tb, float((ref * rb.embeddings).sum(1).min())))
+    fast.token_budget = args.token_budget
+    print(f"over the model's limit (truncated): {r1.over_limit} of {len(texts)}")
+
+    t_multi = None
+    ngpu = torch.cuda.device_count() if cuda else 1
+    if ngpu > 1:
+        t0 = time.perf_counter()
+        with GpuEncoderPool(args.model, [f"cuda:{i}" for i in range(ngpu)], token_budget=args.token_budget) as pool:
+            start_s = time.perf_counter() - t0
+            pool.encode(texts[:4096])
+            t_multi, rm = timed(lambda: pool.encode(texts), args.reps, sync)
+            rows.append((f"fast {ngpu} GPUs (pool start {start_s:.1f}s)", t_multi,
+                         float((ref * rm.embeddings).sum(1).min())))
+
+    n = len(texts)
+    print("\nwhere plain fp16 b256 spends its time (same texts):")
+    print(f"  tokenization alone           {prof['tokenize_s']:7.3f} s")
+    print(f"  model on GPU alone (events)  {prof['forward_s']:7.3f} s")
+    print(f"  whole encode call            {prof['encode_s']:7.3f} s")
+    print(f"\n{'configuration':44s} {'texts/s':>9s} {'x fp32 b32':>10s} {'x fp16 b256':>11s} {'min cos':>8s}")
+    for name, secs, cos in rows:
+        print(f"{name:44s} {n / secs:9.0f} {t_ref / secs:10.2f} {t16 / secs:11.2f} {cos:8.5f}")
+    if t_multi:
+        print(f"\nscaling: fast {ngpu} GPUs / fast 1 GPU = {t1 / t_multi:.2f}x")
+    else:
+        print("\nscaling: one GPU visible; multi-GPU not run")
+
+
+if __name__ == "__main__":
+    main()
