@@ -58,7 +58,7 @@ class _Batch:
     rows: np.ndarray          # (B,) int64 positions in the caller's list
     input_ids: Any            # (B, L) int64 tensor (pinned on CUDA)
     attention_mask: Any       # (B, L) int64
-    token_type_ids: Any       # (B, L) int64 or None
+    token_type_ids: bool      # the model takes token type ids (all 0: one segment per text)
 
 
 def _fast_tokenizer(tokenizer: Any, max_tokens: int):
@@ -81,24 +81,30 @@ def token_batches(
     *,
     token_budget: int = 32768,
     max_batch: int = 1024,
-    block: int = 8192,
+    block: int = 2048,
+    first_block: int = 256,
     pin: bool = False,
     with_token_types: bool = True,
     counter: list[int] | None = None,
 ) -> Iterator[_Batch]:
-    """Tokenize ``texts`` (longest first, in blocks of ``block``) and yield padded batches whose
-    rows x padded length stay within ``token_budget`` (at most ``max_batch`` rows).
+    """Tokenize ``texts`` (longest first, in blocks) and yield padded batches whose rows x padded
+    length stay within ``token_budget`` (at most ``max_batch`` rows).
 
     ``tokenizer`` is a ``tokenizers.Tokenizer`` with truncation set (see :func:`_fast_tokenizer`).
+    The first block is small (``first_block`` texts) so the GPU starts early; later blocks hold
+    ``block`` texts. Attention masks come from the lengths (vectorised) and token type ids are 0
+    (one segment per text), so the only per-row Python work is copying the ids.
     ``counter[0]`` is incremented for every truncated input. ``pin``: page-lock the buffers (CUDA).
     """
     import torch
 
     order = np.argsort([-len(t) for t in texts], kind="stable")
-    for start in range(0, len(order), block):
-        idx = order[start:start + block]
+    start, size = 0, first_block
+    while start < len(order):
+        idx = order[start:start + size]
+        start, size = start + size, block
         encs = tokenizer.encode_batch([texts[i] for i in idx])
-        lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
+        lengths = np.fromiter((len(e) for e in encs), dtype=np.int64, count=len(encs))
         if counter is not None:
             counter[0] += sum(1 for e in encs if e.overflowing)
         by_len = np.argsort(-lengths, kind="stable")
@@ -108,19 +114,13 @@ def token_batches(
             rows = max(1, min(max_batch, token_budget // max(width, 1), len(by_len) - i))
             sel = by_len[i:i + rows]
             ids = np.zeros((rows, width), dtype=np.int64)
-            mask = np.zeros((rows, width), dtype=np.int64)
-            types = np.zeros((rows, width), dtype=np.int64) if with_token_types else None
             for r, j in enumerate(sel):
-                e = encs[j]
-                n = len(e.ids)
-                ids[r, :n] = e.ids
-                mask[r, :n] = 1
-                if types is not None:
-                    types[r, :n] = e.type_ids
-            tensors = [torch.from_numpy(a) if a is not None else None for a in (ids, mask, types)]
+                ids[r, :lengths[j]] = encs[j].ids
+            mask = (np.arange(width)[None, :] < lengths[sel][:, None]).astype(np.int64)
+            tensors = [torch.from_numpy(ids), torch.from_numpy(mask)]
             if pin:
-                tensors = [t.pin_memory() if t is not None else None for t in tensors]
-            yield _Batch(idx[sel], *tensors)
+                tensors = [t.pin_memory() for t in tensors]
+            yield _Batch(idx[sel], tensors[0], tensors[1], with_token_types)
             i += rows
 
 
@@ -134,7 +134,7 @@ class GpuEncoder:
     """
 
     def __init__(self, model: Any, device: str = "cuda", *, half: bool = True, token_budget: int = 32768,
-                 max_batch: int = 1024, block: int = 8192, prefetch: int = 8):
+                 max_batch: int = 1024, block: int = 2048, prefetch: int = 8):
         import torch
 
         self.torch = torch
@@ -158,9 +158,7 @@ class GpuEncoder:
 
     def _producer(self, texts: Sequence[str], out: queue.Queue, counter: list[int], stop: threading.Event) -> None:
         try:
-            for batch in token_batches(self.tokenizer, texts, token_budget=self.token_budget, max_batch=self.max_batch,
-                                       block=self.block, pin=self.cuda, with_token_types=self.with_token_types,
-                                       counter=counter):
+            for batch in self.batches(texts, counter):
                 if stop.is_set():
                     return
                 out.put(batch)
@@ -174,8 +172,8 @@ class GpuEncoder:
         ids = batch.input_ids.to(self.device, non_blocking=True)
         mask = batch.attention_mask.to(self.device, non_blocking=True)
         kwargs = {"input_ids": ids}
-        if batch.token_type_ids is not None:
-            kwargs["token_type_ids"] = batch.token_type_ids.to(self.device, non_blocking=True)
+        if batch.token_type_ids:
+            kwargs["token_type_ids"] = torch.zeros_like(ids)
         # A prepared 4-D mask is used as is: no ``padding_mask.all()`` host sync inside transformers.
         width = ids.shape[1]
         kwargs["attention_mask"] = mask.bool()[:, None, None, :].expand(ids.shape[0], 1, width, width)
@@ -186,10 +184,32 @@ class GpuEncoder:
         emb = features["sentence_embedding"].float()
         return torch.nn.functional.normalize(emb, p=2, dim=1)
 
+    def run_batches(self, batches, n: int):
+        """Run the model over ``batches`` (an iterable of token batches, or exceptions to raise,
+        ``None`` ending it) and return the (n, dim) float32 device tensor of normalised rows,
+        scattered to their positions. Launches asynchronously; does not synchronise."""
+        torch = self.torch
+        out = torch.empty((n, self.dimension), dtype=torch.float32, device=self.device)
+        with torch.inference_mode():
+            for item in batches:
+                if item is None:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                rows = torch.from_numpy(item.rows)
+                if self.cuda:
+                    rows = rows.pin_memory().to(self.device, non_blocking=True)
+                out.index_copy_(0, rows, self._forward(item))
+        return out
+
+    def batches(self, texts: Sequence[str], counter: list[int] | None = None) -> Iterator[_Batch]:
+        """Token batches of ``texts`` with this encoder's settings (see :func:`token_batches`)."""
+        return token_batches(self.tokenizer, texts, token_budget=self.token_budget, max_batch=self.max_batch,
+                             block=self.block, pin=self.cuda, with_token_types=self.with_token_types, counter=counter)
+
     def encode(self, texts: Sequence[str]) -> EncodeResult:
         """Embed ``texts``: (n, dim) float32 L2-normalised rows in input order, plus the count of
         truncated inputs. Raises whatever tokenization or the model raised."""
-        torch = self.torch
         n = len(texts)
         if n == 0:
             return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32), 0)
@@ -198,20 +218,8 @@ class GpuEncoder:
         stop = threading.Event()
         worker = threading.Thread(target=self._producer, args=(list(texts), q, counter, stop), daemon=True)
         worker.start()
-        out = torch.empty((n, self.dimension), dtype=torch.float32, device=self.device)
         try:
-            with torch.inference_mode():
-                while True:
-                    item = q.get()
-                    if item is None:
-                        break
-                    if isinstance(item, BaseException):
-                        raise item
-                    rows = torch.from_numpy(item.rows)
-                    if self.cuda:
-                        rows = rows.pin_memory().to(self.device, non_blocking=True)
-                    out.index_copy_(0, rows, self._forward(item))
-            result = out.cpu().numpy()  # the one synchronisation
+            result = self.run_batches(iter(q.get, None), n).cpu().numpy()  # the one synchronisation
         finally:
             stop.set()
             while worker.is_alive():

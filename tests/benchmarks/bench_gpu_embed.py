@@ -106,6 +106,7 @@ def main() -> None:
     ap.add_argument("--text", required=True)
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--n-large", type=int, default=0, help="also time the fast paths alone on this many texts")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--token-budget", type=int, default=32768)
     ap.add_argument("--budgets", default="", help="extra token budgets to try on 1 GPU, e.g. 16384,65536")
@@ -150,6 +151,19 @@ def main() -> None:
         rows.append((f"fast 1 GPU (budget {budget})", tb, float((ref * rb.embeddings).sum(1).min())))
     fast.token_budget = args.token_budget
     print(f"over the model's limit (truncated): {r1.over_limit} of {len(texts)}")
+    t0 = time.perf_counter()
+    prebuilt = list(fast.batches(texts))
+    fast_tok_s = time.perf_counter() - t0
+    sync()
+    t0 = time.perf_counter()
+    fast.run_batches(prebuilt, len(texts)).cpu()
+    sync()
+    fast_gpu_s = time.perf_counter() - t0
+    del prebuilt
+    large = make_texts(args.text, args.n_large, seed=1) if args.n_large else []
+    if large:
+        fast.encode(large[:2048])
+        t1_large, _ = timed(lambda: fast.encode(large), args.reps, sync)
 
     t_multi = None
     ngpu = torch.cuda.device_count() if cuda else 1
@@ -161,17 +175,27 @@ def main() -> None:
             t_multi, rm = timed(lambda: pool.encode(texts), args.reps, sync)
             rows.append((f"fast {ngpu} GPUs (pool start {start_s:.1f}s)", t_multi,
                          float((ref * rm.embeddings).sum(1).min())))
+            if large:
+                pool.encode(large[:4096])
+                tm_large, _ = timed(lambda: pool.encode(large), args.reps, sync)
 
     n = len(texts)
     print("\nwhere plain fp16 b256 spends its time (same texts):")
     print(f"  tokenization alone           {prof['tokenize_s']:7.3f} s")
-    print(f"  model on GPU alone (events)  {prof['forward_s']:7.3f} s")
+    print(f"  forward alone, inputs on GPU {prof['forward_s']:7.3f} s  (CUDA events; includes launch gaps)")
     print(f"  whole encode call            {prof['encode_s']:7.3f} s")
+    print("where the fast path (1 GPU) spends its time (same texts):")
+    print(f"  tokenize+pad+pin alone       {fast_tok_s:7.3f} s  (producer thread, no GPU)")
+    print(f"  GPU loop on prebuilt batches {fast_gpu_s:7.3f} s")
+    print(f"  whole fast encode call       {t1:7.3f} s  (the two overlapped)")
     print(f"\n{'configuration':44s} {'texts/s':>9s} {'x fp32 b32':>10s} {'x fp16 b256':>11s} {'min cos':>8s}")
     for name, secs, cos in rows:
         print(f"{name:44s} {n / secs:9.0f} {t_ref / secs:10.2f} {t16 / secs:11.2f} {cos:8.5f}")
     if t_multi:
-        print(f"\nscaling: fast {ngpu} GPUs / fast 1 GPU = {t1 / t_multi:.2f}x")
+        print(f"\nscaling: fast {ngpu} GPUs / fast 1 GPU = {t1 / t_multi:.2f}x at {n} texts")
+        if large:
+            print(f"at {len(large)} texts: fast 1 GPU {len(large) / t1_large:.0f} texts/s, fast {ngpu} GPUs "
+                  f"{len(large) / tm_large:.0f} texts/s, scaling {t1_large / tm_large:.2f}x")
     else:
         print("\nscaling: one GPU visible; multi-GPU not run")
 
