@@ -113,9 +113,9 @@ class Embedder:
             if device.startswith("cuda"):
                 model.half()
             self._model = model
-            from indexing.gpu_encode import _fast_tokenizer
+            from indexing.gpu_tokenize import fast_tokenizer
 
-            self._counter_tok = _fast_tokenizer(model.tokenizer, int(model.max_seq_length))
+            self._counter_tok = fast_tokenizer(model.tokenizer, int(model.max_seq_length))
             if device.startswith("cuda") and self.fast:
                 from indexing.gpu_encode import GpuEncoder
 
@@ -201,7 +201,9 @@ class Embedder:
         return emb, over
 
     def close(self) -> None:
-        """Stop GPU worker processes, if any were started."""
+        """Stop GPU worker and tokenizer processes, if any were started."""
+        if self._gpu is not None:
+            self._gpu.close()
         if self._pool is not None:
             self._pool.close()
             self._pool = None

@@ -13,13 +13,13 @@ Why plain ``SentenceTransformer.encode`` leaves an H200 mostly idle (profiled wi
    against a similar launch cost for the ~100 kernels of one forward pass.
 4. **Pageable host memory.** Inputs are copied from pageable tensors (a staged, synchronous copy).
 
-This module removes each: a producer thread tokenizes ahead with the model's Rust tokenizer
-(``encode_batch`` runs in parallel and outside the GIL), sorts by token length and cuts
-**token-budget batches** (rows x padded length <= ``token_budget``: long batches for short texts,
-hardly any padding), pads them into **pinned** buffers and queues them; the GPU thread copies them
-with ``non_blocking=True``, passes a prepared 4-D boolean attention mask (so transformers never
-inspects the mask on the host), runs the model in **fp16**, pools and normalises on the device and
-scatters the rows into one preallocated output: **one synchronisation per call**, at the end.
+This module removes each: a producer thread gets **token-budget batches** from
+:mod:`indexing.gpu_tokenize` (tokenized ahead, longest first, by a pool of tokenizer processes on
+hosts with enough cores, else in-thread), page-locks them (**pinned** memory) and queues them; the
+GPU thread copies them with ``non_blocking=True``, rebuilds the attention mask from the lengths on
+the device and passes it as a prepared 4-D boolean mask (so transformers never inspects it on the
+host), runs the model in **fp16**, pools and normalises on the device and scatters the rows into
+one preallocated output: **one synchronisation per call**, at the end.
 Several GPUs: :class:`GpuEncoderPool` runs one worker process per GPU (data parallelism, one model
 replica each; processes, not threads, so kernel launches of the replicas never share a GIL) and
 deals the texts out by length so each GPU gets the same amount of work.
@@ -32,6 +32,7 @@ every chunk within the limit, so the count is 0 in ingestion.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from dataclasses import dataclass
@@ -39,10 +40,11 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["EncodeResult", "GpuEncoder", "GpuEncoderPool", "token_batches"]
+from indexing.gpu_tokenize import TokenizerPool, fast_tokenizer, token_batches
+
+__all__ = ["EncodeResult", "GpuEncoder", "GpuEncoderPool", "auto_tokenizer_workers"]
 
 log = logging.getLogger(__name__)
-
 
 @dataclass
 class EncodeResult:
@@ -55,73 +57,17 @@ class EncodeResult:
 
 @dataclass
 class _Batch:
-    rows: np.ndarray          # (B,) int64 positions in the caller's list
-    input_ids: Any            # (B, L) int64 tensor (pinned on CUDA)
-    attention_mask: Any       # (B, L) int64
-    token_type_ids: bool      # the model takes token type ids (all 0: one segment per text)
+    rows: Any       # (B,) int64 positions in the caller's list (pinned tensor on CUDA)
+    ids: Any        # (B, L) int32 (pinned on CUDA)
+    lengths: Any    # (B,) int64 (pinned on CUDA)
 
 
-def _fast_tokenizer(tokenizer: Any, max_tokens: int):
-    """A private copy of the model's Rust tokenizer truncating at ``max_tokens`` (special tokens
-    included, as ``encode`` does), without padding."""
-    from tokenizers import Tokenizer
-
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        raise TypeError("the fast path needs a fast (Rust) tokenizer")
-    tok = Tokenizer.from_str(backend.to_str())
-    tok.no_padding()
-    tok.enable_truncation(max_length=max_tokens)
-    return tok
-
-
-def token_batches(
-    tokenizer: Any,
-    texts: Sequence[str],
-    *,
-    token_budget: int = 32768,
-    max_batch: int = 1024,
-    block: int = 2048,
-    first_block: int = 256,
-    pin: bool = False,
-    with_token_types: bool = True,
-    counter: list[int] | None = None,
-) -> Iterator[_Batch]:
-    """Tokenize ``texts`` (longest first, in blocks) and yield padded batches whose rows x padded
-    length stay within ``token_budget`` (at most ``max_batch`` rows).
-
-    ``tokenizer`` is a ``tokenizers.Tokenizer`` with truncation set (see :func:`_fast_tokenizer`).
-    The first block is small (``first_block`` texts) so the GPU starts early; later blocks hold
-    ``block`` texts. Attention masks come from the lengths (vectorised) and token type ids are 0
-    (one segment per text), so the only per-row Python work is copying the ids.
-    ``counter[0]`` is incremented for every truncated input. ``pin``: page-lock the buffers (CUDA).
-    """
-    import torch
-
-    order = np.argsort([-len(t) for t in texts], kind="stable")
-    start, size = 0, first_block
-    while start < len(order):
-        idx = order[start:start + size]
-        start, size = start + size, block
-        encs = tokenizer.encode_batch([texts[i] for i in idx])
-        lengths = np.fromiter((len(e) for e in encs), dtype=np.int64, count=len(encs))
-        if counter is not None:
-            counter[0] += sum(1 for e in encs if e.overflowing)
-        by_len = np.argsort(-lengths, kind="stable")
-        i = 0
-        while i < len(by_len):
-            width = int(lengths[by_len[i]])
-            rows = max(1, min(max_batch, token_budget // max(width, 1), len(by_len) - i))
-            sel = by_len[i:i + rows]
-            ids = np.zeros((rows, width), dtype=np.int64)
-            for r, j in enumerate(sel):
-                ids[r, :lengths[j]] = encs[j].ids
-            mask = (np.arange(width)[None, :] < lengths[sel][:, None]).astype(np.int64)
-            tensors = [torch.from_numpy(ids), torch.from_numpy(mask)]
-            if pin:
-                tensors = [t.pin_memory() for t in tensors]
-            yield _Batch(idx[sel], tensors[0], tensors[1], with_token_types)
-            i += rows
+def auto_tokenizer_workers(gpus_on_host: int = 1) -> int:
+    """Tokenizer processes per GPU: the host's cores shared by its GPUs, two left for the GPU
+    thread and the producer; 0 (tokenize in-thread) below 4 workers. At most 16."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(16, cores // max(1, gpus_on_host) - 2)
+    return workers if workers >= 4 else 0
 
 
 class GpuEncoder:
@@ -130,11 +76,14 @@ class GpuEncoder:
     ``model``: a loaded ``SentenceTransformer`` whose first module is a Transformer (its
     ``auto_model``); it is moved to ``device`` and cast to fp16 when ``half`` (CUDA only).
     ``token_budget``: padded tokens per batch (32k suits MiniLM on an H200). ``prefetch``: batches
-    tokenized ahead. Works on CPU too (no pinning, no fp16), which the tests use.
+    queued ahead. ``tokenizer_workers``: tokenizer processes (``None``: :func:`auto_tokenizer_workers`
+    on CUDA, 0 on CPU; 0: tokenize in the producer thread). Works on CPU too (no pinning, no
+    fp16), which the tests use. :meth:`close` stops the tokenizer processes.
     """
 
     def __init__(self, model: Any, device: str = "cuda", *, half: bool = True, token_budget: int = 32768,
-                 max_batch: int = 1024, block: int = 2048, prefetch: int = 8):
+                 max_batch: int = 1024, prefetch: int = 8, tokenizer_workers: int | None = None,
+                 gpus_on_host: int = 1):
         import torch
 
         self.torch = torch
@@ -149,12 +98,32 @@ class GpuEncoder:
         self.auto_model = first.auto_model
         self.rest = [m for i, m in enumerate(self.model) if i > 0]
         self.max_tokens = int(self.model.max_seq_length)
-        self.tokenizer = _fast_tokenizer(self.model.tokenizer, self.max_tokens)
+        self.tokenizer = fast_tokenizer(self.model.tokenizer, self.max_tokens)
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(dim())
         probe = getattr(self.model, "preprocess", None) or self.model.tokenize
         self.with_token_types = "token_type_ids" in probe(["probe"])
-        self.token_budget, self.max_batch, self.block, self.prefetch = token_budget, max_batch, block, prefetch
+        self.token_budget, self.max_batch, self.prefetch = token_budget, max_batch, prefetch
+        if tokenizer_workers is None:
+            tokenizer_workers = auto_tokenizer_workers(gpus_on_host) if self.cuda else 0
+        self.pool = TokenizerPool(self.tokenizer, tokenizer_workers, token_budget=token_budget,
+                                  max_batch=max_batch) if tokenizer_workers > 0 else None
+
+    def batches(self, texts: Sequence[str], counter: list[int] | None = None) -> Iterator[_Batch]:
+        """Token batches of ``texts`` (pinned on CUDA), longest first; ``counter[0]`` accumulates
+        truncated inputs."""
+        torch = self.torch
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        if self.pool is not None:
+            source = self.pool.batches(texts, order, counter=counter)
+        else:
+            source = token_batches(self.tokenizer, texts, order, token_budget=self.token_budget,
+                                   max_batch=self.max_batch, counter=counter)
+        for rows, ids, lengths in source:
+            tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in (rows, ids, lengths)]
+            if self.cuda:
+                tensors = [t.pin_memory() for t in tensors]
+            yield _Batch(*tensors)
 
     def _producer(self, texts: Sequence[str], out: queue.Queue, counter: list[int], stop: threading.Event) -> None:
         try:
@@ -169,43 +138,35 @@ class GpuEncoder:
 
     def _forward(self, batch: _Batch):
         torch = self.torch
-        ids = batch.input_ids.to(self.device, non_blocking=True)
-        mask = batch.attention_mask.to(self.device, non_blocking=True)
+        ids = batch.ids.to(self.device, non_blocking=True).long()
+        lengths = batch.lengths.to(self.device, non_blocking=True)
+        rows, width = ids.shape
+        mask = torch.arange(width, device=self.device)[None, :] < lengths[:, None]
         kwargs = {"input_ids": ids}
-        if batch.token_type_ids:
-            kwargs["token_type_ids"] = torch.zeros_like(ids)
+        if self.with_token_types:
+            kwargs["token_type_ids"] = torch.zeros_like(ids)  # one segment per text
         # A prepared 4-D mask is used as is: no ``padding_mask.all()`` host sync inside transformers.
-        width = ids.shape[1]
-        kwargs["attention_mask"] = mask.bool()[:, None, None, :].expand(ids.shape[0], 1, width, width)
+        kwargs["attention_mask"] = mask[:, None, None, :].expand(rows, 1, width, width)
         hidden = self.auto_model(**kwargs, return_dict=True).last_hidden_state
-        features = {"input_ids": ids, "attention_mask": mask, "token_embeddings": hidden}
+        features = {"input_ids": ids, "attention_mask": mask.long(), "token_embeddings": hidden}
         for module in self.rest:
             features = module(features)
         emb = features["sentence_embedding"].float()
         return torch.nn.functional.normalize(emb, p=2, dim=1)
 
     def run_batches(self, batches, n: int):
-        """Run the model over ``batches`` (an iterable of token batches, or exceptions to raise,
-        ``None`` ending it) and return the (n, dim) float32 device tensor of normalised rows,
-        scattered to their positions. Launches asynchronously; does not synchronise."""
+        """Run the model over ``batches`` (token batches, or exceptions to raise) and return the
+        (n, dim) float32 device tensor of normalised rows at their positions. Launches
+        asynchronously; does not synchronise."""
         torch = self.torch
         out = torch.empty((n, self.dimension), dtype=torch.float32, device=self.device)
         with torch.inference_mode():
             for item in batches:
-                if item is None:
-                    break
                 if isinstance(item, BaseException):
                     raise item
-                rows = torch.from_numpy(item.rows)
-                if self.cuda:
-                    rows = rows.pin_memory().to(self.device, non_blocking=True)
+                rows = item.rows.to(self.device, non_blocking=True)
                 out.index_copy_(0, rows, self._forward(item))
         return out
-
-    def batches(self, texts: Sequence[str], counter: list[int] | None = None) -> Iterator[_Batch]:
-        """Token batches of ``texts`` with this encoder's settings (see :func:`token_batches`)."""
-        return token_batches(self.tokenizer, texts, token_budget=self.token_budget, max_batch=self.max_batch,
-                             block=self.block, pin=self.cuda, with_token_types=self.with_token_types, counter=counter)
 
     def encode(self, texts: Sequence[str]) -> EncodeResult:
         """Embed ``texts``: (n, dim) float32 L2-normalised rows in input order, plus the count of
@@ -229,6 +190,12 @@ class GpuEncoder:
                     worker.join(timeout=0.05)
         return EncodeResult(result, counter[0])
 
+    def close(self) -> None:
+        """Stop the tokenizer processes (idempotent)."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
 
 def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox) -> None:
     """One GPU worker process: load the model on ``device``, then serve (job, texts) requests."""
@@ -239,8 +206,11 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox) -> 
         from sentence_transformers import SentenceTransformer
 
         encoder = GpuEncoder(SentenceTransformer(model_path, device=device), device, **options)
+        if encoder.pool is not None:
+            log.info("GPU worker %s: %d tokenizer processes", device, encoder.pool.workers)
         encoder.encode(["warm up"] * 64)
-        encoder.torch.cuda.synchronize()
+        if encoder.cuda:
+            encoder.torch.cuda.synchronize()
         outbox.put(("ready", device, None))
     except BaseException as exc:  # reported to the parent
         outbox.put(("error", device, f"{type(exc).__name__}: {exc}"))
@@ -248,6 +218,7 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox) -> 
     while True:
         job = inbox.get()
         if job is None:
+            encoder.close()
             return
         job_id, texts = job
         try:
@@ -273,7 +244,9 @@ class GpuEncoderPool:
         self.devices = list(devices)
         self._outbox = ctx.Queue()
         self._inboxes = [ctx.Queue() for _ in self.devices]
-        self._procs = [ctx.Process(target=_pool_worker, args=(model_path, d, options, q, self._outbox), daemon=True)
+        options = {"gpus_on_host": len(self.devices), **options}
+        # Not daemonic: each worker starts its own tokenizer processes.
+        self._procs = [ctx.Process(target=_pool_worker, args=(model_path, d, options, q, self._outbox))
                        for d, q in zip(self.devices, self._inboxes)]
         for p in self._procs:
             p.start()
