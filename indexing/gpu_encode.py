@@ -77,13 +77,15 @@ class GpuEncoder:
     ``auto_model``); it is moved to ``device`` and cast to fp16 when ``half`` (CUDA only).
     ``token_budget``: padded tokens per batch (32k suits MiniLM on an H200). ``prefetch``: batches
     queued ahead. ``tokenizer_workers``: tokenizer processes (``None``: :func:`auto_tokenizer_workers`
-    on CUDA, 0 on CPU; 0: tokenize in the producer thread). Works on CPU too (no pinning, no
-    fp16), which the tests use. :meth:`close` stops the tokenizer processes.
+    on CUDA, 0 on CPU; 0: tokenize in the producer thread), used for calls of at least
+    ``pool_min_texts`` texts (smaller calls tokenize in-thread: lower latency, see
+    ``bench_gpu_embed.py``). Works on CPU too (no pinning, no fp16), which the tests use.
+    :meth:`close` stops the tokenizer processes.
     """
 
     def __init__(self, model: Any, device: str = "cuda", *, half: bool = True, token_budget: int = 32768,
                  max_batch: int = 1024, prefetch: int = 8, tokenizer_workers: int | None = None,
-                 gpus_on_host: int = 1):
+                 gpus_on_host: int = 1, pool_min_texts: int = 16384):
         import torch
 
         self.torch = torch
@@ -104,6 +106,7 @@ class GpuEncoder:
         probe = getattr(self.model, "preprocess", None) or self.model.tokenize
         self.with_token_types = "token_type_ids" in probe(["probe"])
         self.token_budget, self.max_batch, self.prefetch = token_budget, max_batch, prefetch
+        self.pool_min_texts = pool_min_texts
         if tokenizer_workers is None:
             tokenizer_workers = auto_tokenizer_workers(gpus_on_host) if self.cuda else 0
         self.pool = TokenizerPool(self.tokenizer, tokenizer_workers, token_budget=token_budget,
@@ -114,7 +117,7 @@ class GpuEncoder:
         truncated inputs."""
         torch = self.torch
         order = np.argsort([-len(t) for t in texts], kind="stable")
-        if self.pool is not None:
+        if self.pool is not None and len(texts) >= self.pool_min_texts:
             source = self.pool.batches(texts, order, counter=counter)
         else:
             source = token_batches(self.tokenizer, texts, order, token_budget=self.token_budget,

@@ -125,7 +125,7 @@ class TokenizerPool:
                                          initializer=_init_worker, initargs=(tok.to_str(), token_budget, max_batch))
         list(self._pool.map(_work, [["warm up"]] * workers))  # start every process now
 
-    def batches(self, texts: Sequence[str], order: np.ndarray, *, block: int = 512, first_block: int = 128,
+    def batches(self, texts: Sequence[str], order: np.ndarray, *, block: int = 256, first_block: int = 64,
                 counter: list[int] | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Same output as :func:`token_batches`, tokenized in the worker processes."""
         spans = _blocks(len(order), first_block, block)

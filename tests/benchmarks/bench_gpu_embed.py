@@ -125,12 +125,10 @@ def main() -> None:
           f"torch {torch.__version__}, device {torch.cuda.get_device_name(0) if cuda else 'cpu'}, "
           f"GPUs visible {torch.cuda.device_count() if cuda else 0}", flush=True)
     dev0 = "cuda:0" if cuda else "cpu"
-    rows: list[tuple[str, float, float]] = []
 
     fp32 = SentenceTransformer(args.model, device=dev0).float()
     fp32.encode(texts[:512], batch_size=32)
     t_ref, ref = timed(lambda: fp32.encode(texts, batch_size=32, normalize_embeddings=True), max(1, args.reps - 1), sync)
-    rows.append(("plain fp32 b32", t_ref, 1.0))
 
     fp16 = SentenceTransformer(args.model, device=dev0)
     if cuda:
@@ -138,71 +136,74 @@ def main() -> None:
     fp16.encode(texts[:512], batch_size=256)
     prof = profile_plain(fp16, texts, 256, dev0)
     t16, e16 = timed(lambda: fp16.encode(texts, batch_size=256, normalize_embeddings=True), max(1, args.reps - 1), sync)
-    rows.append(("plain fp16 b256", t16, float((ref * e16).sum(1).min())))
+    cos16 = float((ref * e16).sum(1).min())
     del fp16
 
-    inthread = GpuEncoder(SentenceTransformer(args.model, device=dev0), dev0, token_budget=args.token_budget,
-                          tokenizer_workers=0)
-    inthread.encode(texts[:2048])
-    t0_in, r0 = timed(lambda: inthread.encode(texts), args.reps, sync)
-    rows.append(("fast 1 GPU, tokenize in-thread (rayon)", t0_in, float((ref * r0.embeddings).sum(1).min())))
-    del inthread
-    fast = GpuEncoder(SentenceTransformer(args.model, device=dev0), dev0, token_budget=args.token_budget,
-                      tokenizer_workers=args.tok_workers)
-    fast.encode(texts[:2048])
-    t1, r1 = timed(lambda: fast.encode(texts), args.reps, sync)
-    workers = fast.pool.workers if fast.pool else 0
-    rows.append((f"fast 1 GPU, {workers} tokenizer procs", t1, float((ref * r1.embeddings).sum(1).min())))
-    print(f"over the model's limit (truncated): {r1.over_limit} of {len(texts)}")
-    t0 = time.perf_counter()
-    prebuilt = list(fast.batches(texts))
-    fast_tok_s = time.perf_counter() - t0
-    sync()
-    t0 = time.perf_counter()
-    fast.run_batches(prebuilt, len(texts)).cpu()
-    sync()
-    fast_gpu_s = time.perf_counter() - t0
-    del prebuilt
+    n = len(texts)
+    rate_ref, rate16 = n / t_ref, n / t16
     large = make_texts(args.text, args.n_large, seed=1) if args.n_large else []
-    if large:
-        fast.encode(large[:2048])
-        t1_large, _ = timed(lambda: fast.encode(large), args.reps, sync)
-    fast.close()
+    sizes = [("n", texts)] + ([("large", large)] if large else [])
+    fast_rows: list[tuple[str, int, float, float]] = []  # name, n, seconds, min cos (n only)
+    best: dict[tuple[int, int], float] = {}               # (gpus, n) -> best seconds
 
-    t_multi = None
+    def measure(label: str, encode, gpus: int) -> None:
+        for key, batch in sizes:
+            encode(batch[:4096])
+            secs, res = timed(lambda: encode(batch), args.reps, sync)
+            cos = float((ref * res.embeddings).sum(1).min()) if key == "n" else float("nan")
+            fast_rows.append((label, len(batch), secs, cos))
+            best[(gpus, len(batch))] = min(best.get((gpus, len(batch)), secs), secs)
+
+    breakdown = None
+    for workers in (0, args.tok_workers):
+        enc = GpuEncoder(SentenceTransformer(args.model, device=dev0), dev0, token_budget=args.token_budget,
+                         tokenizer_workers=workers, pool_min_texts=0)
+        label = f"fast 1 GPU, {enc.pool.workers if enc.pool else 0} tokenizer procs"
+        measure(label, enc.encode, 1)
+        if workers == 0:
+            t0 = time.perf_counter()
+            prebuilt = list(enc.batches(texts))
+            tok_s = time.perf_counter() - t0
+            sync()
+            t0 = time.perf_counter()
+            enc.run_batches(prebuilt, n).cpu()
+            sync()
+            breakdown = (tok_s, time.perf_counter() - t0, fast_rows[-len(sizes)][2])
+            del prebuilt
+        enc.close()
+
     ngpu = torch.cuda.device_count() if cuda else 1
-    if ngpu > 1:
+    for workers in ((0, args.tok_workers) if ngpu > 1 else ()):
         t0 = time.perf_counter()
         with GpuEncoderPool(args.model, [f"cuda:{i}" for i in range(ngpu)], token_budget=args.token_budget,
-                            tokenizer_workers=args.tok_workers) as pool:
+                            tokenizer_workers=workers, pool_min_texts=0) as pool:
             start_s = time.perf_counter() - t0
-            pool.encode(texts[:4096])
-            t_multi, rm = timed(lambda: pool.encode(texts), args.reps, sync)
-            rows.append((f"fast {ngpu} GPUs (pool start {start_s:.1f}s)", t_multi,
-                         float((ref * rm.embeddings).sum(1).min())))
-            if large:
-                pool.encode(large[:4096])
-                tm_large, _ = timed(lambda: pool.encode(large), args.reps, sync)
+            measure(f"fast {ngpu} GPUs, tokenizer procs {'0' if workers == 0 else 'auto'} (start {start_s:.0f}s)",
+                    pool.encode, ngpu)
 
-    n = len(texts)
     print("\nwhere plain fp16 b256 spends its time (same texts):")
     print(f"  tokenization alone           {prof['tokenize_s']:7.3f} s")
     print(f"  forward alone, inputs on GPU {prof['forward_s']:7.3f} s  (CUDA events; includes launch gaps)")
     print(f"  whole encode call            {prof['encode_s']:7.3f} s")
-    print(f"where the fast path (1 GPU, {workers} tokenizer procs) spends its time (same texts):")
-    print(f"  tokenize+pad+pin alone       {fast_tok_s:7.3f} s  (producer, no GPU)")
-    print(f"  GPU loop on prebuilt batches {fast_gpu_s:7.3f} s")
-    print(f"  whole fast encode call       {t1:7.3f} s  (the two overlapped)")
-    print(f"\n{'configuration':44s} {'texts/s':>9s} {'x fp32 b32':>10s} {'x fp16 b256':>11s} {'min cos':>8s}")
-    for name, secs, cos in rows:
-        print(f"{name:44s} {n / secs:9.0f} {t_ref / secs:10.2f} {t16 / secs:11.2f} {cos:8.5f}")
-    if t_multi:
-        print(f"\nscaling: fast {ngpu} GPUs / fast 1 GPU = {t1 / t_multi:.2f}x at {n} texts")
-        if large:
-            print(f"at {len(large)} texts: fast 1 GPU {len(large) / t1_large:.0f} texts/s, fast {ngpu} GPUs "
-                  f"{len(large) / tm_large:.0f} texts/s, scaling {t1_large / tm_large:.2f}x")
-    else:
-        print("\nscaling: one GPU visible; multi-GPU not run")
+    if breakdown:
+        print("where the fast path (1 GPU, in-thread tokenizer) spends its time (same texts):")
+        print(f"  tokenize+pad+pin alone       {breakdown[0]:7.3f} s  (producer, no GPU)")
+        print(f"  GPU loop on prebuilt batches {breakdown[1]:7.3f} s")
+        print(f"  whole fast encode call       {breakdown[2]:7.3f} s  (the two overlapped)")
+    print()
+    print(f"{'configuration':52s} {'texts':>7s} {'texts/s':>9s} {'x fp32 b32':>10s} {'x fp16 b256':>11s} {'min cos':>8s}")
+    print(f"{'plain fp32 b32':52s} {n:7d} {rate_ref:9.0f} {1.0:10.2f} {rate_ref / rate16:11.2f} {1.0:8.5f}")
+    print(f"{'plain fp16 b256':52s} {n:7d} {rate16:9.0f} {rate16 / rate_ref:10.2f} {1.0:11.2f} {cos16:8.5f}")
+    for label, count, secs, cos in fast_rows:
+        rate = count / secs
+        print(f"{label:52s} {count:7d} {rate:9.0f} {rate / rate_ref:10.2f} {rate / rate16:11.2f} {cos:8.5f}")
+    print("(ratios at the larger size use the plain rates measured on the smaller one)")
+    for key, batch in sizes:
+        m = len(batch)
+        if (ngpu, m) in best and ngpu > 1:
+            print(f"scaling at {m} texts: best {ngpu} GPUs / best 1 GPU = {best[(1, m)] / best[(ngpu, m)]:.2f}x")
+    if ngpu <= 1:
+        print("scaling: one GPU visible; multi-GPU not run")
 
 
 if __name__ == "__main__":
