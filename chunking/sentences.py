@@ -1,0 +1,157 @@
+"""Split text into spans that fit a token budget: sentences, then words, then characters.
+
+Sentence boundaries come from pysbd (rule-based "Golden Rules" segmenter, offline, lossless with
+``clean=False``), language configurable. Two guards on top:
+
+* a boundary inside inline math (``$...$``, ``\\(...\\)``) or inline code (backticks) is ignored,
+  so a formula like ``$ x. y $`` is never cut;
+* pysbd slows down superlinearly on very long inputs, so text is fed to it in windows cut at line
+  breaks (a line break is a safe boundary in every engine's Markdown).
+
+A sentence still over the budget is split between words, and a word over the budget (a URL, a
+base64 blob, a long CJK run without spaces) between characters, at the longest prefix that fits
+(binary search with the counter). All spans are ``(start, end)`` offsets into the input, so the
+pieces are exact slices of the document's Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Callable
+
+__all__ = ["sentence_spans", "split_to_budget"]
+
+_PROTECTED = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$|\\\(.+?\\\)|`[^`\n]+`", re.DOTALL)
+_WINDOW = 3000
+_WORD = re.compile(r"\S+\s*")
+
+
+@lru_cache(maxsize=8)
+def _segmenter(language: str):
+    import pysbd
+
+    try:
+        return pysbd.Segmenter(language=language, clean=False)
+    except ValueError:  # unsupported language: English rules are the closest general fallback
+        return pysbd.Segmenter(language="en", clean=False)
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """Windows of at most ~_WINDOW characters, cut after a newline when one exists."""
+    out, start, n = [], 0, len(text)
+    while start < n:
+        end = min(n, start + _WINDOW)
+        if end < n:
+            cut = text.rfind("\n", start + _WINDOW // 3, end)
+            end = cut + 1 if cut > start else end
+        out.append((start, end))
+        start = end
+    return out
+
+
+def sentence_spans(text: str, language: str = "en") -> list[tuple[int, int]]:
+    """Sentence ``(start, end)`` offsets covering ``text`` completely (trailing whitespace belongs
+    to the sentence before it)."""
+    if not text:
+        return []
+    seg = _segmenter(language)
+    bounds: list[int] = []
+    for lo, hi in _windows(text):
+        pos = lo
+        for sent in seg.segment(text[lo:hi]):
+            pos += len(sent)
+            bounds.append(pos)
+    if not bounds or bounds[-1] != len(text):  # pysbd is lossless with clean=False; be defensive
+        bounds = [b for b in bounds if b < len(text)] + [len(text)]
+    protected = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+    if protected:
+        bounds = [b for b in bounds if not any(s < b < e for s, e in protected)]
+    spans, start = [], 0
+    for b in bounds:
+        if b > start:
+            spans.append((start, b))
+            start = b
+    return spans
+
+
+def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans = [(start + m.start(), start + m.end()) for m in _WORD.finditer(text[start:end])]
+    if spans and spans[0][0] > start:
+        spans[0] = (start, spans[0][1])
+    return spans or [(start, end)]
+
+
+def _char_spans(text: str, start: int, end: int, budget: int, count: Callable[[str], int]) -> list[tuple[int, int]]:
+    """Longest prefixes that fit ``budget`` content tokens (binary search on characters)."""
+    out = []
+    while start < end:
+        lo, hi = start + 1, end
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count(text[start:mid]) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append((start, lo))
+        start = lo
+    return out
+
+
+def _pack(spans: list[tuple[int, int]], sizes: list[int], budget: int) -> list[tuple[int, int]]:
+    """Greedy: consecutive spans joined while their summed sizes fit the budget."""
+    out: list[tuple[int, int]] = []
+    cur_start, cur_end, cur = None, None, 0
+    for (s, e), n in zip(spans, sizes):
+        if cur_start is not None and cur + n <= budget:
+            cur_end, cur = e, cur + n
+            continue
+        if cur_start is not None:
+            out.append((cur_start, cur_end))
+        cur_start, cur_end, cur = s, e, n
+    if cur_start is not None:
+        out.append((cur_start, cur_end))
+    return out
+
+
+def split_to_budget(text: str, start: int, end: int, budget: int, count: Callable[[str], int],
+                    count_batch: Callable[[list[str]], list[int]], language: str = "en",
+                    units: str = "sentences") -> list[tuple[int, int]]:
+    """Split ``text[start:end]`` into consecutive spans whose content-token counts (``count``:
+    tokens without special tokens) are each at most ``budget``.
+
+    ``units``: ``"sentences"`` (prose) or ``"lines"`` (code): the first level tried; words and then
+    characters follow for any unit still too large. Neighbouring units are packed back together
+    while they fit, so spans are as large as the budget allows.
+    """
+    if budget < 1:
+        raise ValueError("budget must be positive")
+    segment = text[start:end]
+    if units == "lines":
+        rel = []
+        pos = 0
+        for line in segment.splitlines(keepends=True):
+            rel.append((pos, pos + len(line)))
+            pos += len(line)
+    else:
+        rel = sentence_spans(segment, language)
+    spans = [(start + s, start + e) for s, e in rel] or [(start, end)]
+    sizes = count_batch([text[s:e] for s, e in spans])
+    fine: list[tuple[int, int]] = []
+    fine_sizes: list[int] = []
+    for (s, e), n in zip(spans, sizes):
+        if n <= budget:
+            fine.append((s, e))
+            fine_sizes.append(n)
+            continue
+        words = _word_spans(text, s, e)
+        wsizes = count_batch([text[a:b] for a, b in words])
+        for (a, b), m in zip(words, wsizes):
+            if m <= budget:
+                fine.append((a, b))
+                fine_sizes.append(m)
+            else:
+                for c, d in _char_spans(text, a, b, budget, count):
+                    fine.append((c, d))
+                    fine_sizes.append(count(text[c:d]))
+    return _pack(fine, fine_sizes, budget)
