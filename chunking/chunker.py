@@ -153,8 +153,6 @@ class Chunker:
             raise ChunkingError(f"heading path leaves no room under {self.max_tokens} tokens")
         pieces: list[Piece] = []
         blocks = section.blocks
-        if not blocks and section.heading is not None:  # an empty section keeps its heading as text
-            blocks = [section.heading]
         skip: set[int] = set()
         for i, block in enumerate(blocks):
             if id(block) in skip:
@@ -175,6 +173,9 @@ class Chunker:
                 for p in new:
                     p.solo = p.solo or p.kind in ("table", "formula")
             pieces.extend(new)
+        if not pieces and section.heading is not None:  # a section without text keeps its heading as text
+            heading = section.heading
+            pieces = block_pieces(heading, m.content(heading.text), budget, m)
         if self.options.merge_small:
             groups = pack(pieces, budget, self.options.overlap_tokens)
         else:

@@ -7,7 +7,11 @@ Two sources:
 2. Repetition: a short block among the first (last) ``edge_blocks`` blocks of a page whose
    normalised text (case folded, digits replaced by ``#``, whitespace collapsed, so that "Page 3 of
    10" and "Page 4 of 10" agree) appears at the same edge on at least ``min_pages`` different pages
-   is a running header (footer). Bare page numbers ("12", "- 12 -", "Page 12") at a page edge are
+   is a running header (footer). Headings are compared without folding digits ("Table 1" and
+   "Table 3" are different headings, not one running header) and must repeat on at least 3
+   pages (a title on the front and back cover is not a running header); the first occurrence of a
+   repeated heading stays a heading (a document title repeated as running header still opens its
+   section). Bare page numbers ("12", "- 12 -", "Page 12") at a page edge are
    footers/headers as soon as they repeat.
 
 Tables, formulas and lists are never furniture. Detected furniture is returned per page so chunks
@@ -29,10 +33,11 @@ _NOT_FURNITURE = {"table", "formula", "list", "code"}
 _MAX_CHARS = 200
 
 
-def normalise_furniture(text: str) -> str:
+def normalise_furniture(text: str, fold_digits: bool = True) -> str:
     """Comparison key of a header/footer candidate (see the module docstring)."""
     text = re.sub(r"[#*_`>|]", " ", text.lower())
-    text = _DIGITS.sub("#", text)
+    if fold_digits:
+        text = _DIGITS.sub("#", text)
     return " ".join(text.split())
 
 
@@ -56,17 +61,22 @@ def mark_furniture(pages: list[ParsedPage], min_pages: int = 2, edge_blocks: int
         top, bottom = _candidates(page, edge_blocks)
         for where, group in (("header", top), ("footer", bottom)):
             for block in group:
-                key = normalise_furniture(block.text)
+                key = normalise_furniture(block.text, fold_digits=block.kind != "heading")
                 if not key:
                     continue
                 seen[(where, key)].add(page.number)
                 edges.append((where, key, block))
+    first_heading: set[tuple[str, str]] = set()
     for where, key, block in edges:
         if block.furniture:
             continue
+        if block.kind == "heading" and (where, key) not in first_heading:
+            first_heading.add((where, key))  # a title repeated as running header opens its section once
+            continue
         pages_with = seen[(where, key)]
         page_number_only = key in ("#", "- # -", "page #", "# of #", "page # of #") or bool(_ROMAN_PAGE.match(key))
-        if len(pages_with) >= min_pages or (page_number_only and len(pages_with) >= 2):
+        needed = max(3, min_pages) if block.kind == "heading" else min_pages
+        if len(pages_with) >= needed or (page_number_only and len(pages_with) >= 2):
             block.furniture = where
 
 

@@ -152,7 +152,11 @@ def table_pieces(block: MdBlock, tokens: int, budget: int, m: Measure, caption: 
         return out
     ctx = _TableContext(model=model, block=block, boxes=boxes, cap_text=cap_text, cap_tokens=cap_tokens, m=m,
                         row_tokens=m.content_batch(model.rows), head_tokens=m.content(model.render(0, 0)))
-    return ctx.parts(model.groups, budget)
+    parts = ctx.parts(model.groups, budget)
+    if cap_text and caption is not None and not parts[0].text.startswith(cap_text):
+        # the caption did not fit beside the header: it goes before the parts, as text
+        parts = block_pieces(caption, cap_tokens, budget, m) + parts
+    return parts
 
 
 @dataclass
@@ -177,51 +181,51 @@ class _TableContext:
 
     def parts(self, groups: list[tuple[int, int]], budget: int) -> list[Piece]:
         """Solo pieces for the row ``groups`` within ``budget``. The caption heads the first part,
-        and every part when it costs at most an eighth of the budget."""
-        model, m = self.model, self.m
+        and every part when it costs at most an eighth of the budget. Rows are taken greedily by
+        their counted sizes, then the part's exact count is checked and rows given back to the next
+        part until it fits (the markup between rows costs tokens too)."""
+        model = self.model
         repeat_caption = bool(self.cap_text) and self.cap_tokens <= budget // 8
-        out: list[Piece] = []
-        current: list[tuple[int, int]] = []
-        used = 0
         starts_table = bool(groups) and groups[0][0] == 0
-
-        def prefix_room() -> tuple[str, int]:
-            with_caption = self.cap_text and (repeat_caption or (starts_table and not out))
-            room = budget - self.head_tokens - (self.cap_tokens if with_caption else 0)
-            if with_caption and room >= budget // 4:
-                return f"{self.cap_text}\n\n", room
-            return "", budget - self.head_tokens
-
-        prefix, room = prefix_room()
-
-        def flush() -> None:
-            nonlocal current, used, prefix, room
-            if current:
-                rows = list(range(current[0][0], current[-1][1]))
-                piece = self._piece(prefix + model.render(rows[0], rows[-1] + 1), rows, starts_table and not out)
-                taken = list(current)
-                piece.resplit = lambda b: self.parts(taken, b)
+        sizes = [sum(self.row_tokens[a:b]) for a, b in groups]
+        out: list[Piece] = []
+        i = 0
+        while i < len(groups):
+            first_part = starts_table and not out
+            prefix, room = "", budget - self.head_tokens
+            if self.cap_text and (repeat_caption or first_part) and budget - self.head_tokens - self.cap_tokens >= budget // 4:
+                prefix, room = f"{self.cap_text}\n\n", budget - self.head_tokens - self.cap_tokens
+            piece = None
+            if sizes[i] <= room and room >= budget // 8:
+                j, used = i + 1, sizes[i]
+                while j < len(groups) and used + sizes[j] <= room:
+                    used += sizes[j]
+                    j += 1
+                while True:
+                    rows = list(range(groups[i][0], groups[j - 1][1]))
+                    piece = self._piece(prefix + model.render(rows[0], rows[-1] + 1), rows, first_part)
+                    if piece.tokens <= budget or j == i + 1:
+                        break
+                    j -= 1
+            if piece is not None and piece.tokens <= budget:
+                taken = groups[i:j]
+                piece.resplit = lambda b, taken=taken: self.parts(taken, b)
                 out.append(piece)
-                prefix, room = prefix_room()
-            current, used = [], 0
-
-        for start, end in groups:
-            size = sum(self.row_tokens[start:end])
-            if size <= room and room >= budget // 8:
-                if used + size > room:
-                    flush()
-                current.append((start, end))
-                used += size
+                i = j
                 continue
-            flush()  # a row group larger than a part: its rows as "Header: value" lines
-            for r in range(start, end):
-                text = "\n".join(row_as_key_values(model, r)) or model.rows[r]
-                holder = MdBlock(kind="paragraph", text=text, page=model.row_pages[r])
-                for piece in _text_pieces(holder, 0, len(text), budget, m, units="lines", kind="table"):
-                    piece.solo, piece.block, piece.span = True, None, None
-                    piece.bboxes = self.boxes
-                    piece.meta.update(table_id=id(self.block), table_rows_as_text=True)
-                    out.append(piece)
-                prefix, room = prefix_room()
-        flush()
+            out.extend(self._rows_as_text(groups[i], budget))  # a row group larger than a part
+            i += 1
+        return out
+
+    def _rows_as_text(self, group: tuple[int, int], budget: int) -> list[Piece]:
+        """The rows of one group as "Header: value" lines, split between lines to fit."""
+        out = []
+        for r in range(*group):
+            text = "\n".join(row_as_key_values(self.model, r)) or self.model.rows[r]
+            holder = MdBlock(kind="paragraph", text=text, page=self.model.row_pages[r])
+            for piece in _text_pieces(holder, 0, len(text), budget, self.m, units="lines", kind="table"):
+                piece.solo, piece.block, piece.span = True, None, None
+                piece.bboxes = self.boxes
+                piece.meta.update(table_id=id(self.block), table_rows_as_text=True)
+                out.append(piece)
         return out

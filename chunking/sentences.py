@@ -8,8 +8,10 @@ Sentence boundaries come from pysbd (rule-based "Golden Rules" segmenter, offlin
 * pysbd slows down superlinearly on very long inputs, so text is fed to it in windows cut at line
   breaks (a line break is a safe boundary in every engine's Markdown).
 
-A sentence still over the budget is split between words, and a word over the budget (a URL, a
-base64 blob, a long CJK run without spaces) between characters, at the longest prefix that fits
+A sentence still over the budget is split after a comma, semicolon or colon followed by a space
+(or their CJK full-width forms and the ideographic comma, which need none), then between words,
+and a word over the budget (a URL, a base64 blob, a long CJK run without punctuation) between
+characters, at the longest prefix that fits
 (binary search with the counter). All spans are ``(start, end)`` offsets into the input, so the
 pieces are exact slices of the document's Markdown.
 """
@@ -25,6 +27,7 @@ __all__ = ["sentence_spans", "split_to_budget"]
 _PROTECTED = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$|\\\(.+?\\\)|`[^`\n]+`", re.DOTALL)
 _WINDOW = 3000
 _WORD = re.compile(r"\S+\s*")
+_CLAUSE = re.compile(r".+?(?:[,;:]\s+|[\uff0c\uff1b\uff1a\u3001\u3002]\s*|$)", re.S)
 
 
 @lru_cache(maxsize=8)
@@ -75,6 +78,16 @@ def sentence_spans(text: str, language: str = "en") -> list[tuple[int, int]]:
     return spans
 
 
+def _clause_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans ending after a comma, semicolon or colon (ASCII or CJK full-width, or the
+    ideographic comma) - the next-best boundary after a sentence, and the only one in CJK text."""
+    spans = [(start + m.start(), start + m.end()) for m in _CLAUSE.finditer(text[start:end]) if m.end() > m.start()]
+    if not spans:
+        return [(start, end)]
+    spans[-1] = (spans[-1][0], end)
+    return spans
+
+
 def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     spans = [(start + m.start(), start + m.end()) for m in _WORD.finditer(text[start:end])]
     if spans and spans[0][0] > start:
@@ -96,6 +109,30 @@ def _char_spans(text: str, start: int, end: int, budget: int, count: Callable[[s
         out.append((start, lo))
         start = lo
     return out
+
+
+def _refine(text: str, spans: list[tuple[int, int]], budget: int, count: Callable[[str], int],
+            count_batch: Callable[[list[str]], list[int]], fine: list[tuple[int, int]], fine_sizes: list[int],
+            level: int) -> None:
+    """Append to ``fine`` the spans of ``spans`` that fit, refining those that do not: clauses,
+    then words, then characters."""
+    for s, e in spans:
+        if level >= 2:
+            for c, d in _char_spans(text, s, e, budget, count):
+                fine.append((c, d))
+                fine_sizes.append(count(text[c:d]))
+            continue
+        subs = _clause_spans(text, s, e) if level == 0 else _word_spans(text, s, e)
+        if len(subs) == 1 and level == 0:
+            _refine(text, subs, budget, count, count_batch, fine, fine_sizes, level + 1)
+            continue
+        sizes = count_batch([text[a:b] for a, b in subs])
+        for (a, b), n in zip(subs, sizes):
+            if n <= budget:
+                fine.append((a, b))
+                fine_sizes.append(n)
+            else:
+                _refine(text, [(a, b)], budget, count, count_batch, fine, fine_sizes, level + 1)
 
 
 def _pack(spans: list[tuple[int, int]], sizes: list[int], budget: int) -> list[tuple[int, int]]:
@@ -120,8 +157,8 @@ def split_to_budget(text: str, start: int, end: int, budget: int, count: Callabl
     """Split ``text[start:end]`` into consecutive spans whose content-token counts (``count``:
     tokens without special tokens) are each at most ``budget``.
 
-    ``units``: ``"sentences"`` (prose) or ``"lines"`` (code): the first level tried; words and then
-    characters follow for any unit still too large. Neighbouring units are packed back together
+    ``units``: ``"sentences"`` (prose) or ``"lines"`` (code): the first level tried; clauses (after
+    a comma, semicolon or colon), words and then characters follow for any unit still too large. Neighbouring units are packed back together
     while they fit, so spans are as large as the budget allows.
     """
     if budget < 1:
@@ -144,14 +181,5 @@ def split_to_budget(text: str, start: int, end: int, budget: int, count: Callabl
             fine.append((s, e))
             fine_sizes.append(n)
             continue
-        words = _word_spans(text, s, e)
-        wsizes = count_batch([text[a:b] for a, b in words])
-        for (a, b), m in zip(words, wsizes):
-            if m <= budget:
-                fine.append((a, b))
-                fine_sizes.append(m)
-            else:
-                for c, d in _char_spans(text, a, b, budget, count):
-                    fine.append((c, d))
-                    fine_sizes.append(count(text[c:d]))
+        _refine(text, [(s, e)], budget, count, count_batch, fine, fine_sizes, level=0)
     return _pack(fine, fine_sizes, budget)
