@@ -81,6 +81,7 @@ class Chunker:
             raise ConfigurationError("max_heading_tokens leaves fewer than 8 tokens for text")
         batch = getattr(self.counter, "count_batch", None)
         self._count_batch = batch if callable(batch) else (lambda texts: [self.counter.count(t) for t in texts])
+        self.join_tokens = max(0, self.counter.count("word\n\nword") - 2 * self.counter.count("word") + self.specials)
         self.measure = Measure(content=lambda t: self.counter.count(t) - self.specials,
                                content_batch=lambda ts: [n - self.specials for n in self._count_batch(ts)],
                                language=self.options.language)
@@ -98,7 +99,8 @@ class Chunker:
         sections = build_sections(blocks, infer_levels=self.options.infer_heading_levels)
         tokens = self.measure.content_batch([b.text for b in blocks])
         block_tokens = {id(b): n for b, n in zip(blocks, tokens)}
-        plans = [self._plan(section, block_tokens) for section in sections]
+        plans = [self._plan(s, block_tokens, _has_children(s, sections[i + 1] if i + 1 < len(sections) else None))
+                 for i, s in enumerate(sections)]
         embeds = [self._embed(rendered, g) for rendered, _, groups in plans for g in groups]
         counts = iter(self._count_batch(embeds))
         chunks: list[Chunk] = []
@@ -143,7 +145,8 @@ class Chunker:
             out.append(block)
         return out
 
-    def _plan(self, section: Section, block_tokens: dict[int, int]) -> tuple[list[str], int, list[list[Piece]]]:
+    def _plan(self, section: Section, block_tokens: dict[int, int],
+              has_children: bool = False) -> tuple[list[str], int, list[list[Piece]]]:
         """Rendered heading path, content budget and packed groups of one section."""
         m = self.measure
         rendered = fit_heading_path(section.path, self.max_heading_tokens, m.content)
@@ -173,11 +176,12 @@ class Chunker:
                 for p in new:
                     p.solo = p.solo or p.kind in ("table", "formula")
             pieces.extend(new)
-        if not pieces and section.heading is not None:  # a section without text keeps its heading as text
+        if not pieces and section.heading is not None and not has_children:
+            # a heading with neither text nor subsections would be lost: it becomes a chunk
             heading = section.heading
             pieces = block_pieces(heading, m.content(heading.text), budget, m)
         if self.options.merge_small:
-            groups = pack(pieces, budget, self.options.overlap_tokens)
+            groups = pack(pieces, budget, self.options.overlap_tokens, self.join_tokens)
         else:
             groups = [[p] for p in pieces]
         return rendered, budget, groups
@@ -243,6 +247,11 @@ class Chunker:
         for parts in by_table.values():
             for i, chunk in enumerate(parts, 1):
                 chunk.part = (i, len(parts))
+
+
+def _has_children(section: Section, nxt: Section | None) -> bool:
+    """Whether the next section is nested under ``section``."""
+    return nxt is not None and len(nxt.path) > len(section.path) and nxt.path[:len(section.path)] == section.path
 
 
 def _last_page(block: MdBlock) -> int:

@@ -27,8 +27,9 @@ from chunking.pieces import Piece
 __all__ = ["pack", "join_pieces", "repair"]
 
 
-def pack(pieces: list[Piece], budget: int, overlap_tokens: int = 0) -> list[list[Piece]]:
-    """Greedy groups of pieces, each estimated within ``budget`` content tokens."""
+def pack(pieces: list[Piece], budget: int, overlap_tokens: int = 0, join_tokens: int = 0) -> list[list[Piece]]:
+    """Greedy groups of pieces, each estimated within ``budget`` content tokens; ``join_tokens``:
+    what the blank line between two pieces costs (0 for WordPiece, 1-2 for byte-level BPE)."""
     groups: list[list[Piece]] = []
     current: list[Piece] = []
     used = 0
@@ -39,11 +40,11 @@ def pack(pieces: list[Piece], budget: int, overlap_tokens: int = 0) -> list[list
             groups.append([piece])
             current, used = [], 0
             continue
-        if current and used + piece.tokens > budget:
+        if current and used + join_tokens + piece.tokens > budget:
             groups.append(current)
             current, used = _overlap(current, piece, budget, overlap_tokens)
+        used += piece.tokens + (join_tokens if current else 0)
         current.append(piece)
-        used += piece.tokens
     if current:
         groups.append(current)
     return groups

@@ -84,11 +84,11 @@ class ParsedPage:
 @lru_cache(maxsize=1)
 def markdown_parser() -> MarkdownIt:
     """The shared markdown-it-py parser: CommonMark with HTML, GFM tables, front matter,
-    ``$``/``$$`` math (spaces and digits allowed), ``\\[...\\]``/``\\(...\\)`` math and amsmath
+    ``$``/``$$`` math (spaces allowed; a ``$`` next to a digit is currency), ``\\[...\\]``/``\\(...\\)`` math and amsmath
     environments."""
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.use(front_matter_plugin)
-    md.use(dollarmath_plugin, allow_space=True, allow_digits=True, double_inline=True)
+    md.use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
     md.use(texmath_plugin, delimiters="brackets")
     md.use(amsmath_plugin)
     return md

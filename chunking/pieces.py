@@ -69,15 +69,19 @@ def _bboxes(block: MdBlock) -> list[PageBBox]:
 
 
 def _text_pieces(block: MdBlock, start: int, end: int, budget: int, m: Measure, units: str = "sentences",
-                 kind: str = "text") -> list[Piece]:
-    spans = split_to_budget(block.text, start, end, budget, m.content, m.content_batch, m.language, units=units)
+                 kind: str = "text", pack: bool = False) -> list[Piece]:
+    """Pieces of ``block.text[start:end]``: its sentences (or lines), each within ``budget``;
+    ``pack``: neighbouring units already joined up to the budget (for solo pieces, which the
+    packer does not join)."""
+    spans = split_to_budget(block.text, start, end, budget, m.content, m.content_batch, m.language, units=units,
+                            pack=pack)
     texts = [block.text[s:e] for s, e in spans]
     sizes = m.content_batch(texts)
     out = []
     for (s, e), n in zip(spans, sizes):
         piece = Piece(kind=kind, text=block.text[s:e], tokens=n, pages=(block.page, block.page), bboxes=_bboxes(block),
                       block=block, span=(s, e))
-        piece.resplit = (lambda b, s=s, e=e: _text_pieces(block, s, e, b, m, units, kind))
+        piece.resplit = (lambda b, s=s, e=e: _text_pieces(block, s, e, b, m, units, kind, pack))
         out.append(piece)
     return out
 
@@ -145,7 +149,7 @@ def table_pieces(block: MdBlock, tokens: int, budget: int, m: Measure, caption: 
         piece.resplit = lambda b: table_pieces(block, tokens, min(b, tokens + cap_tokens - 1), m, caption)
         return [piece]
     if model is None or not model.rows:
-        out = _text_pieces(block, 0, len(block.text), budget, m, units="lines", kind="table")
+        out = _text_pieces(block, 0, len(block.text), budget, m, units="lines", kind="table", pack=True)
         for piece in out:
             piece.solo = True
             piece.meta["table_id"] = id(block)
@@ -223,7 +227,7 @@ class _TableContext:
         for r in range(*group):
             text = "\n".join(row_as_key_values(self.model, r)) or self.model.rows[r]
             holder = MdBlock(kind="paragraph", text=text, page=self.model.row_pages[r])
-            for piece in _text_pieces(holder, 0, len(text), budget, self.m, units="lines", kind="table"):
+            for piece in _text_pieces(holder, 0, len(text), budget, self.m, units="lines", kind="table", pack=True):
                 piece.solo, piece.block, piece.span = True, None, None
                 piece.bboxes = self.boxes
                 piece.meta.update(table_id=id(self.block), table_rows_as_text=True)

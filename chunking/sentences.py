@@ -4,7 +4,8 @@ Sentence boundaries come from pysbd (rule-based "Golden Rules" segmenter, offlin
 ``clean=False``), language configurable. Two guards on top:
 
 * a boundary inside inline math (``$...$``, ``\\(...\\)``) or inline code (backticks) is ignored,
-  so a formula like ``$ x. y $`` is never cut;
+  so a formula like ``$ x. y $`` is never cut; a ``$`` followed by a digit never closes math
+  (Pandoc's rule), so dollar amounts do not glue sentences together;
 * pysbd slows down superlinearly on very long inputs, so text is fed to it in windows cut at line
   breaks (a line break is a safe boundary in every engine's Markdown).
 
@@ -24,7 +25,9 @@ from typing import Callable
 
 __all__ = ["sentence_spans", "split_to_budget"]
 
-_PROTECTED = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$|\\\(.+?\\\)|`[^`\n]+`", re.DOTALL)
+# Inline math: $$...$$, \(...\), and $...$ whose closing $ is not followed by a digit (Pandoc's
+# rule), so that currency ("$4,210 million ... $0.42") is not mistaken for math.
+_PROTECTED = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)[^$\n]{1,500}?(?<!\\)\$(?![\d$])|\\\(.+?\\\)|`[^`\n]+`", re.DOTALL)
 _WINDOW = 3000
 _WORD = re.compile(r"\S+\s*")
 _CLAUSE = re.compile(r".+?(?:[,;:]\s+|[\uff0c\uff1b\uff1a\u3001\u3002]\s*|$)", re.S)
@@ -153,13 +156,14 @@ def _pack(spans: list[tuple[int, int]], sizes: list[int], budget: int) -> list[t
 
 def split_to_budget(text: str, start: int, end: int, budget: int, count: Callable[[str], int],
                     count_batch: Callable[[list[str]], list[int]], language: str = "en",
-                    units: str = "sentences") -> list[tuple[int, int]]:
+                    units: str = "sentences", pack: bool = True) -> list[tuple[int, int]]:
     """Split ``text[start:end]`` into consecutive spans whose content-token counts (``count``:
     tokens without special tokens) are each at most ``budget``.
 
     ``units``: ``"sentences"`` (prose) or ``"lines"`` (code): the first level tried; clauses (after
     a comma, semicolon or colon), words and then characters follow for any unit still too large. Neighbouring units are packed back together
-    while they fit, so spans are as large as the budget allows.
+    while they fit (``pack``), so spans are as large as the budget allows; with ``pack=False`` the
+    units themselves are returned (the packer then joins them, and can overlap by sentences).
     """
     if budget < 1:
         raise ValueError("budget must be positive")
@@ -182,4 +186,4 @@ def split_to_budget(text: str, start: int, end: int, budget: int, count: Callabl
             fine_sizes.append(n)
             continue
         _refine(text, [(s, e)], budget, count, count_batch, fine, fine_sizes, level=0)
-    return _pack(fine, fine_sizes, budget)
+    return _pack(fine, fine_sizes, budget) if pack else fine
