@@ -52,7 +52,7 @@ class ChunkerOptions(BaseModel):
     merge_small: bool = Field(default=True, description="Pack small neighbouring blocks of one section into one chunk")
     merge_tables_with_text: bool = Field(default=True, description="A table that fits may share a chunk with neighbouring text (kind 'mixed')")
     strip_furniture: bool = Field(default=True, description="Keep page headers/footers out of chunk text (always kept in metadata)")
-    furniture_min_pages: int = Field(default=2, ge=0, description="Pages an edge block must repeat on to be a header/footer; below 2 turns repetition detection off")
+    furniture_min_pages: int = Field(default=3, ge=0, description="Pages an edge block must repeat on to be a header/footer (bare page numbers: 2); below 2 turns repetition detection off")
     furniture_edge_blocks: int = Field(default=2, ge=1, description="Blocks at the top/bottom of a page considered as header/footer candidates")
     merge_continued_tables: bool = Field(default=True, description="Merge a table with its continuation on the next page before splitting")
     attach_captions: bool = Field(default=True, description="A caption right before a table stays with it (and is repeated in its parts)")
@@ -94,6 +94,8 @@ class Chunker:
         pages = self._parse(document)
         furniture = collect_furniture(pages)
         blocks = [b for p in pages for b in p.blocks if not (b.furniture and self.options.strip_furniture)]
+        if not blocks:  # furniture is all there is (a form repeated on every page): keep it as text
+            blocks = [b for p in pages for b in p.blocks]
         if self.options.merge_continued_tables:
             blocks = self._merge_tables(blocks, pages)
         sections = build_sections(blocks, infer_levels=self.options.infer_heading_levels)

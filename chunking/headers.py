@@ -14,7 +14,8 @@ Two sources:
    section). Bare page numbers ("12", "- 12 -", "Page 12") at a page edge are
    footers/headers as soon as they repeat.
 
-Tables, formulas and lists are never furniture. Detected furniture is returned per page so chunks
+Candidates are short (at most 200 characters and 15 words); tables, formulas, lists and code are
+never furniture. Detected furniture is returned per page so chunks
 can carry it as metadata.
 """
 
@@ -31,6 +32,7 @@ _DIGITS = re.compile(r"\d+")
 _ROMAN_PAGE = re.compile(r"^(?:page\s+)?[ivxlc]+$")
 _NOT_FURNITURE = {"table", "formula", "list", "code"}
 _MAX_CHARS = 200
+_MAX_WORDS = 15
 
 
 def normalise_furniture(text: str, fold_digits: bool = True) -> str:
@@ -42,14 +44,15 @@ def normalise_furniture(text: str, fold_digits: bool = True) -> str:
 
 
 def _candidates(page: ParsedPage, edge_blocks: int) -> tuple[list[MdBlock], list[MdBlock]]:
-    content = [b for b in page.blocks if b.kind not in _NOT_FURNITURE and len(b.text) <= _MAX_CHARS]
+    content = [b for b in page.blocks
+               if b.kind not in _NOT_FURNITURE and len(b.text) <= _MAX_CHARS and len(b.text.split()) <= _MAX_WORDS]
     blocks = page.blocks
     top = [b for b in blocks[:edge_blocks] if b in content]
     bottom = [b for b in blocks[-edge_blocks:] if b in content and b not in top]
     return top, bottom
 
 
-def mark_furniture(pages: list[ParsedPage], min_pages: int = 2, edge_blocks: int = 2) -> None:
+def mark_furniture(pages: list[ParsedPage], min_pages: int = 3, edge_blocks: int = 2) -> None:
     """Set ``block.furniture`` to ``"header"``/``"footer"`` for repeating edge blocks (in place).
     Blocks already labelled by the engine keep their label. ``min_pages`` below 2 disables
     repetition detection."""

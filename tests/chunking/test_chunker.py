@@ -117,7 +117,7 @@ def test_a_table_continued_on_the_next_page_is_merged_first(counter):
     footer = "Northwind Capital Holdings - Annual Report 2025"
     p1 = "## Balance sheet\n\n" + prose(1) + "\n\n" + pipe_table(4, page_tag="a") + f"\n\n{footer}\n\n1"
     p2 = pipe_table(4, page_tag="b") + "\n\n" + prose(1, 2) + f"\n\n{footer}\n\n2"
-    chunks = chunk(counter, p1, p2)
+    chunks = chunk(counter, p1, p2, furniture_min_pages=2)
     tables = [c for c in chunks if "Segment a0" in c.text]
     assert len(tables) == 1 and "Segment b3" in tables[0].text
     assert tables[0].text.count("| Line item |") == 1  # the repeated header is dropped
