@@ -193,15 +193,17 @@ class _TableContext:
         starts_table = bool(groups) and groups[0][0] == 0
         sizes = [sum(self.row_tokens[a:b]) for a, b in groups]
         out: list[Piece] = []
+        pending: list[tuple[int, int]] = []  # consecutive groups too large for a part: written as text together
         i = 0
         while i < len(groups):
-            first_part = starts_table and not out
+            first_part = starts_table and not out and not pending
             prefix, room = "", budget - self.head_tokens
             if self.cap_text and (repeat_caption or first_part) and budget - self.head_tokens - self.cap_tokens >= budget // 4:
                 prefix, room = f"{self.cap_text}\n\n", budget - self.head_tokens - self.cap_tokens
             piece = None
+            j = i + 1
             if sizes[i] <= room and room >= budget // 8:
-                j, used = i + 1, sizes[i]
+                used = sizes[i]
                 while j < len(groups) and used + sizes[j] <= room:
                     used += sizes[j]
                     j += 1
@@ -212,24 +214,32 @@ class _TableContext:
                         break
                     j -= 1
             if piece is not None and piece.tokens <= budget:
+                out.extend(self._rows_as_text(pending, budget))
+                pending = []
                 taken = groups[i:j]
                 piece.resplit = lambda b, taken=taken: self.parts(taken, b)
                 out.append(piece)
                 i = j
                 continue
-            out.extend(self._rows_as_text(groups[i], budget))  # a row group larger than a part
+            pending.append(groups[i])  # a row group larger than a part
             i += 1
+        out.extend(self._rows_as_text(pending, budget))
         return out
 
-    def _rows_as_text(self, group: tuple[int, int], budget: int) -> list[Piece]:
-        """The rows of one group as "Header: value" lines, split between lines to fit."""
+    def _rows_as_text(self, groups: list[tuple[int, int]], budget: int) -> list[Piece]:
+        """Rows of ``groups`` as "Header: value" lines (a blank line between rows), packed into
+        as few parts as fit; a part breaks between lines, a line too long between sentences."""
+        if not groups:
+            return []
+        rows = [r for a, b in groups for r in range(a, b)]
+        text = "\n\n".join("\n".join(row_as_key_values(self.model, r)) or self.model.rows[r] for r in rows)
+        holder = MdBlock(kind="paragraph", text=text, page=self.model.row_pages[rows[0]])
         out = []
-        for r in range(*group):
-            text = "\n".join(row_as_key_values(self.model, r)) or self.model.rows[r]
-            holder = MdBlock(kind="paragraph", text=text, page=self.model.row_pages[r])
-            for piece in _text_pieces(holder, 0, len(text), budget, self.m, units="lines", kind="table", pack=True):
-                piece.solo, piece.block, piece.span = True, None, None
-                piece.bboxes = self.boxes
-                piece.meta.update(table_id=id(self.block), table_rows_as_text=True)
-                out.append(piece)
+        for piece in _text_pieces(holder, 0, len(text), budget, self.m, units="lines", kind="table", pack=True):
+            piece.text = piece.text.strip()
+            piece.solo, piece.block, piece.span = True, None, None
+            piece.bboxes = self.boxes
+            piece.pages = (min(self.model.row_pages[r] for r in rows), max(self.model.row_pages[r] for r in rows))
+            piece.meta.update(table_id=id(self.block), table_rows_as_text=True)
+            out.append(piece)
         return out
