@@ -73,10 +73,11 @@ def _text_pieces(block: MdBlock, start: int, end: int, budget: int, m: Measure, 
     """Pieces of ``block.text[start:end]``: its sentences (or lines), each within ``budget``;
     ``pack``: neighbouring units already joined up to the budget (for solo pieces, which the
     packer does not join)."""
+    sizes: list[int] = []
     spans = split_to_budget(block.text, start, end, budget, m.content, m.content_batch, m.language, units=units,
-                            pack=pack)
-    texts = [block.text[s:e] for s, e in spans]
-    sizes = m.content_batch(texts)
+                            pack=pack, sizes_out=sizes)
+    if pack:
+        sizes = m.content_batch([block.text[s:e] for s, e in spans])
     out = []
     for (s, e), n in zip(spans, sizes):
         piece = Piece(kind=kind, text=block.text[s:e], tokens=n, pages=(block.page, block.page), bboxes=_bboxes(block),

@@ -44,13 +44,18 @@ def _segmenter(language: str):
 
 
 def _windows(text: str) -> list[tuple[int, int]]:
-    """Windows of at most ~_WINDOW characters, cut after a newline when one exists."""
+    """Windows of at most ~_WINDOW characters, cut after a line break, else after the last ". "
+    (a likely sentence end), else after the last space: never inside a word."""
     out, start, n = [], 0, len(text)
     while start < n:
         end = min(n, start + _WINDOW)
         if end < n:
-            cut = text.rfind("\n", start + _WINDOW // 3, end)
-            end = cut + 1 if cut > start else end
+            lo = start + _WINDOW // 3
+            cut = text.rfind("\n", lo, end)
+            if cut < 0:
+                cut = text.rfind(". ", lo, end)
+                cut = cut + 1 if cut >= 0 else text.rfind(" ", lo, end)
+            end = cut + 1 if cut >= 0 else end
         out.append((start, end))
         start = end
     return out
@@ -156,14 +161,16 @@ def _pack(spans: list[tuple[int, int]], sizes: list[int], budget: int) -> list[t
 
 def split_to_budget(text: str, start: int, end: int, budget: int, count: Callable[[str], int],
                     count_batch: Callable[[list[str]], list[int]], language: str = "en",
-                    units: str = "sentences", pack: bool = True) -> list[tuple[int, int]]:
+                    units: str = "sentences", pack: bool = True,
+                    sizes_out: list[int] | None = None) -> list[tuple[int, int]]:
     """Split ``text[start:end]`` into consecutive spans whose content-token counts (``count``:
     tokens without special tokens) are each at most ``budget``.
 
     ``units``: ``"sentences"`` (prose) or ``"lines"`` (code): the first level tried; clauses (after
     a comma, semicolon or colon), words and then characters follow for any unit still too large. Neighbouring units are packed back together
     while they fit (``pack``), so spans are as large as the budget allows; with ``pack=False`` the
-    units themselves are returned (the packer then joins them, and can overlap by sentences).
+    units themselves are returned (the packer then joins them, and can overlap by sentences), and
+    their counts are appended to ``sizes_out`` when given.
     """
     if budget < 1:
         raise ValueError("budget must be positive")
@@ -186,4 +193,8 @@ def split_to_budget(text: str, start: int, end: int, budget: int, count: Callabl
             fine_sizes.append(n)
             continue
         _refine(text, [(s, e)], budget, count, count_batch, fine, fine_sizes, level=0)
-    return _pack(fine, fine_sizes, budget) if pack else fine
+    if pack:
+        return _pack(fine, fine_sizes, budget)
+    if sizes_out is not None:
+        sizes_out.extend(fine_sizes)
+    return fine
