@@ -98,7 +98,9 @@ def main() -> None:
     by_tokens = RecursiveCharacterTextSplitter.from_huggingface_tokenizer(counter.tokenizer, chunk_size=LIMIT, chunk_overlap=0)
 
     def ff(doc):
-        return [(c.embed_text, c.text, c.heading_path, c.part, bool(c.metadata.get("table_rows_as_text")))
+        # a heading path too long for its budget is embedded shortened ("…"): its shown part counts
+        return [(c.embed_text, c.text, [h.rstrip("…") for h in c.metadata.get("heading_path_rendered", c.heading_path)
+                                        if h != "…"], c.part, bool(c.metadata.get("table_rows_as_text")))
                 for c in chunker.chunk(doc)]
 
     def lc(splitter):
