@@ -96,12 +96,12 @@ def to_latex(line: Line) -> str:
         elif prev is not None and not script and c.x0 - prev.x1 > 0.2 * main:
             out.append(" ")
         sym = _LATEX.get(c.text, c.text)
-        if sym.startswith("\\") and out and out[-1] and out[-1][-1].isalpha():
+        after_command = bool(out) and re.fullmatch(r"\\[A-Za-z]+", out[-1]) is not None
+        if (sym.startswith("\\") and out and out[-1] and out[-1][-1].isalpha()) or (after_command and sym[:1].isalpha()):
             out.append(" ")
         out.append(sym)
         prev = c
     if mode:
         out.append("}")
     latex = "".join(out)
-    latex = re.sub(r"(\\[a-zA-Z]+)(?=[A-Za-z])", r"\1 ", latex)
     return re.sub(r"\s+", " ", latex).strip()

@@ -181,6 +181,8 @@ def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
                 text = chr(code)
             except ValueError:
                 text = "\ufffd"
+            if code == 2 or (code == 0xFFFE and pdfium_c.FPDFText_IsHyphen(textpage, i)):
+                text = "-"  # PDFium reports a line-end hyphenation hyphen as U+0002
             if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
                 continue
             x0, y0, x1, y1 = _map_box(m, rect.left, rect.bottom, rect.right, rect.top)
