@@ -20,11 +20,12 @@ from ocr.errors import OcrError
 from ocr.layout.blocks import Figure, body_size, build_blocks
 from ocr.layout.formulas import has_math_font
 from ocr.layout.lines import Line, build_lines
+from ocr.layout.orientation import dominant_angle, upright_view
 from ocr.layout.pdfpage import PageContent, read_page
 from ocr.layout.quality import TextQuality, measure_quality, unusable_reason
 from ocr.layout.tables import TableResult, find_tables
 from ocr.render import PDFIUM_LOCK, PageHandle
-from ocr.schema import Block, BlockType, Page, PageStatus
+from ocr.schema import BBox, Block, BlockType, Page, PageStatus
 
 __all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "analyze_text_layer", "TextLayerEngine"]
 
@@ -42,7 +43,8 @@ class TextLayerAssessment:
     ``has_table``/``has_formula``/``has_image``: a table, a display formula (or math fonts), an
     image of at least 2% of the page; computed for usable pages only (``False`` otherwise).
     ``chars``/``visible_chars``/``invisible_chars``/``bad_chars``: character counts;
-    ``text_coverage``/``image_coverage``: shares of the page area (0..1).
+    ``text_coverage``/``image_coverage``: shares of the page area (0..1); ``text_angle``: the
+    dominant reading direction in display space (clockwise degrees; 90 = text runs downwards).
     """
 
     usable: bool
@@ -56,6 +58,7 @@ class TextLayerAssessment:
     bad_chars: int = 0
     text_coverage: float = 0.0
     image_coverage: float = 0.0
+    text_angle: int = 0
 
     def as_dict(self) -> dict:
         """JSON-ready dict (stored in ``Page.attributes["text_layer"]``)."""
@@ -110,10 +113,18 @@ def analyze_text_layer(page: PageHandle) -> TextLayerAnalysis:
     analysis = TextLayerAnalysis(assessment=assessment, content=content, quality=quality)
     if reason is not None:
         return analysis
-    lines = build_lines(content.chars)
-    tables = find_tables(content, lines)
-    figures = _figures(content)
-    blocks = build_blocks(lines, tables, figures, content.width, content.height, page.number)
+    angle = dominant_angle(content.chars)
+    view, back = upright_view(content, angle)
+    lines = build_lines(view.chars)
+    tables = find_tables(view, lines)
+    figures = _figures(view)
+    blocks = build_blocks(lines, tables, figures, view.width, view.height, page.number)
+    if angle:
+        for block in blocks:
+            if block.bbox is not None:
+                x0, y0, x1, y1 = back((block.bbox.x0, block.bbox.y0, block.bbox.x1, block.bbox.y1))
+                block.bbox = BBox(x0=x0, y0=y0, x1=x1, y1=y1)
+        assessment.text_angle = angle
     analysis.lines, analysis.tables, analysis.blocks = lines, tables, blocks
     analysis.body_size = body_size(lines)
     assessment.has_table = bool(tables)

@@ -29,8 +29,10 @@ _ITALIC_FLAG = 1 << 6
 @dataclass(slots=True)
 class Char:
     """One character. Box in display points (x0 < x1, y0 < y1, y down). ``size`` is the font size
-    in points; ``upright`` is false for rotated or vertical text; ``invisible`` for text render
-    mode 3 (the usual OCR layer); ``map_error`` when PDFium found no Unicode mapping."""
+    in points; ``angle`` the reading direction in display space, clockwise degrees (0 = left to
+    right, 90 = downwards, 180, 270; -1 for any other angle); ``upright`` is ``angle == 0``;
+    ``invisible`` for text render mode 3 (the usual OCR layer); ``map_error`` when PDFium found
+    no Unicode mapping."""
 
     text: str
     x0: float
@@ -45,6 +47,7 @@ class Char:
     invisible: bool
     map_error: bool
     generated: bool
+    angle: int = 0
 
 
 @dataclass(slots=True)
@@ -165,9 +168,6 @@ def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
         rect = pdfium_c.FS_RECTF()
         cm = pdfium_c.FS_MATRIX()
         chars: list[Char] = []
-        # rotation of the page's text direction: the display transform's x axis
-        a, b = m[0], m[1]
-        page_angle = math.degrees(math.atan2(b, a))
         for i in range(count):
             code = pdfium_c.FPDFText_GetUnicode(textpage, i)
             generated = bool(pdfium_c.FPDFText_IsGenerated(textpage, i))
@@ -175,7 +175,7 @@ def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
                 if chars and not chars[-1].text.isspace():
                     last = chars[-1]
                     chars.append(Char(" ", last.x1, last.y0, last.x1, last.y1, last.size, last.font, False, False,
-                                      last.upright, last.invisible, False, True))
+                                      last.upright, last.invisible, False, True, last.angle))
                 continue
             try:
                 text = chr(code)
@@ -190,12 +190,17 @@ def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
             size = pdfium_c.FPDFText_GetFontSize(textpage, i)
             if pdfium_c.FPDFText_GetMatrix(textpage, i, cm):  # the size is in text space: scale it
                 size *= math.sqrt(abs(cm.a * cm.d - cm.b * cm.c))
-            angle = (math.degrees(pdfium_c.FPDFText_GetCharAngle(textpage, i)) + page_angle) % 360.0
-            upright = min(angle, 360.0 - angle) < 2.0
+            theta = pdfium_c.FPDFText_GetCharAngle(textpage, i)  # counter-clockwise, PDF user space
+            dx = m[0] * math.cos(theta) + m[2] * math.sin(theta)
+            dy = m[1] * math.cos(theta) + m[3] * math.sin(theta)
+            degrees = math.degrees(math.atan2(dy, dx)) % 360.0
+            quadrant = int(round(degrees / 90.0)) % 4 * 90
+            angle = quadrant if abs((degrees - quadrant + 180.0) % 360.0 - 180.0) < 2.0 else -1
+            upright = angle == 0
             chars.append(Char(
                 text=text, x0=x0, y0=y0, x1=x1, y1=y1, size=size if size > 0 else (y1 - y0),
                 font=name, bold=bold, italic=italic, upright=upright, invisible=invisible,
-                map_error=bool(pdfium_c.FPDFText_HasUnicodeMapError(textpage, i)), generated=generated,
+                map_error=bool(pdfium_c.FPDFText_HasUnicodeMapError(textpage, i)), generated=generated, angle=angle,
             ))
         return chars
     finally:
