@@ -190,7 +190,8 @@ def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
             size = pdfium_c.FPDFText_GetFontSize(textpage, i)
             if pdfium_c.FPDFText_GetMatrix(textpage, i, cm):  # the size is in text space: scale it
                 size *= math.sqrt(abs(cm.a * cm.d - cm.b * cm.c))
-            theta = pdfium_c.FPDFText_GetCharAngle(textpage, i)  # counter-clockwise, PDF user space
+            # PDFium's angle turns clockwise in PDF user space (a text matrix (0,1,-1,0) reads 270)
+            theta = -pdfium_c.FPDFText_GetCharAngle(textpage, i)
             dx = m[0] * math.cos(theta) + m[2] * math.sin(theta)
             dy = m[1] * math.cos(theta) + m[3] * math.sin(theta)
             degrees = math.degrees(math.atan2(dy, dx)) % 360.0
