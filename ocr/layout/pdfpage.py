@@ -160,17 +160,39 @@ class _FontCache:
         return hit
 
 
+def _char_geometry(textpage, i: int, m: Affine, cm) -> tuple[float, int]:
+    """(font size in points, display angle) of char ``i``: constant within one text object."""
+    size = pdfium_c.FPDFText_GetFontSize(textpage, i)
+    if pdfium_c.FPDFText_GetMatrix(textpage, i, cm):  # the size is in text space: scale it
+        size *= math.sqrt(abs(cm.a * cm.d - cm.b * cm.c))
+    # PDFium's angle turns clockwise in PDF user space (a text matrix (0,1,-1,0) reads 270)
+    theta = -pdfium_c.FPDFText_GetCharAngle(textpage, i)
+    dx = m[0] * math.cos(theta) + m[2] * math.sin(theta)
+    dy = m[1] * math.cos(theta) + m[3] * math.sin(theta)
+    degrees = math.degrees(math.atan2(dy, dx)) % 360.0
+    quadrant = int(round(degrees / 90.0)) % 4 * 90
+    angle = quadrant if abs((degrees - quadrant + 180.0) % 360.0 - 180.0) < 2.0 else -1
+    return size, angle
+
+
 def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
     textpage = pdf_page.get_textpage()
+    get_unicode, is_generated = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_IsGenerated
+    get_box, get_object = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetTextObject
+    map_error = pdfium_c.FPDFText_HasUnicodeMapError
+    addressof = ctypes.addressof
+    a, b, c, d, e, f = m
+    axis_aligned = b == 0 and c == 0
     try:
         count = pdfium_c.FPDFText_CountChars(textpage)
         fonts = _FontCache()
+        objects: dict[int, tuple] = {}  # font, size and angle are constant within a text object
         rect = pdfium_c.FS_RECTF()
         cm = pdfium_c.FS_MATRIX()
         chars: list[Char] = []
         for i in range(count):
-            code = pdfium_c.FPDFText_GetUnicode(textpage, i)
-            generated = bool(pdfium_c.FPDFText_IsGenerated(textpage, i))
+            code = get_unicode(textpage, i)
+            generated = bool(is_generated(textpage, i))
             if generated and code in (10, 13):  # a line break PDFium inferred: keep one word gap
                 if chars and not chars[-1].text.isspace():
                     last = chars[-1]
@@ -183,25 +205,27 @@ def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
                 text = "\ufffd"
             if code == 2 or (code == 0xFFFE and pdfium_c.FPDFText_IsHyphen(textpage, i)):
                 text = "-"  # PDFium reports a line-end hyphenation hyphen as U+0002
-            if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
+            if not get_box(textpage, i, rect):
                 continue
-            x0, y0, x1, y1 = _map_box(m, rect.left, rect.bottom, rect.right, rect.top)
-            name, bold, italic, invisible = fonts.text_object(pdfium_c.FPDFText_GetTextObject(textpage, i))
-            size = pdfium_c.FPDFText_GetFontSize(textpage, i)
-            if pdfium_c.FPDFText_GetMatrix(textpage, i, cm):  # the size is in text space: scale it
-                size *= math.sqrt(abs(cm.a * cm.d - cm.b * cm.c))
-            # PDFium's angle turns clockwise in PDF user space (a text matrix (0,1,-1,0) reads 270)
-            theta = -pdfium_c.FPDFText_GetCharAngle(textpage, i)
-            dx = m[0] * math.cos(theta) + m[2] * math.sin(theta)
-            dy = m[1] * math.cos(theta) + m[3] * math.sin(theta)
-            degrees = math.degrees(math.atan2(dy, dx)) % 360.0
-            quadrant = int(round(degrees / 90.0)) % 4 * 90
-            angle = quadrant if abs((degrees - quadrant + 180.0) % 360.0 - 180.0) < 2.0 else -1
-            upright = angle == 0
+            if axis_aligned:
+                xa, xb = a * rect.left + e, a * rect.right + e
+                ya, yb = d * rect.bottom + f, d * rect.top + f
+                x0, x1 = (xa, xb) if xa <= xb else (xb, xa)
+                y0, y1 = (ya, yb) if ya <= yb else (yb, ya)
+            else:
+                x0, y0, x1, y1 = _map_box(m, rect.left, rect.bottom, rect.right, rect.top)
+            obj = get_object(textpage, i)
+            key = addressof(obj.contents) if obj else 0
+            info = objects.get(key) if key else None
+            if info is None:
+                info = fonts.text_object(obj) + _char_geometry(textpage, i, m, cm)
+                if key:
+                    objects[key] = info
+            name, bold, italic, invisible, size, angle = info
             chars.append(Char(
                 text=text, x0=x0, y0=y0, x1=x1, y1=y1, size=size if size > 0 else (y1 - y0),
-                font=name, bold=bold, italic=italic, upright=upright, invisible=invisible,
-                map_error=bool(pdfium_c.FPDFText_HasUnicodeMapError(textpage, i)), generated=generated, angle=angle,
+                font=name, bold=bold, italic=italic, upright=angle == 0, invisible=invisible,
+                map_error=bool(map_error(textpage, i)), generated=generated, angle=angle,
             ))
         return chars
     finally:
