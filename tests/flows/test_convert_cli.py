@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import click
 import jsonschema
 import pytest
 import typer
@@ -17,8 +16,8 @@ from ocr.samples import write_sample_pdf
 
 
 def invoke(*args: str):
-    command = typer.main.get_command(app)
-    argv = ["convert", *args] if isinstance(command, click.Group) else list(args)
+    command = typer.main.get_command(app)  # a group once several commands are registered
+    argv = ["convert", *args] if hasattr(command, "commands") else list(args)
     return CliRunner(env={"COLUMNS": "200"}).invoke(app, argv)
 
 
