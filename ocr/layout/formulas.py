@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 
 from ocr.layout.lines import Line
 
@@ -34,11 +35,13 @@ _LATEX = {
 _OPERATORS = set("=<>≤≥≠≈±×÷∑∏∫√∞∂∇∈∀∃→") | {"−"}
 _GREEK = re.compile(r"[\u0391-\u03a9\u03b1-\u03c9]")
 _WORD = re.compile(r"[A-Za-z]{4,}")
+_MATH_ALNUM = re.compile("[\U0001D400-\U0001D7FF]")  # Mathematical Alphanumeric Symbols block
 
 
 def has_math_font(fonts: tuple[str, ...] | list[str]) -> bool:
-    """True if any font name looks like a mathematics font (see :data:`MATH_FONT_HINTS`)."""
-    return any(h in f.lower() for f in fonts for h in MATH_FONT_HINTS)
+    """True if any font name looks like a mathematics font (see :data:`MATH_FONT_HINTS`; text
+    faces of math families such as STIX Two Text do not count)."""
+    return any(h in f.lower() for f in fonts for h in MATH_FONT_HINTS if "text" not in f.lower())
 
 
 def _scripts(line: Line) -> int:
@@ -52,16 +55,9 @@ def is_display_formula(line: Line, column: tuple[float, float]) -> bool:
     text = line.text
     if len(text) > 160 or len(_WORD.findall(text)) > 2:
         return False
-    evidence = 0
-    if has_math_font(line.fonts):
-        evidence += 2
-    if any(ch in _OPERATORS for ch in text):
-        evidence += 1
-    if _GREEK.search(text):
-        evidence += 1
-    if _scripts(line):
-        evidence += 1
-    if evidence < 2:
+    signals = sum((any(ch in _OPERATORS for ch in text), bool(_GREEK.search(text)), bool(_scripts(line)),
+                   bool(_MATH_ALNUM.search(text))))
+    if signals == 0 or signals + has_math_font(line.fonts) < 2:
         return False
     left, right = column
     width = max(1.0, right - left)
@@ -95,7 +91,7 @@ def to_latex(line: Line) -> str:
             mode = script
         elif prev is not None and not script and c.x0 - prev.x1 > 0.2 * main:
             out.append(" ")
-        sym = _LATEX.get(c.text, c.text)
+        sym = _LATEX.get(c.text) or (unicodedata.normalize("NFKC", c.text) if _MATH_ALNUM.match(c.text) else c.text)
         after_command = bool(out) and re.fullmatch(r"\\[A-Za-z]+", out[-1]) is not None
         if (sym.startswith("\\") and out and out[-1] and out[-1][-1].isalpha()) or (after_command and sym[:1].isalpha()):
             out.append(" ")

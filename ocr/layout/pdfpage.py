@@ -190,8 +190,16 @@ def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
         rect = pdfium_c.FS_RECTF()
         cm = pdfium_c.FS_MATRIX()
         chars: list[Char] = []
+        low_next = -1  # index of a low surrogate already folded into the previous character
         for i in range(count):
+            if i == low_next:
+                continue
             code = get_unicode(textpage, i)
+            if 0xD800 <= code <= 0xDBFF and i + 1 < count:  # PDFium splits astral characters (math
+                low = get_unicode(textpage, i + 1)           # italic 𝑥, emoji) into UTF-16 surrogates
+                if 0xDC00 <= low <= 0xDFFF:
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    low_next = i + 1
             generated = bool(is_generated(textpage, i))
             if generated and code in (10, 13):  # a line break PDFium inferred: keep one word gap
                 if chars and not chars[-1].text.isspace():

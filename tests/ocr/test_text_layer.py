@@ -159,3 +159,14 @@ def test_financebench_statement_table(corpus):
     assert rows[0][1:] == ["2015", "2016", "2017"]
     assert ["Total net sales", "107,006", "135,987", "177,866"] in rows
     assert ["Net income", "$596", "$2,371", "$3,033"] in rows
+
+
+@pytest.mark.corpus
+def test_astral_math_letters_and_latex_formula(corpus):
+    """PDFium splits 𝑥 (U+1D465) into UTF-16 surrogates; they must come back as one character."""
+    with open_document(corpus / "D_layout_math_tables/pdfjs/bug1937438_af_from_latex.pdf") as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    assert page.status == PageStatus.OK
+    assert "let 𝑥 and 𝑦 satisfy 𝑥 > 𝑦" in page.markdown
+    formulas = [b.text for b in page.blocks if b.type == BlockType.FORMULA]
+    assert formulas == ["$$\\sqrt x^{2}= |x|$$"]
