@@ -13,6 +13,7 @@ from its pages.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine, analyze_t
 from ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
 from ocr.ids import doc_id_for, sha256_bytes, sha256_file
 from ocr.pages import PageCache, parse_page_range, validate_page_range
-from ocr.render import OpenedDocument, RenderLimits, open_document
+from ocr.render import OpenedDocument, PageHandle, RenderLimits, open_document
 from ocr.routing import Route, choose_route, embedded_route
 from ocr.schema import Document, DocumentStatus, Page, PageStatus, SourceRef
 
@@ -83,6 +84,7 @@ class _Pending:
     why: str
     analysis: TextLayerAnalysis | None
     started: float
+    handle: PageHandle | None = None
 
 
 class DocumentConverter:
@@ -102,16 +104,18 @@ class DocumentConverter:
         self.page_cache = page_cache
         self.text_engine = TextLayerEngine()
         self._cpu: PageEngine | None = None
+        self._cpu_lock = threading.Lock()  # flows share one converter between worker threads
 
     @property
     def cpu_engine(self) -> PageEngine:
         """The CPU OCR engine, created and warmed up on first use."""
-        if self._cpu is None:
-            engine = get_cpu_engine(self.options.cpu_engine, self.options.languages)
-            self._configure(engine)
-            engine.warm_up()
-            self._cpu = engine
-        return self._cpu
+        with self._cpu_lock:
+            if self._cpu is None:
+                engine = get_cpu_engine(self.options.cpu_engine, self.options.languages)
+                self._configure(engine)
+                engine.warm_up()
+                self._cpu = engine
+            return self._cpu
 
     def _configure(self, engine: PageEngine) -> None:
         if self.options.dpi is not None and hasattr(engine, "dpi"):
@@ -197,15 +201,16 @@ class DocumentConverter:
     def _route(self, doc: OpenedDocument, number: int) -> _Pending | Page:
         started = time.perf_counter()
         mode = self.options.engine
-        analysis = None
+        analysis = handle = None
         if mode in ("auto", "text"):
             try:
-                analysis = analyze_text_layer(doc.page(number))
+                handle = doc.page(number)
+                analysis = analyze_text_layer(handle)
             except FolioflowError as exc:
                 if mode == "text":
                     return self._failed(doc, number, "text", str(exc), started)
         route, why = choose_route(mode, analysis.assessment if analysis else None, self.vlm_engine is not None)
-        return _Pending(number, route, why, analysis, started)
+        return _Pending(number, route, why, analysis, started, handle if route == "text" else None)
 
     def _failed(self, doc: OpenedDocument, number: int, engine: str, reason: str, started: float) -> Page:
         try:
@@ -245,7 +250,7 @@ class DocumentConverter:
         if page is None:
             if pending.route == "text":
                 try:
-                    page = self.text_engine.convert_page(doc.page(pending.number), pending.analysis)
+                    page = self.text_engine.convert_page(pending.handle or doc.page(pending.number), pending.analysis)
                 except FolioflowError as exc:
                     return self._failed(doc, pending.number, "text", str(exc), pending.started)
             else:
