@@ -181,8 +181,9 @@ class _TableContext:
     def _piece(self, text: str, rows: list[int], first_part: bool) -> Piece:
         row_pages = [self.model.row_pages[r] for r in rows] or [self.block.page]
         first = min(row_pages + ([self.block.page] if first_part else []))
-        return Piece(kind="table", text=text, tokens=self.m.content(text), pages=(first, max(row_pages)),
-                     bboxes=self.boxes, solo=True, meta={"table_id": id(self.block)})
+        last = max(row_pages)
+        return Piece(kind="table", text=text, tokens=self.m.content(text), pages=(first, last),
+                     bboxes=[b for b in self.boxes if first <= b.page <= last], solo=True, meta={"table_id": id(self.block)})
 
     def parts(self, groups: list[tuple[int, int]], budget: int) -> list[Piece]:
         """Solo pieces for the row ``groups`` within ``budget``. The caption heads the first part,
@@ -239,8 +240,8 @@ class _TableContext:
         for piece in _text_pieces(holder, 0, len(text), budget, self.m, units="lines", kind="table", pack=True):
             piece.text = piece.text.strip()
             piece.solo, piece.block, piece.span = True, None, None
-            piece.bboxes = self.boxes
             piece.pages = (min(self.model.row_pages[r] for r in rows), max(self.model.row_pages[r] for r in rows))
+            piece.bboxes = [b for b in self.boxes if piece.pages[0] <= b.page <= piece.pages[1]]
             piece.meta.update(table_id=id(self.block), table_rows_as_text=True)
             out.append(piece)
         return out

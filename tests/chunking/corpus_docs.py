@@ -8,9 +8,13 @@ tests and ``tests/benchmarks/bench_chunking.py``.
 * ICDAR 2013 table competition (``tabula_icdar2013``): every table region of ``*-str.xml`` rendered
   to Markdown on its page (HTML with ``rowspan``/``colspan`` when the table has spans, else a pipe
   table), first row as header; a table continued on the next page becomes a second region there.
+* FinanceBench filings through folioflow's own embedded text-layer engine
+  (:class:`ocr.converter.DocumentConverter`, ``engine="text"``: Markdown with headings, pipe tables,
+  page headers/footers and bboxes), or through the simple extraction below where that engine is
+  not available.
 * PDFs through a simple text extraction (pypdfium2 text per page; lines grouped into paragraphs;
-  10-K "PART I"/"Item 7." lines as headings), for FinanceBench filings and olmOCR-bench pages (with
-  the bench's ``math`` facts added to their page as display formulas).
+  10-K "PART I"/"Item 7." lines as headings), for olmOCR-bench pages (with the bench's ``math``
+  facts added to their page as display formulas).
 """
 
 from __future__ import annotations
@@ -258,6 +262,18 @@ def pdf_text_document(path: Path, max_pages: int | None = None, extra: dict[int,
     return make_document(path.name, pages)
 
 
+def filing_document(path: Path, max_pages: int | None = None) -> Document:
+    """A filing through the text-layer engine (``ocr.converter``), else :func:`pdf_text_document`."""
+    try:
+        from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    except ImportError:
+        return pdf_text_document(path, max_pages=max_pages)
+    options = ConvertOptions(engine="text", page_range=f"1-{max_pages}" if max_pages else None)
+    converter = DocumentConverter(options)
+    source = SourceRef(uri=path.resolve().as_uri(), path=path.name)
+    return converter.convert(DocumentInput(data=path, source=source))
+
+
 def olmocr_documents(corpus: Path) -> list[Document]:
     """olmOCR-bench PDFs through the text layer, with each ``math`` fact of the bench added to its
     page as a display formula."""
@@ -285,5 +301,5 @@ def corpus_sets(corpus: Path, filings: int = 2, filing_pages: int | None = 60) -
         "omnidocbench": [markdown_document(p) for p in sorted((corpus / OMNIDOC).glob("*.md"))],
         "icdar2013": [icdar_document(p) for p in sorted((corpus / ICDAR).glob("*-str.xml"))],
         "olmocr_bench": olmocr_documents(corpus),
-        "financebench": [pdf_text_document(p, max_pages=filing_pages) for p in fb],
+        "financebench": [filing_document(p, max_pages=filing_pages) for p in fb],
     }

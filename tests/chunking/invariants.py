@@ -100,17 +100,21 @@ def table_failures(tables: list[SourceTable], texts: list[str], parts: list[tupl
     fallback) count as holding the rows whose cell values they contain."""
     cut, reasons = 0, []
     normed = [norm(t) for t in texts]
+    lines = [{norm(ln) for ln in t.split("\n")} for t in texts]
+
+    def holds(c: int, row: str, fmt: str) -> bool:  # pipe rows are whole lines; HTML rows anywhere
+        return row in lines[c] if fmt == "pipe" else row in normed[c]
     kv_text = " ".join(t for t, flag in zip(normed, rows_as_text or []) if flag)
     seen: dict[str, int] = {}
-    for table in tables:
-        for row in set(table.rows):
+    for table in tables:  # a row that is also another table's row or header cannot attribute a chunk
+        for row in set(table.rows) | set(table.header[:1]):
             seen[row] = seen.get(row, 0) + 1
     for k, table in enumerate(tables):
         problems = []
         holders: dict[int, set[int]] = {}
         unique = [r for r, row in enumerate(table.rows) if seen[row] == 1 and table.rows.count(row) == 1]
         for r, row in enumerate(table.rows):
-            found = [c for c, t in enumerate(normed) if row in t]
+            found = [c for c in range(len(texts)) if holds(c, row, table.fmt)]
             if not found and not (kv_text and _cells_in(row, kv_text, table.fmt)):
                 problems.append(f"row {r} not intact in any chunk: {row[:80]!r}")
             if r in unique:  # rows repeated in other tables cannot tell which table a chunk holds
@@ -119,7 +123,7 @@ def table_failures(tables: list[SourceTable], texts: list[str], parts: list[tupl
         for c, rows in holders.items():
             if len(rows) == len(unique) or (rows_as_text and rows_as_text[c]):
                 continue
-            if not any(h in normed[c] for h in table.header[:1]) and not _has_any_header(normed[c], tables, table):
+            if not any(holds(c, h, table.fmt) for h in table.header[:1]) and not _has_any_header(lines[c] | {normed[c]}, tables, table):
                 problems.append(f"chunk {c} holds rows {sorted(rows)[:5]} without a header row")
             if parts is not None and parts[c] is None:
                 problems.append(f"chunk {c} holds part of the table without a part number")
@@ -129,9 +133,10 @@ def table_failures(tables: list[SourceTable], texts: list[str], parts: list[tupl
     return cut, reasons
 
 
-def _has_any_header(text: str, tables: list[SourceTable], table: SourceTable) -> bool:
+def _has_any_header(texts: set[str], tables: list[SourceTable], table: SourceTable) -> bool:
     """A continued table's parts repeat the header of the table it continues (previous page)."""
-    return any(t is not table and t.page < table.page and t.header and t.header[0] in text for t in tables)
+    return any(t is not table and t.page < table.page and t.header and any(t.header[0] in x for x in texts)
+               for t in tables)
 
 
 def _cells_in(row: str, text: str, fmt: str) -> bool:
