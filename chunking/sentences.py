@@ -26,8 +26,10 @@ from typing import Callable
 __all__ = ["sentence_spans", "split_to_budget"]
 
 # Inline math: $$...$$, \(...\), and $...$ whose closing $ is not followed by a digit (Pandoc's
-# rule), so that currency ("$4,210 million ... $0.42") is not mistaken for math.
-_PROTECTED = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)[^$\n]{1,500}?(?<!\\)\$(?![\d$])|\\\(.+?\\\)|`[^`\n]+`", re.DOTALL)
+# rule) and whose opening $ does not start an amount ("$4,210 million"), so that currency is not
+# mistaken for math.
+_PROTECTED = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$|\d[\d,.]*(?:\s|$))[^$\n]{1,500}?(?<!\\)\$(?![\d$])"
+                        r"|\\\(.+?\\\)|`[^`\n]+`", re.DOTALL)
 _WINDOW = 3000
 _WORD = re.compile(r"\S+\s*")
 _CLAUSE = re.compile(r".+?(?:[,;:]\s+|[\uff0c\uff1b\uff1a\u3001\u3002]\s*|$)", re.S)
