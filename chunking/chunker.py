@@ -20,6 +20,7 @@ while ``text`` keeps the whole formula: ``metadata["embed_truncated"]``).
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -158,10 +159,7 @@ class Chunker:
             raise ChunkingError(f"heading path leaves no room under {self.max_tokens} tokens")
         pieces: list[Piece] = []
         blocks = section.blocks
-        skip: set[int] = set()
         for i, block in enumerate(blocks):
-            if id(block) in skip:
-                continue
             caption = None
             nxt = blocks[i + 1] if i + 1 < len(blocks) else None
             if (self.options.attach_captions and block.kind == "caption" and nxt is not None and nxt.kind == "table"
@@ -184,8 +182,10 @@ class Chunker:
             pieces = block_pieces(heading, m.content(heading.text), budget, m)
         if self.options.merge_small:
             groups = pack(pieces, budget, self.options.overlap_tokens, self.join_tokens)
-        else:
-            groups = [[p] for p in pieces]
+        else:  # only the pieces of one block (sentences, items, rows) are packed together
+            groups = []
+            for _, run in itertools.groupby(pieces, key=lambda p: id(p.block) if p.block is not None else id(p)):
+                groups += pack(list(run), budget, self.options.overlap_tokens, self.join_tokens)
         return rendered, budget, groups
 
     def _embed(self, rendered: list[str], group: list[Piece]) -> str:

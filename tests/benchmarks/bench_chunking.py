@@ -5,7 +5,10 @@ process, side by side).
 
 Run::
 
-    PYTHONPATH=$PWD python tests/benchmarks/bench_chunking.py [--filings 3] [--repeat 3]
+    PYTHONPATH=$PWD python tests/benchmarks/bench_chunking.py [--filings 3] [--filing-pages 0] [--repeat 3]
+
+FinanceBench filings go through folioflow's text-layer engine (``ocr.converter``) when present, so
+their Markdown has real pipe tables, headings and page furniture.
 
 Comparable size: LangChain's splitter measures characters. Its ``chunk_size`` is set to the limit
 (256 MiniLM tokens) times the corpus's own characters per token (all page Markdown, measured with
@@ -75,7 +78,8 @@ def measure(name, docs, run, counter) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
-    parser.add_argument("--filings", type=int, default=3, help="FinanceBench filings (whole documents)")
+    parser.add_argument("--filings", type=int, default=3, help="FinanceBench filings (first N by name)")
+    parser.add_argument("--filing-pages", type=int, default=0, help="first pages of each filing (0: all)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if not (args.corpus / "MANIFEST.tsv").is_file():
@@ -83,7 +87,7 @@ def main() -> None:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     counter = default_counter()
-    sets = corpus_docs.corpus_sets(args.corpus, filings=args.filings, filing_pages=None)
+    sets = corpus_docs.corpus_sets(args.corpus, filings=args.filings, filing_pages=args.filing_pages or None)
     sets.pop("docling_md")  # the same documents as docling_json, which adds pages, bboxes and furniture
     docs = [d for family in sets.values() for d in family]
     markdown = {d.doc_id + d.source.path: "\n\n".join(p.markdown for p in d.pages) for d in docs}

@@ -156,6 +156,15 @@ def test_a_formula_is_never_cut_and_an_oversized_one_embeds_its_prefix(counter):
     assert holder[0].token_count <= 256 and len(holder[0].embed_text) < len(big)
 
 
+def test_merge_small_off_keeps_blocks_apart(counter):
+    md = "## Notes\n\n" + prose(1) + "\n\n" + prose(1, 1) + "\n\n" + prose(20, 2)
+    merged = chunk(counter, md, max_tokens=128)
+    apart = chunk(counter, md, max_tokens=128, merge_small=False)
+    assert len(apart) > len(merged)
+    assert apart[0].text == prose(1) and apart[1].text == prose(1, 1)
+    assert all(c.token_count > 60 for c in apart[2:-1])  # a long paragraph's sentences still pack
+
+
 def test_lists_split_between_items_and_text_at_sentences(counter):
     items = [f"- Covenant {i}: " + prose(2, i) for i in range(12)]
     chunks = chunk(counter, "## Covenants\n\n" + "\n".join(items), max_tokens=96)
