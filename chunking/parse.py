@@ -209,8 +209,44 @@ def parse_markdown(markdown: str, page: int = 1) -> ParsedPage:
                     block.kind, block.alt = "figure", ""
                 else:
                     continue
+        if block.kind == "table" and ttype == "html_block":
+            blocks.extend(_split_tables(block))
+            continue
         blocks.append(block)
     return ParsedPage(number=page, blocks=blocks, front_matter=front_matter)
+
+
+_TABLE_TAG = re.compile(r"<(/?)table\b[^>]*>", re.I)
+
+
+def _split_tables(block: MdBlock) -> list[MdBlock]:
+    """An HTML block holding several top-level tables (no blank line between them) becomes one
+    block per table, plus ``html`` blocks for any markup between them."""
+    spans, depth, start = [], 0, 0
+    for m in _TABLE_TAG.finditer(block.text):
+        if not m.group(1):
+            if depth == 0:
+                start = m.start()
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, m.end()))
+    if len(spans) < 2:
+        return [block]
+    out, pos = [], 0
+    for s, e in spans + [(len(block.text), len(block.text))]:
+        between = block.text[pos:s]
+        if between.strip():
+            lead = len(between) - len(between.lstrip())
+            text = between.strip()
+            out.append(MdBlock(kind="html", text=text, start=block.start + pos + lead,
+                               end=block.start + pos + lead + len(text), page=block.page))
+        if e > s:
+            out.append(MdBlock(kind="table", text=block.text[s:e], start=block.start + s, end=block.start + e,
+                               page=block.page))
+        pos = e
+    return out
 
 
 def _html_kind(text: str) -> str:

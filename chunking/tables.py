@@ -105,6 +105,7 @@ class _RowScanner(HTMLParser):
         self.text = text
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.depth = 0
+        self.tables = 0
         self.open_tag = "<table>"
         self.in_thead = self.has_thead = self.has_tbody = False
         self.rows: list[dict] = []
@@ -132,6 +133,7 @@ class _RowScanner(HTMLParser):
         if tag == "table":
             self.depth += 1
             if self.depth == 1:
+                self.tables += 1
                 self.open_tag = self.get_starttag_text() or "<table>"
             return
         if self.depth != 1:
@@ -215,7 +217,7 @@ def _parse_html(text: str, page: int) -> TableModel | None:
         return None
     scanner._close_row(len(text))
     rows = scanner.rows
-    if not rows:
+    if not rows or scanner.tables > 1:  # several tables in one HTML block: no single header to repeat
         return None
     grid, reach, ncols = _grid(rows)
     n_head = sum(1 for r in rows if r["thead"]) if any(r["thead"] for r in rows) else 0

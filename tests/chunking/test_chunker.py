@@ -249,3 +249,14 @@ def test_a_bpe_tokenizer_is_held_to_the_limit_exactly():
     chunks = Chunker(counter).chunk(doc)
     assert check_chunks(doc, chunks, counter, 128) == []
     assert max(c.token_count for c in chunks) > 100
+
+
+def test_two_html_tables_in_one_block_are_never_mixed(counter):
+    rows = "\n".join(f"<tr><td>Item {i}</td><td>{i * 7}</td></tr>" for i in range(40))
+    other = "\n".join(f"<tr><td>Entry {i}</td><td>{i * 9}</td></tr>" for i in range(40))
+    html = f"<table>\n<tr><th>A</th><th>B</th></tr>\n{rows}\n</table>\n<table>\n<tr><th>C</th><th>D</th></tr>\n{other}\n</table>"
+    chunks = chunk(counter, "## Two tables\n\n" + html)
+    assert len(chunks) > 2
+    for c in chunks:
+        assert ("Item" in c.text) != ("Entry" in c.text)  # parts of one table each
+        assert ("<th>A</th>" in c.text) == ("Item" in c.text) and ("<th>C</th>" in c.text) == ("Entry" in c.text)
