@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 
+from chunking.parse import MdBlock, ParsedPage
 from ocr.schema import Block, BlockType, Page
 
-from chunking.parse import MdBlock, ParsedPage
-
-__all__ = ["locate_blocks", "attach_layout"]
+__all__ = ["attach_layout", "locate_blocks"]
 
 _LABELS = {BlockType.PAGE_HEADER: "header", BlockType.PAGE_FOOTER: "footer"}
 

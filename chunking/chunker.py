@@ -25,10 +25,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ocr.errors import ChunkingError, ConfigurationError
-from ocr.ids import sha256_text
-from ocr.schema import Document, PageStatus
-
 from chunking.bboxes import attach_layout
 from chunking.headers import collect_furniture, mark_furniture
 from chunking.packing import join_pieces, pack, repair
@@ -38,8 +34,11 @@ from chunking.schema import Chunk, ChunkKind, PageBBox
 from chunking.sections import Section, build_sections, contextualize, fit_heading_path
 from chunking.tables import merge_continued, parse_table
 from chunking.tokens import TokenCounter, default_counter
+from ocr.errors import ChunkingError, ConfigurationError
+from ocr.ids import sha256_text
+from ocr.schema import Document, PageStatus
 
-__all__ = ["ChunkerOptions", "Chunker", "contextualize"]
+__all__ = ["Chunker", "ChunkerOptions", "contextualize"]
 
 
 class ChunkerOptions(BaseModel):

@@ -26,7 +26,7 @@ from collections import defaultdict
 
 from chunking.parse import MdBlock, ParsedPage
 
-__all__ = ["normalise_furniture", "mark_furniture", "collect_furniture"]
+__all__ = ["collect_furniture", "mark_furniture", "normalise_furniture"]
 
 _DIGITS = re.compile(r"\d+")
 _ROMAN_PAGE = re.compile(r"^(?:page\s+)?[ivxlc]+$")

@@ -18,13 +18,12 @@ This is O(pieces) tokenizer work: nothing is re-tokenized while packing.
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable
-
-from ocr.errors import ChunkingError
+from collections.abc import Callable
 
 from chunking.pieces import Piece
+from ocr.errors import ChunkingError
 
-__all__ = ["pack", "join_pieces", "repair"]
+__all__ = ["join_pieces", "pack", "repair"]
 
 
 def pack(pieces: list[Piece], budget: int, overlap_tokens: int = 0, join_tokens: int = 0) -> list[list[Piece]]:
@@ -68,7 +67,7 @@ def _overlap(previous: list[Piece], nxt: Piece, budget: int, overlap_tokens: int
 
 
 def _as_overlap(piece: Piece) -> Piece:
-    clone = Piece(**{**piece.__dict__})
+    clone = Piece(**piece.__dict__)
     clone.overlap = True
     return clone
 

@@ -36,7 +36,7 @@ from mdit_py_plugins.texmath import texmath_plugin
 
 from ocr.schema import BBox
 
-__all__ = ["MdBlock", "ParsedPage", "parse_markdown", "markdown_parser", "CAPTION_RE"]
+__all__ = ["CAPTION_RE", "MdBlock", "ParsedPage", "markdown_parser", "parse_markdown"]
 
 #: A caption: "Table 3", "Figure 2:", "Fig. 4.", "Exhibit 10.1", "Listing 1", "Chart 2", "表 3", "图 2".
 CAPTION_RE = re.compile(
@@ -216,7 +216,7 @@ def parse_markdown(markdown: str, page: int = 1) -> ParsedPage:
     return ParsedPage(number=page, blocks=blocks, front_matter=front_matter)
 
 
-_TABLE_TAG = re.compile(r"<(/?)table\b[^>]*>", re.I)
+_TABLE_TAG = re.compile(r"<(/?)table\b[^>]*>", re.IGNORECASE)
 
 
 def _split_tables(block: MdBlock) -> list[MdBlock]:
@@ -266,7 +266,7 @@ def _extend_html(lines: list[str], lo: int, hi: int, content: str) -> int:
     """End line of an HTML block that opens ``<table``/``<math`` but is cut by a blank line:
     extended to the line holding the matching close tag (nesting counted); unchanged otherwise."""
     for tag in ("table", "math"):
-        opener, closer = re.compile(rf"<{tag}\b", re.I), re.compile(rf"</{tag}\s*>", re.I)
+        opener, closer = re.compile(rf"<{tag}\b", re.IGNORECASE), re.compile(rf"</{tag}\s*>", re.IGNORECASE)
         if len(opener.findall(content)) <= len(closer.findall(content)):
             continue
         depth = 0

@@ -21,15 +21,16 @@ and are dropped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from chunking.parse import MdBlock
 from chunking.schema import PageBBox
 from chunking.sentences import split_to_budget
 from chunking.tables import TableModel, parse_table, row_as_key_values
 
-__all__ = ["Piece", "Measure", "block_pieces"]
+__all__ = ["Measure", "Piece", "block_pieces"]
 
 
 @dataclass
@@ -61,7 +62,7 @@ class Piece:
     truncate: bool = False
     overlap: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
-    resplit: Callable[[int], list["Piece"]] | None = None
+    resplit: Callable[[int], list[Piece]] | None = None
 
 
 def _bboxes(block: MdBlock) -> list[PageBBox]:

@@ -21,8 +21,8 @@ path in ``Chunk.heading_path``; the rendered one goes to ``metadata["heading_pat
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from chunking.parse import MdBlock
 

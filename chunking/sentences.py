@@ -20,8 +20,8 @@ pieces are exact slices of the document's Markdown.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 __all__ = ["sentence_spans", "split_to_budget"]
 
@@ -32,7 +32,7 @@ _PROTECTED = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$|\d[\d,.]*(?:\s|$))[^$\n]
                         r"|\\\(.+?\\\)|`[^`\n]+`", re.DOTALL)
 _WINDOW = 3000
 _WORD = re.compile(r"\S+\s*")
-_CLAUSE = re.compile(r".+?(?:[,;:]\s+|[\uff0c\uff1b\uff1a\u3001\u3002]\s*|$)", re.S)
+_CLAUSE = re.compile(r".+?(?:[,;:]\s+|[\uff0c\uff1b\uff1a\u3001\u3002]\s*|$)", re.DOTALL)
 
 
 @lru_cache(maxsize=8)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-__all__ = ["TableModel", "parse_table", "merge_continued", "row_as_key_values"]
+__all__ = ["TableModel", "merge_continued", "parse_table", "row_as_key_values"]
 
 _PIPE_SPLIT = re.compile(r"(?<!\\)\|")
 _DELIM_CELL = re.compile(r"^\s*:?-+:?\s*$")
@@ -72,8 +72,7 @@ def parse_table(text: str, page: int = 1) -> TableModel | None:
 
 def _pipe_cells(line: str) -> list[str]:
     s = line.strip()
-    if s.startswith("|"):
-        s = s[1:]
+    s = s.removeprefix("|")
     if s.endswith("|") and not s.endswith("\\|"):
         s = s[:-1]
     return [c.strip() for c in _PIPE_SPLIT.split(s)]
@@ -213,7 +212,7 @@ def _parse_html(text: str, page: int) -> TableModel | None:
     try:
         scanner.feed(text)
         scanner.close()
-    except Exception:  # html.parser is lenient; be safe on pathological input
+    except Exception:  # noqa: BLE001 - html.parser is lenient; any failure means "not a table we can split"
         return None
     scanner._close_row(len(text))
     rows = scanner.rows
@@ -264,7 +263,7 @@ def merge_continued(first: TableModel, second: TableModel) -> TableModel | None:
     an unrepeated one (an engine takes the first row of every table as header) becomes a row."""
     if first.fmt != second.fmt or first.ncols != second.ncols:
         return None
-    norm = lambda cells: [" ".join(c.lower().split()) for c in cells]  # noqa: E731
+    norm = lambda cells: [" ".join(c.lower().split()) for c in cells]
     same_head = norm(first.head_cells) == norm(second.head_cells)
     rows, cells, pages, groups = list(first.rows), list(first.cells), list(first.row_pages), list(first.groups)
     page2 = second.row_pages[0] if second.row_pages else (first.row_pages[-1] if first.row_pages else 1)

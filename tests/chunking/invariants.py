@@ -11,16 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from chunking.schema import Chunk
 from ocr.ids import sha256_text
 from ocr.schema import Document
 
-from chunking.schema import Chunk
-
-_FORMULA = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]|^\\begin\{(\w+\*?)\}.+?^\\end\{\1\}|<math\b.+?</math>", re.S | re.M)
-_HTML_TABLE = re.compile(r"<table\b.*?</table>", re.S | re.I)
-_HTML_ROW = re.compile(r"<tr\b.*?</tr>", re.S | re.I)
+_FORMULA = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]|^\\begin\{(\w+\*?)\}.+?^\\end\{\1\}|<math\b.+?</math>", re.DOTALL | re.MULTILINE)
+_HTML_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
+_HTML_ROW = re.compile(r"<tr\b.*?</tr>", re.DOTALL | re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
-_BLOCK_TAG = re.compile(r"</?(?:table|thead|tbody|tfoot|tr|td|th|br|p|div|li|ul|ol|caption)\b[^>]*>", re.I)
+_BLOCK_TAG = re.compile(r"</?(?:table|thead|tbody|tfoot|tr|td|th|br|p|div|li|ul|ol|caption)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -28,7 +27,7 @@ def _strip_tags(html: str) -> str:
     """Text of HTML: block tags become spaces, inline tags (sup, sub, b, ...) vanish."""
     return _TAG.sub("", _BLOCK_TAG.sub(" ", html))
 
-_DROP = re.compile(r"!\[[^\]]*\]\([^)]*\)|<!--.*?-->|<img\b[^>]*>", re.S)
+_DROP = re.compile(r"!\[[^\]]*\]\([^)]*\)|<!--.*?-->|<img\b[^>]*>", re.DOTALL)
 
 
 def norm(text: str) -> str:
@@ -71,7 +70,7 @@ def find_tables(markdown: str, page: int = 1) -> list[SourceTable]:
     for m in _HTML_TABLE.finditer(markdown):
         html = m.group(0)
         rows = [norm(r) for r in _HTML_ROW.findall(html)]
-        thead = re.search(r"<thead\b.*?</thead>", html, re.S | re.I)
+        thead = re.search(r"<thead\b.*?</thead>", html, re.DOTALL | re.IGNORECASE)
         n_head = len(_HTML_ROW.findall(thead.group(0))) if thead else 1
         if len(rows) > n_head:
             out.append(SourceTable(page, rows[:n_head], rows[n_head:], "html"))
@@ -143,7 +142,7 @@ def _cells_in(row: str, text: str, fmt: str) -> bool:
     if fmt == "pipe":
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row) if c.strip()]
     else:
-        cells = [norm(_strip_tags(c)) for c in re.findall(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", row, re.S)]
+        cells = [norm(_strip_tags(c)) for c in re.findall(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", row, re.DOTALL)]
         cells = [c for c in cells if c]
     return all(c in text for c in cells)
 
