@@ -31,8 +31,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -90,11 +91,11 @@ class Embedder:
     def _resolve_device(self) -> str:
         import torch
 
-        if self._device_arg:
+        if self._device_arg and self._device_arg != "auto":
             return self._device_arg
         return "cuda" if torch.cuda.is_available() else "cpu"
 
-    def warm_up(self) -> "Embedder":
+    def warm_up(self) -> Embedder:
         """Load the model (idempotent); returns ``self``. Raises :class:`EmbeddingError`."""
         with self._lock:
             if self._model is not None:

@@ -35,8 +35,9 @@ import logging
 import os
 import queue
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Self
 
 import numpy as np
 
@@ -296,7 +297,7 @@ class GpuEncoderPool:
                 p.terminate()
         self._procs = []
 
-    def __enter__(self) -> "GpuEncoderPool":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -33,23 +33,42 @@ from __future__ import annotations
 import logging
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Self
 
 import numpy as np
 from pydantic import BaseModel, SecretStr
 
 from chunking.schema import Chunk
 from indexing.payload import chunk_payload
-from indexing.registry import (COLLECTION_RECORD_ID, REGISTRY_SCHEMA, DocumentRecord, record_from_payload,
-                               record_payload, record_point_id)
+from indexing.registry import (
+    COLLECTION_RECORD_ID,
+    REGISTRY_SCHEMA,
+    DocumentRecord,
+    record_from_payload,
+    record_payload,
+    record_point_id,
+)
 from indexing.sparse import SparseVec
 from ocr.errors import ConfigurationError, StoreError, TenancyError
 
-__all__ = ["EMBEDDED_DEFAULT", "DENSE", "SPARSE", "StoreSettings", "DocumentRecord", "SearchFilter", "SearchHit",
-           "PointData", "ReplaceResult", "ChunkStore", "open_store", "DataDirLock"]
+__all__ = [
+    "DENSE",
+    "EMBEDDED_DEFAULT",
+    "SPARSE",
+    "ChunkStore",
+    "DataDirLock",
+    "DocumentRecord",
+    "PointData",
+    "ReplaceResult",
+    "SearchFilter",
+    "SearchHit",
+    "StoreSettings",
+    "open_store",
+]
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +236,7 @@ class ChunkStore(ABC):
             return info
         self._create_collections(dim)
         info = {"kind": "collection", "model": model, "dimension": dim, "sparse": sparse or {},
-                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(timezone.utc).isoformat()}
+                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(UTC).isoformat()}
         self._reg_put(COLLECTION_RECORD_ID, info)
         self._info = info
         return info
@@ -267,7 +286,7 @@ class ChunkStore(ABC):
         stale = self._ids_where(record.doc_id) - new_ids
         if stale:
             self._delete_where(record.doc_id, new_ids)
-        record = record.model_copy(update={"chunks": len(chunks), "indexed_at": datetime.now(timezone.utc)})
+        record = record.model_copy(update={"chunks": len(chunks), "indexed_at": datetime.now(UTC)})
         self._reg_put(record_point_id(record.doc_id), record_payload(record))
         return ReplaceResult(upserted=len(points), deleted=len(stale), ids=[p.id for p in points])
 
@@ -322,7 +341,7 @@ class ChunkStore(ABC):
         """Flush and release the store (idempotent)."""
         self._close()
 
-    def __enter__(self) -> "ChunkStore":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

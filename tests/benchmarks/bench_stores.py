@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_pieces import CACHE, CORPUS, corpus_pieces  # noqa: E402
+from corpus_pieces import CACHE, CORPUS, corpus_pieces
 
 
 def load_vectors(pieces: list[str]) -> np.ndarray:
@@ -115,7 +115,7 @@ def run_backend(backend: str, docs, vecs, sparse_docs, queries, qsparse, exact_t
     store.close()
     size = du(root)
     shutil.rmtree(root, ignore_errors=True)
-    pct = lambda xs, p: float(np.percentile(np.array(xs) * 1000, p))  # noqa: E731
+    pct = lambda xs, p: float(np.percentile(np.array(xs) * 1000, p))
     return {"backend": backend, "points": n, "upsert_pps": n / upsert_s, "optimize_s": optimize_s,
             "ready_pps": n / (upsert_s + optimize_s), "close_s": close_s, "reopen_s": reopen_s,
             "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "hybrid_p95_ms": pct(hyb, 95),
