@@ -67,19 +67,21 @@ class Embedder:
     ``devices``: GPUs for data parallelism (default: every visible GPU when ``device`` is CUDA).
     ``batch_size``: texts per batch on the plain path (CPU default 32). ``backend``: CPU backend
     passed to sentence-transformers (``"torch"`` or ``"onnx"``). ``fast``: use the GPU fast path.
+    ``multi_gpu_min_texts``: calls with fewer texts stay on one GPU (worker start-up and transfers
+    cost more than they save).
     The model loads lazily (first property or :meth:`encode`) or with :meth:`warm_up`; loading
     errors raise :class:`EmbeddingError`. Thread-safe.
     """
 
     def __init__(self, model: str | Path | None = None, device: str | None = None, *, batch_size: int = 32,
                  backend: str = "torch", fast: bool = True, devices: Sequence[str] | None = None,
-                 token_budget: int = 32768, pool_min_texts: int = 4096):
+                 token_budget: int = 32768, multi_gpu_min_texts: int = 4096):
         name = None if model is None else str(model)
         self.model_name = DEFAULT_MODEL if name in _DEFAULT_ALIASES else name
         self._path = default_model_path() if name in _DEFAULT_ALIASES else name
         self._device_arg, self._devices_arg = device, list(devices) if devices else None
         self.batch_size, self.backend, self.fast = batch_size, backend, fast
-        self.token_budget, self.pool_min_texts = token_budget, pool_min_texts
+        self.token_budget, self.multi_gpu_min_texts = token_budget, multi_gpu_min_texts
         self.over_limit = 0
         self._lock = threading.RLock()
         self._model: Any = None
@@ -169,7 +171,7 @@ class Embedder:
         try:
             with self._lock:
                 devices = self._gpu_devices() if self.device.startswith("cuda") else []
-                if len(devices) > 1 and len(texts) >= self.pool_min_texts:
+                if len(devices) > 1 and len(texts) >= self.multi_gpu_min_texts:
                     emb, over = self._encode_multi_gpu(texts, devices)
                 elif self._gpu is not None:
                     res = self._gpu.encode(texts)

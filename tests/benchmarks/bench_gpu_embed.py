@@ -157,7 +157,7 @@ def main() -> None:
     for workers in (0, args.tok_workers):
         enc = GpuEncoder(SentenceTransformer(args.model, device=dev0), dev0, token_budget=args.token_budget,
                          tokenizer_workers=workers, pool_min_texts=0)
-        label = f"fast 1 GPU, {enc.pool.workers if enc.pool else 0} tokenizer procs"
+        label = f"fast 1 GPU, {enc.tokenizer_workers} tokenizer procs"
         measure(label, enc.encode, 1)
         if workers == 0:
             t0 = time.perf_counter()
