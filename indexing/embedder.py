@@ -5,21 +5,23 @@ Default model: all-MiniLM-L6-v2 (384 dimensions, 256-token inputs), shipped on P
 sentence-transformers model name or local path works (``Embedder("BAAI/bge-small-en-v1.5")``).
 
 Devices (``device=None`` picks): CUDA when present, with fp16 weights and the fast path of
-:mod:`indexing.gpu_encode` (tokenization ahead in a thread, token-budget batches, pinned
-memory, one sync per call; several GPUs: one worker process per GPU); ``fast=False`` uses plain
-``encode`` (and sentence-transformers' multi-process pool on several GPUs). Otherwise the CPU.
+:mod:`indexing.gpu_encode` (tokenization ahead of the GPU, token-budget batches, pinned memory,
+one sync per call; several GPUs: one worker process per GPU; measured 9.6x plain ``encode`` on one
+H200, see that module); ``fast=False`` uses plain ``encode`` (and sentence-transformers'
+multi-process pool on several GPUs). Otherwise the CPU.
 
-CPU backend, measured (``backend="torch"`` is the default). sentence-transformers' ONNX backend
-(``backend="onnx"``) needs ``optimum-onnx``, whose only release (0.1.0) requires
-``transformers<4.58``; with the transformers 5.x that sentence-transformers 6 requires, loading
-fails at import (``ImportError: cannot import name 'get_parameter_dtype' from
-'transformers.modeling_utils'``), with or without a pre-exported model, so it cannot export offline
-here. To see what ONNX would buy, the model was exported with ``torch.onnx.export`` and run with
-onnxruntime (2 threads) against sentence-transformers' PyTorch path on 600 CUAD pieces of 150 words,
-same tokenization and pooling: min cosine 1.000000 (equivalent), throughput 16.7 vs 20.8 texts/s
-(ORT 1.24x) in one repetition and 17.5 vs 8.3 (ORT 0.47x) in the next on this shared 2-core
-machine: no reliable gain, so PyTorch stays the CPU default and ``backend="onnx"`` is passed through
-for environments with a compatible optimum.
+CPU backend, measured with ``tests/benchmarks/bench_cpu_embed.py --n 300`` (PYTHONPATH also
+holding optimum 2.1.0 + optimum-onnx 0.1.0 + onnx, installed to a scratch folder): sentence-
+transformers' ONNX backend (``backend="onnx"``) goes through ``optimum-onnx``, whose only release
+(0.1.0) requires ``transformers<4.58``; with the transformers 5.x that sentence-transformers 6
+requires, loading fails at import (``ImportError: cannot import name 'get_parameter_dtype' from
+'transformers.modeling_utils'``), with or without a pre-exported model, so it cannot export (or
+run) here, offline or not. To see what ONNX would buy, the benchmark exports the model with
+``torch.onnx.export`` and runs it with onnxruntime (2 threads, all graph optimisations) against
+sentence-transformers' PyTorch path on 300 corpus pieces of 200 tokens, same tokenization and
+pooling: min cosine 1.000000 (equivalent), 5.5 texts/s PyTorch vs 4.7 onnxruntime (0.84x; medians
+of 3 interleaved repetitions on this shared 2-core machine). ONNX is not faster here, so PyTorch
+is the CPU default; ``backend="onnx"`` is passed through for environments with a compatible optimum.
 
 Inputs over the model's limit are truncated by the model (first ``max_tokens - 1`` tokens and the
 end token) and never silently: :attr:`Embedder.over_limit` counts them and each call that meets one
