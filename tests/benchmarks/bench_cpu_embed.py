@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from corpus_pieces import CACHE, corpus_pieces  # noqa: E402
+from corpus_pieces import CACHE, corpus_pieces
 
 
 def main() -> None:
