@@ -117,8 +117,35 @@ def _map_box(m: Affine, left: float, bottom: float, right: float, top: float) ->
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _handle(ptr) -> int:
-    return ctypes.cast(ptr, ctypes.c_void_p).value or 0
+def _bind(fn, restype):
+    """``fn`` (a pypdfium2 raw function) re-bound without argument conversion, for the per-character
+    loop: callers pass :class:`ctypes.c_void_p` handles, ``byref`` out-parameters and Python ints
+    (C ``int``). Skips pypdfium2's per-call ``_as_parameter_`` and pointer-type checks, which cost
+    more than the PDFium call itself; the C signatures are those of ``fpdf_text.h``/``fpdf_edit.h``."""
+    proto = ctypes.CFUNCTYPE(restype)(ctypes.cast(fn, ctypes.c_void_p).value)
+    proto.argtypes = None
+    return proto
+
+
+_VOIDP, _INT = ctypes.c_void_p, ctypes.c_int
+_get_unicode = _bind(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
+_is_generated = _bind(pdfium_c.FPDFText_IsGenerated, _INT)
+_is_hyphen = _bind(pdfium_c.FPDFText_IsHyphen, _INT)
+_has_map_error = _bind(pdfium_c.FPDFText_HasUnicodeMapError, _INT)
+_get_loose_box = _bind(pdfium_c.FPDFText_GetLooseCharBox, _INT)
+_get_text_object = _bind(pdfium_c.FPDFText_GetTextObject, _VOIDP)
+_get_font_size = _bind(pdfium_c.FPDFText_GetFontSize, ctypes.c_double)
+_get_matrix = _bind(pdfium_c.FPDFText_GetMatrix, _INT)
+_get_char_angle = _bind(pdfium_c.FPDFText_GetCharAngle, ctypes.c_float)
+_text_obj_font = _bind(pdfium_c.FPDFTextObj_GetFont, _VOIDP)
+_text_obj_render_mode = _bind(pdfium_c.FPDFTextObj_GetTextRenderMode, _INT)
+_font_base_name = _bind(pdfium_c.FPDFFont_GetBaseFontName, ctypes.c_size_t)
+_font_weight = _bind(pdfium_c.FPDFFont_GetWeight, _INT)
+_font_flags = _bind(pdfium_c.FPDFFont_GetFlags, _INT)
+_INVISIBLE = pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
+#: Code points PDFium generates (word gaps, line breaks); ``FPDFText_IsGenerated`` is asked only
+#: for these (``CPDF_TextPage`` creates generated characters with no other value).
+_GENERATED_CODES = frozenset((0x20, 0x0A, 0x0D))
 
 
 class _FontCache:
@@ -126,118 +153,136 @@ class _FontCache:
 
     def __init__(self) -> None:
         self._fonts: dict[int, tuple[str, bool, bool]] = {}
-        self._objects: dict[int, tuple[str, bool, bool, bool]] = {}
         self._buffer = ctypes.create_string_buffer(256)
 
-    def font(self, font) -> tuple[str, bool, bool]:
-        key = _handle(font)
+    def font(self, font: int | None) -> tuple[str, bool, bool]:
+        key = font or 0
         hit = self._fonts.get(key)
         if hit is None:
             name = ""
+            handle = _VOIDP(key)
             if key:
-                length = pdfium_c.FPDFFont_GetBaseFontName(font, self._buffer, 256)
+                length = _font_base_name(handle, self._buffer, 256)
                 name = self._buffer.raw[: max(0, min(length, 256) - 1)].decode("latin-1", "replace")
             lower = name.lower()
-            weight = pdfium_c.FPDFFont_GetWeight(font) if key else -1
-            flags = pdfium_c.FPDFFont_GetFlags(font) if key else 0
+            weight = _font_weight(handle) if key else -1
+            flags = _font_flags(handle) if key else 0
             bold = weight >= 600 or any(k in lower for k in _BOLD_NAMES) or bool(flags & _FORCE_BOLD)
             italic = bool(flags & _ITALIC_FLAG) or any(k in lower for k in _ITALIC_NAMES)
             hit = (name.split("+", 1)[-1], bold, italic)
             self._fonts[key] = hit
         return hit
 
-    def text_object(self, obj) -> tuple[str, bool, bool, bool]:
-        key = _handle(obj)
-        hit = self._objects.get(key)
-        if hit is None:
-            if key:
-                name, bold, italic = self.font(pdfium_c.FPDFTextObj_GetFont(obj))
-                invisible = pdfium_c.FPDFTextObj_GetTextRenderMode(obj) == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
-            else:
-                name, bold, italic, invisible = "", False, False, False
-            hit = (name, bold, italic, invisible)
-            self._objects[key] = hit
-        return hit
+    def text_object(self, obj: int | None) -> tuple[str, bool, bool, bool]:
+        """(font name, bold, italic, invisible) of a text object handle (``None``: no object)."""
+        if not obj:
+            return "", False, False, False
+        handle = _VOIDP(obj)
+        name, bold, italic = self.font(_text_obj_font(handle))
+        return name, bold, italic, _text_obj_render_mode(handle) == _INVISIBLE
 
 
-def _char_geometry(textpage, i: int, m: Affine, cm) -> tuple[float, int]:
-    """(font size in points, display angle) of char ``i``: constant within one text object."""
-    size = pdfium_c.FPDFText_GetFontSize(textpage, i)
-    if pdfium_c.FPDFText_GetMatrix(textpage, i, cm):  # the size is in text space: scale it
-        size *= math.sqrt(abs(cm.a * cm.d - cm.b * cm.c))
-    # PDFium's angle turns clockwise in PDF user space (a text matrix (0,1,-1,0) reads 270)
-    theta = -pdfium_c.FPDFText_GetCharAngle(textpage, i)
+def _angle(m: Affine, radians: float) -> int:
+    """Display reading direction (0/90/180/270, or -1) of text whose PDFium char angle is
+    ``radians`` (clockwise in PDF user space: a text matrix (0,1,-1,0) reads 270)."""
+    theta = -radians
     dx = m[0] * math.cos(theta) + m[2] * math.sin(theta)
     dy = m[1] * math.cos(theta) + m[3] * math.sin(theta)
     degrees = math.degrees(math.atan2(dy, dx)) % 360.0
     quadrant = int(round(degrees / 90.0)) % 4 * 90
-    angle = quadrant if abs((degrees - quadrant + 180.0) % 360.0 - 180.0) < 2.0 else -1
-    return size, angle
+    return quadrant if abs((degrees - quadrant + 180.0) % 360.0 - 180.0) < 2.0 else -1
+
+
+class _Geometry:
+    """(font size in points, display angle) of a character, from its text object's font size and
+    matrix. Both are constant within a text object; the angle depends on the matrix only
+    (``FPDFText_GetCharAngle`` is ``atan2f(c, a)`` of it), so results are shared by all objects
+    with the same size and matrix."""
+
+    def __init__(self, m: Affine) -> None:
+        self._m = m
+        self._matrix = pdfium_c.FS_MATRIX()
+        self._ref = ctypes.byref(self._matrix)
+        self._known: dict[tuple, tuple[float, int]] = {}
+
+    def __call__(self, textpage, i: int) -> tuple[float, int]:
+        size = _get_font_size(textpage, i)
+        cm = self._matrix
+        key = (size, cm.a, cm.b, cm.c, cm.d) if _get_matrix(textpage, i, self._ref) else (size,)
+        hit = self._known.get(key)
+        if hit is None:
+            if len(key) > 1:  # the size is in text space: scale it
+                size *= math.sqrt(abs(cm.a * cm.d - cm.b * cm.c))
+            hit = (size, _angle(self._m, _get_char_angle(textpage, i)))
+            self._known[key] = hit
+        return hit
 
 
 def _read_chars(pdf_page: pdfium.PdfPage, m: Affine) -> list[Char]:
     textpage = pdf_page.get_textpage()
-    get_unicode, is_generated = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_IsGenerated
-    get_box, get_object = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetTextObject
-    map_error = pdfium_c.FPDFText_HasUnicodeMapError
-    addressof = ctypes.addressof
-    a, b, c, d, e, f = m
-    axis_aligned = b == 0 and c == 0
     try:
         count = pdfium_c.FPDFText_CountChars(textpage)
-        fonts = _FontCache()
-        objects: dict[int, tuple] = {}  # font, size and angle are constant within a text object
-        rect = pdfium_c.FS_RECTF()
-        cm = pdfium_c.FS_MATRIX()
-        chars: list[Char] = []
-        low_next = -1  # index of a low surrogate already folded into the previous character
-        for i in range(count):
-            if i == low_next:
-                continue
-            code = get_unicode(textpage, i)
-            if 0xD800 <= code <= 0xDBFF and i + 1 < count:  # PDFium splits astral characters (math
-                low = get_unicode(textpage, i + 1)           # italic 𝑥, emoji) into UTF-16 surrogates
-                if 0xDC00 <= low <= 0xDFFF:
-                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                    low_next = i + 1
-            generated = bool(is_generated(textpage, i))
-            if generated and code in (10, 13):  # a line break PDFium inferred: keep one word gap
-                if chars and not chars[-1].text.isspace():
-                    last = chars[-1]
-                    chars.append(Char(" ", last.x1, last.y0, last.x1, last.y1, last.size, last.font, False, False,
-                                      last.upright, last.invisible, False, True, last.angle))
-                continue
-            try:
-                text = chr(code)
-            except ValueError:
-                text = "\ufffd"
-            if code == 2 or (code == 0xFFFE and pdfium_c.FPDFText_IsHyphen(textpage, i)):
-                text = "-"  # PDFium reports a line-end hyphenation hyphen as U+0002
-            if not get_box(textpage, i, rect):
-                continue
-            if axis_aligned:
-                xa, xb = a * rect.left + e, a * rect.right + e
-                ya, yb = d * rect.bottom + f, d * rect.top + f
-                x0, x1 = (xa, xb) if xa <= xb else (xb, xa)
-                y0, y1 = (ya, yb) if ya <= yb else (yb, ya)
-            else:
-                x0, y0, x1, y1 = _map_box(m, rect.left, rect.bottom, rect.right, rect.top)
-            obj = get_object(textpage, i)
-            key = addressof(obj.contents) if obj else 0
-            info = objects.get(key) if key else None
-            if info is None:
-                info = fonts.text_object(obj) + _char_geometry(textpage, i, m, cm)
-                if key:
-                    objects[key] = info
-            name, bold, italic, invisible, size, angle = info
-            chars.append(Char(
-                text=text, x0=x0, y0=y0, x1=x1, y1=y1, size=size if size > 0 else (y1 - y0),
-                font=name, bold=bold, italic=italic, upright=angle == 0, invisible=invisible,
-                map_error=bool(map_error(textpage, i)), generated=generated, angle=angle,
-            ))
-        return chars
+        return _chars(_VOIDP(ctypes.cast(textpage.raw, ctypes.c_void_p).value), count, m)
     finally:
         textpage.close()
+
+
+def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
+    """The characters of the text page ``tp`` (hot loop: 4-5 PDFium calls per character, font
+    and geometry looked up once per text object)."""
+    get_unicode, is_generated, get_box, get_object = _get_unicode, _is_generated, _get_loose_box, _get_text_object
+    map_error, generated_codes = _has_map_error, _GENERATED_CODES
+    a, b, c, d, e, f = m
+    axis_aligned = b == 0 and c == 0
+    fonts = _FontCache()
+    objects: dict[int, tuple] = {}  # font, size and angle are constant within a text object
+    geometry = _Geometry(m)
+    rect = pdfium_c.FS_RECTF()
+    rect_ref = ctypes.byref(rect)
+    chars: list[Char] = []
+    append = chars.append
+    low_next = -1  # index of a low surrogate already folded into the previous character
+    for i in range(count):
+        if i == low_next:
+            continue
+        code = get_unicode(tp, i)
+        if 0xD800 <= code <= 0xDBFF and i + 1 < count:  # PDFium splits astral characters (math
+            low = get_unicode(tp, i + 1)                 # italic 𝑥, emoji) into UTF-16 surrogates
+            if 0xDC00 <= low <= 0xDFFF:
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                low_next = i + 1
+        generated = code in generated_codes and bool(is_generated(tp, i))
+        if generated and code != 0x20:  # a line break PDFium inferred: keep one word gap
+            if chars and not chars[-1].text.isspace():
+                last = chars[-1]
+                append(Char(" ", last.x1, last.y0, last.x1, last.y1, last.size, last.font, False, False,
+                            last.upright, last.invisible, False, True, last.angle))
+            continue
+        try:
+            text = chr(code)
+        except ValueError:
+            text = "\ufffd"
+        if code == 2 or (code == 0xFFFE and _is_hyphen(tp, i)):
+            text = "-"  # PDFium reports a line-end hyphenation hyphen as U+0002
+        if not get_box(tp, i, rect_ref):
+            continue
+        if axis_aligned:
+            xa, xb = a * rect.left + e, a * rect.right + e
+            ya, yb = d * rect.bottom + f, d * rect.top + f
+            x0, x1 = (xa, xb) if xa <= xb else (xb, xa)
+            y0, y1 = (ya, yb) if ya <= yb else (yb, ya)
+        else:
+            x0, y0, x1, y1 = _map_box(m, rect.left, rect.bottom, rect.right, rect.top)
+        obj = get_object(tp, i)
+        info = objects.get(obj) if obj else None
+        if info is None:
+            info = fonts.text_object(obj) + geometry(tp, i)
+            if obj:
+                objects[obj] = info
+        name, bold, italic, invisible, size, angle = info
+        append(Char(text, x0, y0, x1, y1, size if size > 0 else (y1 - y0), name, bold, italic, angle == 0,
+                    invisible, bool(map_error(tp, i)), generated, angle))
+    return chars
 
 
 def _read_objects(pdf_page: pdfium.PdfPage, m: Affine, content: PageContent) -> None:

@@ -79,17 +79,28 @@ def _bad(ch: str) -> bool:
 
 def coverage(rects: list[Rect] | list[tuple[float, float, float, float]], width: float, height: float,
              cells: int = 128) -> float:
-    """Share of the page (0..1) covered by the union of ``rects``, on a ``cells`` x ``cells`` grid."""
+    """Share of the page (0..1) covered by the union of ``rects``, on a ``cells`` x ``cells`` grid
+    (a cell counts when any box touches it; boxes are clipped to the page)."""
     if not rects or width <= 0 or height <= 0:
         return 0.0
-    grid = np.zeros((cells, cells), dtype=bool)
-    for r in rects:
-        x0, y0, x1, y1 = (r.x0, r.y0, r.x1, r.y1) if isinstance(r, Rect) else r
-        i0, i1 = int(max(0, y0) / height * cells), int(np.ceil(min(height, y1) / height * cells))
-        j0, j1 = int(max(0, x0) / width * cells), int(np.ceil(min(width, x1) / width * cells))
-        if i1 > i0 and j1 > j0:
-            grid[i0:i1, j0:j1] = True
-    return float(grid.mean())
+    boxes = np.array([(r.x0, r.y0, r.x1, r.y1) if isinstance(r, Rect) else r for r in rects], dtype=np.float64)
+    x0, y0, x1, y1 = boxes.T
+    i0 = (np.maximum(y0, 0.0) / height * cells).astype(np.int64)
+    i1 = np.ceil(np.minimum(y1, height) / height * cells).astype(np.int64)
+    j0 = (np.maximum(x0, 0.0) / width * cells).astype(np.int64)
+    j1 = np.ceil(np.minimum(x1, width) / width * cells).astype(np.int64)
+    keep = (i1 > i0) & (j1 > j0)
+    if not keep.any():
+        return 0.0
+    i0, i1, j0, j1 = i0[keep], i1[keep], j0[keep], j1[keep]
+    # paint all boxes at once: +1/-1 at the corners of each box, then a 2-D prefix sum
+    marks = np.zeros((cells + 1, cells + 1), dtype=np.int64)
+    np.add.at(marks, (i0, j0), 1)
+    np.add.at(marks, (i0, j1), -1)
+    np.add.at(marks, (i1, j0), -1)
+    np.add.at(marks, (i1, j1), 1)
+    covered = marks.cumsum(axis=0).cumsum(axis=1)[:cells, :cells] > 0
+    return float(covered.mean())
 
 
 def measure_quality(content: PageContent) -> TextQuality:
