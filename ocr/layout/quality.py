@@ -105,18 +105,37 @@ def coverage(rects: list[Rect] | list[tuple[float, float, float, float]], width:
 
 def measure_quality(content: PageContent) -> TextQuality:
     """Measure the text layer of one page (see the module docstring for what is counted)."""
-    chars = [c for c in content.chars if not c.text.isspace()]
-    visible = [c for c in chars if not c.invisible]
-    text = "".join(c.text if not c.generated else " " for c in content.chars if not c.invisible)
+    parts: list[str] = []  # text of the visible layer, PDFium's generated chars as spaces
+    boxes: list[tuple[float, float, float, float]] = []
+    invisible = bad = map_errors = 0
+    bad_text: dict[str, bool] = {}  # a page has few distinct characters: classify each once
+    for c in content.chars:
+        text = c.text
+        if c.invisible:
+            invisible += not text.isspace()
+            continue
+        parts.append(" " if c.generated else text)
+        if text.isspace():
+            continue
+        boxes.append((c.x0, c.y0, c.x1, c.y1))
+        if c.map_error:
+            map_errors += 1
+            bad += 1
+        else:
+            known = bad_text.get(text)
+            if known is None:
+                known = bad_text[text] = _bad(text)
+            bad += known
+    text = "".join(parts)
     tokens = text.split()
-    implausible = sum(1 for t in tokens if _implausible(t))
-    boxes = [(c.x0, c.y0, c.x1, c.y1) for c in visible]
+    # a token of letters and digits only is never implausible (no odd category is alphanumeric)
+    implausible = sum(1 for t in tokens if not t.isalnum() and _implausible(t))
     return TextQuality(
-        chars=len(chars),
-        visible_chars=len(visible),
-        invisible_chars=len(chars) - len(visible),
-        bad_chars=sum(1 for c in visible if _bad(c.text) or c.map_error),
-        map_errors=sum(1 for c in visible if c.map_error),
+        chars=len(boxes) + invisible,
+        visible_chars=len(boxes),
+        invisible_chars=invisible,
+        bad_chars=bad,
+        map_errors=map_errors,
         glyph_name_tokens=len(_GLYPH_NAMES.findall(text)),
         mojibake=len(_MOJIBAKE.findall(text)),
         implausible_tokens=implausible,
