@@ -83,8 +83,16 @@ def coverage(rects: list[Rect] | list[tuple[float, float, float, float]], width:
     (a cell counts when any box touches it; boxes are clipped to the page)."""
     if not rects or width <= 0 or height <= 0:
         return 0.0
-    boxes = np.array([(r.x0, r.y0, r.x1, r.y1) if isinstance(r, Rect) else r for r in rects], dtype=np.float64)
-    x0, y0, x1, y1 = boxes.T
+    boxes = [(r.x0, r.y0, r.x1, r.y1) if isinstance(r, Rect) else r for r in rects]
+    x0, y0, x1, y1 = (np.array(v, dtype=np.float64) for v in zip(*boxes))
+    return _grid_coverage(x0, y0, x1, y1, width, height, cells)
+
+
+def _grid_coverage(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, width: float, height: float,
+                   cells: int = 128) -> float:
+    """:func:`coverage` of boxes given as coordinate arrays (display points)."""
+    if not len(x0) or width <= 0 or height <= 0:
+        return 0.0
     i0 = (np.maximum(y0, 0.0) / height * cells).astype(np.int64)
     i1 = np.ceil(np.minimum(y1, height) / height * cells).astype(np.int64)
     j0 = (np.maximum(x0, 0.0) / width * cells).astype(np.int64)
@@ -106,7 +114,7 @@ def coverage(rects: list[Rect] | list[tuple[float, float, float, float]], width:
 def measure_quality(content: PageContent) -> TextQuality:
     """Measure the text layer of one page (see the module docstring for what is counted)."""
     parts: list[str] = []  # text of the visible layer, PDFium's generated chars as spaces
-    boxes: list[tuple[float, float, float, float]] = []
+    visible: list = []  # visible, non-space characters
     invisible = bad = map_errors = 0
     bad_text: dict[str, bool] = {}  # a page has few distinct characters: classify each once
     for c in content.chars:
@@ -117,7 +125,7 @@ def measure_quality(content: PageContent) -> TextQuality:
         parts.append(" " if c.generated else text)
         if text.isspace():
             continue
-        boxes.append((c.x0, c.y0, c.x1, c.y1))
+        visible.append(c)
         if c.map_error:
             map_errors += 1
             bad += 1
@@ -131,8 +139,8 @@ def measure_quality(content: PageContent) -> TextQuality:
     # a token of letters and digits only is never implausible (no odd category is alphanumeric)
     implausible = sum(1 for t in tokens if not t.isalnum() and _implausible(t))
     return TextQuality(
-        chars=len(boxes) + invisible,
-        visible_chars=len(boxes),
+        chars=len(visible) + invisible,
+        visible_chars=len(visible),
         invisible_chars=invisible,
         bad_chars=bad,
         map_errors=map_errors,
@@ -140,7 +148,9 @@ def measure_quality(content: PageContent) -> TextQuality:
         mojibake=len(_MOJIBAKE.findall(text)),
         implausible_tokens=implausible,
         tokens=len(tokens),
-        text_coverage=coverage(boxes, content.width, content.height),
+        text_coverage=_grid_coverage(np.array([c.x0 for c in visible]), np.array([c.y0 for c in visible]),
+                                     np.array([c.x1 for c in visible]), np.array([c.y1 for c in visible]),
+                                     content.width, content.height),
         image_coverage=coverage(content.images, content.width, content.height),
         has_paths=bool(content.paths),
     )
