@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from ocr.layout.pdfpage import Char
 
@@ -59,8 +60,8 @@ def _direction(text: str) -> int:
     return known
 
 
-def _median(values: list[float]) -> float:
-    """``statistics.median`` of a non-empty list (the same arithmetic, without its overhead)."""
+def _median(values: list[float] | tuple[float, ...]) -> float:
+    """``statistics.median`` of a non-empty sequence (the same arithmetic, without its overhead)."""
     data = sorted(values)
     n = len(data)
     if n % 2:
@@ -73,27 +74,35 @@ class _Columns:
 
     def __init__(self, chars: list[Char]):
         self.chars = chars
-        self.text = [c.text for c in chars]
+        self.text = text = [c.text for c in chars]
         self.x0 = [c.x0 for c in chars]
         self.y0 = [c.y0 for c in chars]
         self.x1 = [c.x1 for c in chars]
         self.y1 = [c.y1 for c in chars]
         self.size = [c.size for c in chars]
+        # bidi direction per char, only on pages that have right-to-left letters at all
+        self.any_rtl = min(map(_direction, set(text)), default=0) < 0
+        self.direction = list(map(_DIRECTION.__getitem__, text)) if self.any_rtl else []
         # 1 = preceded (in content order) by a space PDFium generated, 2 = by a real space character
         self.spaced = [0] * len(chars)
-        blank = [t.isspace() for t in self.text]
-        self.blank = blank
+        self.blank = blank = [t.isspace() for t in text]
         for i in [i for i, b in enumerate(blank[:-1]) if b and not blank[i + 1]]:
             self.spaced[i + 1] = 1 if chars[i].generated else 2
+
+
+def _values(pick: itemgetter, column: list) -> tuple:
+    """``pick(column)`` as a tuple (itemgetter of one index returns the bare value)."""
+    got = pick(column)
+    return got if isinstance(got, tuple) else (got,)
 
 
 def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
     """A line from the non-space characters ``run`` (indices, in reading order)."""
     text_of, size_of, spaced, x0, x1 = cols.text, cols.size, cols.spaced, cols.x0, cols.x1
-    parts: list[str] = []
-    prev = -1
-    for i in run:
-        if prev >= 0 and parts[-1] != " ":
+    parts: list[str] = [text_of[run[0]]]
+    prev = run[0]
+    for i in run[1:]:
+        if parts[-1] != " ":
             gap = (x0[prev] - x1[i]) if rtl else (x0[i] - x1[prev])
             a, b = size_of[i], size_of[prev]
             em = a if a >= b else b
@@ -104,14 +113,14 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
     text = "".join(parts).strip()
     if not text:
         return None
-    chars = [cols.chars[i] for i in run]
+    pick = itemgetter(*run)
+    chars = list(_values(pick, cols.chars))
     letters = [c for c in chars if c.text.isalnum()] or chars
-    y0, y1 = cols.y0, cols.y1
     return Line(
-        x0=min([x0[i] for i in run]), y0=min([y0[i] for i in run]),
-        x1=max([x1[i] for i in run]), y1=max([y1[i] for i in run]),
+        x0=min(_values(pick, x0)), y0=min(_values(pick, cols.y0)),
+        x1=max(_values(pick, x1)), y1=max(_values(pick, cols.y1)),
         text=text,
-        size=_median([size_of[i] for i in run]),
+        size=_median(_values(pick, size_of)),
         bold=sum([c.bold for c in letters]) >= 0.8 * len(letters),
         italic=sum([c.italic for c in letters]) >= 0.8 * len(letters),
         fonts=tuple(dict.fromkeys([c.font for c in chars])),
@@ -122,7 +131,7 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
 def _rows(upright: list[int], cols: _Columns) -> list[list[int]]:
     """Group characters (indices) whose vertical centres fall within each other's band."""
     y0_of, y1_of, size_of = cols.y0, cols.y1, cols.size
-    mids = {i: (y0_of[i] + y1_of[i]) / 2 for i in upright}
+    mids = [(a + b) / 2 for a, b in zip(y0_of, y1_of)]
     rows: list[list[int]] = []
     members: list[int] = []
     top = bottom = lead = 0.0
@@ -178,11 +187,11 @@ def build_lines(chars: list[Char]) -> list[Line]:
     cols = _Columns(chars)
     blank = cols.blank
     upright = [i for i, c in enumerate(chars) if c.upright and not c.invisible and not blank[i]]
-    text_of = cols.text
+    direction = cols.direction
     lines: list[Line] = []
     for row in _rows(upright, cols):
         for run in _split_row(row, cols):
-            rtl = sum([_direction(text_of[i]) for i in run]) < 0
+            rtl = cols.any_rtl and sum([direction[i] for i in run]) < 0
             if rtl:
                 run = sorted(run)
             line = _make_line(run, rtl, cols)

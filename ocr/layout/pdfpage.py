@@ -182,7 +182,7 @@ def _angle(m: Affine, radians: float) -> int:
 
 
 class _ObjectInfo:
-    """(font name, bold, italic, invisible, size in points, display angle) of the text object of
+    """(font name, bold, italic, invisible, size in points, display angle, upright) of the text object of
     char ``i``, read at the first char seen of each object (all are constant within an object).
     Fonts are read once per font handle; size and angle once per (font size, matrix), since the
     angle is a function of the matrix (``FPDFText_GetCharAngle`` is ``atan2f(c, a)`` of it)."""
@@ -213,7 +213,8 @@ class _ObjectInfo:
         if geometry is None:
             if len(key) > 1:  # the size is in text space: scale it
                 size *= math.sqrt(abs(cm.a * cm.d - cm.b * cm.c))
-            geometry = self._geometry[key] = (size, _angle(self._m, _get_char_angle(tp, i)))
+            angle = _angle(self._m, _get_char_angle(tp, i))
+            geometry = self._geometry[key] = (size, angle, angle == 0)
         info += geometry
         if obj:
             self.objects[obj] = info
@@ -280,7 +281,7 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
         return []
     codes = _codes(tp, count)
     objects = list(map(_get_text_object, repeat(tp, count), range(count)))
-    errors = list(map(_has_map_error, repeat(tp, count), range(count)))
+    errors = list(map(bool, map(_has_map_error, repeat(tp, count), range(count))))
     found, xs0, ys0, xs1, ys1 = _boxes(tp, count, m)
     object_info = _ObjectInfo(tp, m)
     infos = object_info.objects
@@ -317,47 +318,78 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
         info = infos.get(obj)
         if info is None:
             info = object_info(obj, i)
-        name, bold, italic, invisible, size, angle = info
-        append(Char(text, x0, y0, x1, y1, size if size > 0 else (y1 - y0), name, bold, italic, angle == 0,
-                    invisible, bool(error), generated, angle))
+        name, bold, italic, invisible, size, angle, upright = info
+        append(Char(text, x0, y0, x1, y1, size if size > 0 else (y1 - y0), name, bold, italic, upright,
+                    invisible, error, generated, angle))
     return chars
 
 
-_page_object = ctypes.CFUNCTYPE(_VOIDP, _VOIDP, _INT)(ctypes.cast(pdfium_c.FPDFPage_GetObject, _VOIDP).value)
+_page_object = _bind(pdfium_c.FPDFPage_GetObject, _VOIDP)
 _form_object = ctypes.CFUNCTYPE(_VOIDP, _VOIDP, _ULONG)(ctypes.cast(pdfium_c.FPDFFormObj_GetObject, _VOIDP).value)
 _object_type = ctypes.CFUNCTYPE(_INT, _VOIDP)(ctypes.cast(pdfium_c.FPDFPageObj_GetType, _VOIDP).value)
-_WANTED = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM)
+_object_bounds = ctypes.CFUNCTYPE(_INT, _VOIDP, _VOIDP, _VOIDP, _VOIDP, _VOIDP)(
+    ctypes.cast(pdfium_c.FPDFPageObj_GetBounds, _VOIDP).value)
+_path_segments = ctypes.CFUNCTYPE(_INT, _VOIDP)(ctypes.cast(pdfium_c.FPDFPath_CountSegments, _VOIDP).value)
+_PATH, _IMAGE, _FORM = pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM
+
+
+def _rects(objects: list[int], kinds: list[int], m: Affine) -> list[Rect]:
+    """Display-space bounds of path and image objects (all bounds read into one array and
+    mapped by numpy with the float operations of :func:`_map_box`); objects without bounds
+    are left out."""
+    n = len(objects)
+    buffer = (ctypes.c_float * (4 * n))()
+    base = ctypes.addressof(buffer)
+    found = list(map(_object_bounds, objects, range(base, base + 16 * n, 16), range(base + 4, base + 16 * n, 16),
+                     range(base + 8, base + 16 * n, 16), range(base + 12, base + 16 * n, 16)))
+    values = np.frombuffer(buffer, dtype=np.float32).reshape(n, 4).astype(np.float64)
+    left, bottom, right, top = values[:, 0], values[:, 1], values[:, 2], values[:, 3]
+    a, b, c, d, e, f = m
+    corners = [(left, bottom), (right, bottom), (left, top), (right, top)]
+    xs = [a * x + c * y + e for x, y in corners]
+    ys = [b * x + d * y + f for x, y in corners]
+    x0, y0, x1, y1 = xs[0], ys[0], xs[0], ys[0]
+    for px, py in zip(xs[1:], ys[1:]):  # Python's min/max: keep the first unless strictly beyond
+        x0, y0 = np.where(px < x0, px, x0), np.where(py < y0, py, y0)
+        x1, y1 = np.where(px > x1, px, x1), np.where(py > y1, py, y1)
+    out = []
+    for obj, kind, ok, rx0, ry0, rx1, ry1 in zip(objects, kinds, found, x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist()):
+        if ok:
+            out.append(Rect(rx0, ry0, rx1, ry1, "image") if kind == _IMAGE else
+                       Rect(rx0, ry0, rx1, ry1, "path", _path_segments(obj)))
+    return out
 
 
 def _read_objects(pdf_page: pdfium.PdfPage, m: Affine, content: PageContent) -> None:
-    """Bounds of the path and image objects of the page, descending into form XObjects (8 deep).
-    Objects are fetched and typed by ``map`` (most objects are text, skipped here)."""
-    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    """Bounds of the path and image objects of the page, descending into form XObjects (8 deep),
+    in content order. Objects are fetched and typed by ``map`` (most objects are text, skipped)."""
     matrix = pdfium_c.FS_MATRIX()
+    found: list[Rect] = []
 
     def walk(objects: list[int], transform: Affine, depth: int) -> None:
+        pending: list[int] = []  # path and image objects since the last form
+        kinds: list[int] = []
         for obj, kind in zip(objects, map(_object_type, objects)):
-            if kind not in _WANTED:
-                continue
-            handle = ctypes.cast(obj, pdfium_c.FPDF_PAGEOBJECT)
-            if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
+            if kind == _PATH or kind == _IMAGE:
+                pending.append(obj)
+                kinds.append(kind)
+            elif kind == _FORM:
+                handle = ctypes.cast(obj, pdfium_c.FPDF_PAGEOBJECT)
                 if depth < 8 and pdfium_c.FPDFPageObj_GetMatrix(handle, matrix):
+                    if pending:
+                        found.extend(_rects(pending, kinds, transform))
+                        pending, kinds = [], []
                     inner = _compose((matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f), transform)
                     count = max(0, pdfium_c.FPDFFormObj_CountObjects(handle))
                     walk(list(map(_form_object, repeat(obj, count), range(count))), inner, depth + 1)
-                continue
-            if not pdfium_c.FPDFPageObj_GetBounds(handle, left, bottom, right, top):
-                continue
-            x0, y0, x1, y1 = _map_box(transform, left.value, bottom.value, right.value, top.value)
-            if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-                content.images.append(Rect(x0, y0, x1, y1, "image"))
-            else:
-                segments = pdfium_c.FPDFPath_CountSegments(handle)
-                content.paths.append(Rect(x0, y0, x1, y1, "path", segments))
+        if pending:
+            found.extend(_rects(pending, kinds, transform))
 
-    page = ctypes.cast(pdf_page.raw, _VOIDP).value
+    page = _VOIDP(ctypes.cast(pdf_page.raw, _VOIDP).value)
     count = max(0, pdfium_c.FPDFPage_CountObjects(pdf_page))
     walk(list(map(_page_object, repeat(page, count), range(count))), m, 0)
+    content.images.extend(r for r in found if r.kind == "image")
+    content.paths.extend(r for r in found if r.kind == "path")
 
 
 def read_page(pdf_page: pdfium.PdfPage, graphics: bool = True) -> PageContent:
