@@ -5,6 +5,10 @@ horizontal gap exceeds :data:`SPLIT_EM` times the font size (column gutters, tab
 stops), and words are separated wherever PDFium put a space or the gap exceeds
 :data:`WORD_EM` em. Right-to-left rows (Arabic, Hebrew) keep PDFium's content order, which is the
 logical order in the PDFs we see; left-to-right rows are ordered by x.
+
+The builder works on parallel lists of character attributes indexed by position (a page has
+thousands of characters and is grouped several times); its hot loops compare floats inline
+instead of calling ``min``/``max``, with the same results.
 """
 
 from __future__ import annotations
@@ -105,8 +109,8 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
         if parts[-1] != " ":
             gap = (x0[prev] - x1[i]) if rtl else (x0[i] - x1[prev])
             a, b = size_of[i], size_of[prev]
-            em = a if a >= b else b
-            if spaced[i] or gap > WORD_EM * (em if em >= 1.0 else 1.0):
+            em = a if a >= b else b  # noqa: FURB136 (max() costs more; same value)
+            if spaced[i] or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
                 parts.append(" ")
         parts.append(text_of[i])
         prev = i
@@ -142,9 +146,9 @@ def _rows(upright: list[int], cols: _Columns) -> list[list[int]]:
             members.append(i)
             # keep the band of the row's main text (superscripts must not stretch it much)
             if size_of[i] >= lead:
-                if y0 < top:
+                if y0 < top:  # noqa: PLR1730
                     top = y0
-                if y1 > bottom:
+                if y1 > bottom:  # noqa: PLR1730
                     bottom = y1
             continue
         members = [i]
@@ -162,15 +166,15 @@ def _split_row(row: list[int], cols: _Columns) -> list[list[int]]:
     for i in sorted(sorted(row), key=x0_of.__getitem__):  # by x, then content order
         if run:
             a, b = size_of[i], size_of[run[-1]]
-            em = a if a >= b else b
-            if em < 1.0:
+            em = a if a >= b else b  # noqa: FURB136
+            if em < 1.0:  # noqa: PLR1730
                 em = 1.0
             gap = x0_of[i] - right
             if gap > SPLIT_EM * em and not (spaced[i] == 2 and gap < 3 * em):
                 run = []
                 runs.append(run)
             x1 = x1_of[i]
-            if x1 > right:
+            if x1 > right:  # noqa: PLR1730
                 right = x1
         else:
             run = []

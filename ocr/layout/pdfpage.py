@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 import numpy as np
-
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
@@ -111,13 +110,20 @@ def _compose(m: Affine, n: Affine) -> Affine:
     return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
 
 
-def _map_box(m: Affine, left: float, bottom: float, right: float, top: float) -> tuple[float, float, float, float]:
+def _map_boxes(m: Affine, left: np.ndarray, bottom: np.ndarray, right: np.ndarray,
+               top: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Display-space bounds (x0, y0, x1, y1) of user-space boxes: the four corners of each box
+    through ``m``, then the smallest and largest coordinates (kept in corner order on ties, as
+    Python's ``min``/``max`` would)."""
     a, b, c, d, e, f = m
-    xs, ys = [], []
-    for x, y in ((left, bottom), (right, bottom), (left, top), (right, top)):
-        xs.append(a * x + c * y + e)
-        ys.append(b * x + d * y + f)
-    return min(xs), min(ys), max(xs), max(ys)
+    corners = [(left, bottom), (right, bottom), (left, top), (right, top)]
+    xs = [a * x + c * y + e for x, y in corners]
+    ys = [b * x + d * y + f for x, y in corners]
+    x0, y0, x1, y1 = xs[0], ys[0], xs[0], ys[0]
+    for px, py in zip(xs[1:], ys[1:]):
+        x0, y0 = np.where(px < x0, px, x0), np.where(py < y0, py, y0)
+        x1, y1 = np.where(px > x1, px, x1), np.where(py > y1, py, y1)
+    return x0, y0, x1, y1
 
 
 def _bind(fn, restype):
@@ -262,14 +268,8 @@ def _boxes(tp: ctypes.c_void_p, count: int, m: Affine) -> tuple[list[bool], list
         ya, yb = d * bottom + f, d * top + f
         x0, x1 = np.where(xa <= xb, xa, xb), np.where(xa <= xb, xb, xa)
         y0, y1 = np.where(ya <= yb, ya, yb), np.where(ya <= yb, yb, ya)
-    else:  # the four corners, as in _map_box (min/max keep Python's comparison order)
-        corners = [(left, bottom), (right, bottom), (left, top), (right, top)]
-        xs = [a * x + c * y + e for x, y in corners]
-        ys = [b * x + d * y + f for x, y in corners]
-        x0, y0, x1, y1 = xs[0], ys[0], xs[0], ys[0]
-        for px, py in zip(xs[1:], ys[1:]):
-            x0, y0 = np.where(px < x0, px, x0), np.where(py < y0, py, y0)
-            x1, y1 = np.where(px > x1, px, x1), np.where(py > y1, py, y1)
+    else:
+        x0, y0, x1, y1 = _map_boxes(m, left, bottom, right, top)
     return found, x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist()
 
 
@@ -335,23 +335,14 @@ _PATH, _IMAGE, _FORM = pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, 
 
 def _rects(objects: list[int], kinds: list[int], m: Affine) -> list[Rect]:
     """Display-space bounds of path and image objects (all bounds read into one array and
-    mapped by numpy with the float operations of :func:`_map_box`); objects without bounds
-    are left out."""
+    mapped by :func:`_map_boxes`); objects without bounds are left out."""
     n = len(objects)
     buffer = (ctypes.c_float * (4 * n))()
     base = ctypes.addressof(buffer)
     found = list(map(_object_bounds, objects, range(base, base + 16 * n, 16), range(base + 4, base + 16 * n, 16),
                      range(base + 8, base + 16 * n, 16), range(base + 12, base + 16 * n, 16)))
     values = np.frombuffer(buffer, dtype=np.float32).reshape(n, 4).astype(np.float64)
-    left, bottom, right, top = values[:, 0], values[:, 1], values[:, 2], values[:, 3]
-    a, b, c, d, e, f = m
-    corners = [(left, bottom), (right, bottom), (left, top), (right, top)]
-    xs = [a * x + c * y + e for x, y in corners]
-    ys = [b * x + d * y + f for x, y in corners]
-    x0, y0, x1, y1 = xs[0], ys[0], xs[0], ys[0]
-    for px, py in zip(xs[1:], ys[1:]):  # Python's min/max: keep the first unless strictly beyond
-        x0, y0 = np.where(px < x0, px, x0), np.where(py < y0, py, y0)
-        x1, y1 = np.where(px > x1, px, x1), np.where(py > y1, py, y1)
+    x0, y0, x1, y1 = _map_boxes(m, values[:, 0], values[:, 1], values[:, 2], values[:, 3])
     out = []
     for obj, kind, ok, rx0, ry0, rx1, ry1 in zip(objects, kinds, found, x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist()):
         if ok:

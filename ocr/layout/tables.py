@@ -27,8 +27,14 @@ import statistics
 from dataclasses import dataclass
 
 import numpy as np
-from pdfplumber.table import (Table, TableFinder, TableSettings, cells_to_tables, edges_to_intersections,
-                              intersections_to_cells)
+from pdfplumber.table import (
+    Table,
+    TableFinder,
+    TableSettings,
+    cells_to_tables,
+    edges_to_intersections,
+    intersections_to_cells,
+)
 
 from ocr.layout.lines import Line, build_lines
 from ocr.layout.pdfpage import Char, PageContent
@@ -109,7 +115,8 @@ def _cells(intersections: dict) -> list[tuple[float, float, float, float]]:
 class _TableFinder(TableFinder):
     """pdfplumber's ``TableFinder`` (same steps and settings) with :func:`_cells` for the cells."""
 
-    def __init__(self, page: _EdgePage, settings: dict):  # noqa: super().__init__ would do it all again
+    def __init__(self, page: _EdgePage, settings: dict):
+        # not super().__init__(): it would run the whole search once more
         self.page = page
         self.settings = TableSettings.resolve(settings)
         self.edges = self.get_edges()
