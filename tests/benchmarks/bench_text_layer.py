@@ -16,10 +16,11 @@ run's own PDFium baseline.
 Run: ``PYTHONPATH=. python tests/benchmarks/bench_text_layer.py [--max-pages 80] [--plumber 20]
 [--ref REV --rounds 2]`` (needs ``../shared/corpus``; FOLIOFLOW_CORPUS overrides).
 
-Measured (2-core machine shared with other jobs, FinanceBench AMAZON_2017/3M_2022/BOEING_2018
-10-Ks, first 80 pages each, ``--ref 7a39e86 --rounds 2``): engine before this optimisation
-17.9x slower than ``get_text_range()`` in CPU time (18.5 pages/s CPU), after 8.3x (39.5 pages/s
-CPU): 2.2x faster, with identical output on 1,041 corpus pages.
+Measured (2-core machine shared with other jobs, so wall-clock figures swing run to run; the
+FinanceBench AMAZON_2017/3M_2022/BOEING_2018 10-Ks, first 80 pages each, ``--ref 7a39e86
+--rounds 2``): the engine before the text-layer speed-up (7a39e86) ran 20.2 pages/s of CPU time,
+17.8x slower than ``get_text_range()``; after it, 42.8 pages/s, 7.9x: 2.1x faster in CPU time
+(2.25x against each run's own PDFium baseline), with identical output on 1,041 corpus pages.
 """
 
 from __future__ import annotations
