@@ -288,7 +288,8 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
     chars: list[Char] = []
     append = chars.append
     low_next = -1  # index of a low surrogate already folded into the previous character
-    for i, code, obj, error, ok, x0, y0, x1, y1 in zip(range(count), codes, objects, errors, found, xs0, ys0, xs1, ys1):
+    columns = zip(range(count), codes, objects, errors, found, xs0, ys0, xs1, ys1)
+    for i, code, obj, error, ok, x0, y0, x1, y1 in columns:
         if 0x20 < code < 0xD800:  # not a control, space, hyphen marker or surrogate
             text = chr(code)
             generated = False
@@ -325,7 +326,8 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
 
 
 _page_object = _bind(pdfium_c.FPDFPage_GetObject, _VOIDP)
-_form_object = ctypes.CFUNCTYPE(_VOIDP, _VOIDP, _ULONG)(ctypes.cast(pdfium_c.FPDFFormObj_GetObject, _VOIDP).value)
+_form_object = ctypes.CFUNCTYPE(_VOIDP, _VOIDP, _ULONG)(
+    ctypes.cast(pdfium_c.FPDFFormObj_GetObject, _VOIDP).value)
 _object_type = ctypes.CFUNCTYPE(_INT, _VOIDP)(ctypes.cast(pdfium_c.FPDFPageObj_GetType, _VOIDP).value)
 _object_bounds = ctypes.CFUNCTYPE(_INT, _VOIDP, _VOIDP, _VOIDP, _VOIDP, _VOIDP)(
     ctypes.cast(pdfium_c.FPDFPageObj_GetBounds, _VOIDP).value)
@@ -339,12 +341,14 @@ def _rects(objects: list[int], kinds: list[int], m: Affine) -> list[Rect]:
     n = len(objects)
     buffer = (ctypes.c_float * (4 * n))()
     base = ctypes.addressof(buffer)
-    found = list(map(_object_bounds, objects, range(base, base + 16 * n, 16), range(base + 4, base + 16 * n, 16),
-                     range(base + 8, base + 16 * n, 16), range(base + 12, base + 16 * n, 16)))
+    end = base + 16 * n
+    found = list(map(_object_bounds, objects, range(base, end, 16), range(base + 4, end, 16),
+                     range(base + 8, end, 16), range(base + 12, end, 16)))
     values = np.frombuffer(buffer, dtype=np.float32).reshape(n, 4).astype(np.float64)
     x0, y0, x1, y1 = _map_boxes(m, values[:, 0], values[:, 1], values[:, 2], values[:, 3])
     out = []
-    for obj, kind, ok, rx0, ry0, rx1, ry1 in zip(objects, kinds, found, x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist()):
+    boxes = zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist())
+    for obj, kind, ok, (rx0, ry0, rx1, ry1) in zip(objects, kinds, found, boxes):
         if ok:
             out.append(Rect(rx0, ry0, rx1, ry1, "image") if kind == _IMAGE else
                        Rect(rx0, ry0, rx1, ry1, "path", _path_segments(obj)))

@@ -88,8 +88,8 @@ def coverage(rects: list[Rect] | list[tuple[float, float, float, float]], width:
     return _grid_coverage(x0, y0, x1, y1, width, height, cells)
 
 
-def _grid_coverage(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, width: float, height: float,
-                   cells: int = 128) -> float:
+def _grid_coverage(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, width: float,
+                   height: float, cells: int = 128) -> float:
     """:func:`coverage` of boxes given as coordinate arrays (display points)."""
     if not len(x0) or width <= 0 or height <= 0:
         return 0.0

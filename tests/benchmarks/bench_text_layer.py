@@ -126,8 +126,9 @@ def report(results: dict[str, dict], label: str = "") -> dict:
                 total[k] += r[k]
             total["counts"].update(r["counts"])
         n = r["pages"]
-        print(f"{name:28} {n:5d} {n / r['base_wall']:11.1f} {n / r['ff_wall']:14.1f} {r['ff_wall'] / r['base_wall']:6.1f}x "
-              f"{n / r['ff_cpu']:8.1f} {r['ff_cpu'] / r['base_cpu']:8.1f}x  "
+        print(f"{name:28} {n:5d} {n / r['base_wall']:11.1f} {n / r['ff_wall']:14.1f} "
+              f"{r['ff_wall'] / r['base_wall']:6.1f}x {n / r['ff_cpu']:8.1f} "
+              f"{r['ff_cpu'] / r['base_cpu']:8.1f}x  "
               f"{r['counts'].get('tables', 0)} on {r['counts'].get('pages with tables', 0)} pages")
     return total
 
@@ -135,7 +136,8 @@ def report(results: dict[str, dict], label: str = "") -> dict:
 def side_by_side(folder: Path, max_pages: int, ref: str, rounds: int) -> None:
     """Time the engine of git revision ``ref`` and of the working tree, alternating subprocesses."""
     with tempfile.TemporaryDirectory(prefix="folioflow-ref-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True).stdout
+        git = ["git", "-C", str(ROOT), "archive", ref]
+        archive = subprocess.run(git, capture_output=True, check=True).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
         trees = {ref: Path(tmp), "working tree": ROOT}
@@ -144,9 +146,11 @@ def side_by_side(folder: Path, max_pages: int, ref: str, rounds: int) -> None:
             for label, tree in trees.items():
                 env = {**os.environ, "PYTHONPATH": str(tree)}
                 cmd = [sys.executable, __file__, "--child", "--max-pages", str(max_pages)]
-                out = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout)
+                run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+                out = json.loads(run.stdout)
                 for name, r in out.items():
-                    acc = runs[label].setdefault(name, {"pages": 0, **{k: 0.0 for k in TIMES}, "counts": Counter()})
+                    empty = {"pages": 0, **{k: 0.0 for k in TIMES}, "counts": Counter()}
+                    acc = runs[label].setdefault(name, empty)
                     for k in ("pages", *TIMES):
                         acc[k] += r[k]
                     acc["counts"].update(r["counts"])
@@ -155,7 +159,8 @@ def side_by_side(folder: Path, max_pages: int, ref: str, rounds: int) -> None:
     for clock in ("wall", "cpu"):
         raw = old[f"ff_{clock}"] / new[f"ff_{clock}"]
         norm = (old[f"ff_{clock}"] / old[f"base_{clock}"]) / (new[f"ff_{clock}"] / new[f"base_{clock}"])
-        print(f"speed-up of the working tree over {ref} ({clock}): {raw:.2f}x raw, {norm:.2f}x against each run's PDFium baseline")
+        print(f"speed-up of the working tree over {ref} ({clock}): {raw:.2f}x raw, "
+              f"{norm:.2f}x against each run's PDFium baseline")
 
 
 def main() -> None:
@@ -182,7 +187,8 @@ def main() -> None:
         sub = list(range(1, args.plumber + 1))
         p_seconds, p_found = plumber(path, sub)
         f_seconds, _, f_counts = folioflow(path, sub)
-        print(f"{name:28} pdfplumber.find_tables on {len(sub)} pages: {len(sub) / p_seconds:.1f} p/s, {p_found} tables"
+        print(f"{name:28} pdfplumber.find_tables on {len(sub)} pages: {len(sub) / p_seconds:.1f} p/s, "
+              f"{p_found} tables"
               f" | folioflow full engine: {len(sub) / f_seconds:.1f} p/s, {f_counts['tables']} tables"
               f" | ratio {p_seconds / f_seconds:.1f}x")
 
