@@ -8,8 +8,9 @@ flags it ``fallback``.
 
 Attempts follow the profile's temperature ladder (``VlmOptions.max_attempts`` caps them). When the
 model reports the page is turned (olmOCR's ``rotation_correction``), the page is re-rendered upright
-and asked again (at most :data:`MAX_ROTATIONS` times); if no later answer is valid, the last valid
-answer is kept (as olmOCR does) and ``attributes["rotation_unresolved"]`` is set.
+and asked again (at most :data:`MAX_ROTATIONS` times); if the model still reports a turn after that,
+or no later answer is valid, the last valid answer is kept (as olmOCR does) and
+``attributes["rotation_unresolved"]`` is set.
 """
 
 from __future__ import annotations
@@ -142,7 +143,11 @@ class PagePipeline:
             except OutputValidationError as exc:
                 notes.append(f"attempt {attempt + 1} (temperature {body['temperature']:g}): {exc}")
                 continue
-            if self.profile.reports_rotation and parsed.rotation_correction and rotations < MAX_ROTATIONS:
+            if self.profile.reports_rotation and parsed.rotation_correction and rotations >= MAX_ROTATIONS:
+                page = self._ok(job, rendered, parsed, result, attempt + 1, notes, started)
+                page.attributes["rotation_unresolved"] = True
+                return page
+            if self.profile.reports_rotation and parsed.rotation_correction:
                 rotations += 1
                 turned = (rendered, parsed, result, attempt + 1)
                 rotate = (rendered.rotate + parsed.rotation_correction) % 360
@@ -177,7 +182,7 @@ class PagePipeline:
             attributes["attempt_errors"] = notes
         return Page(number=job.number, width=rendered.page_width, height=rendered.page_height,
                     rotation=rendered.rotate, markdown=parsed.markdown, blocks=blocks, engine=self.engine_name,
-                    model=result.model, status=PageStatus.OK, seconds=time.perf_counter() - started,
+                    model=self.router.model, status=PageStatus.OK, seconds=time.perf_counter() - started,
                     attributes=attributes)
 
     def _failed(self, job: PageJob, reason: str, notes: list[str], started: float) -> Page:

@@ -90,6 +90,7 @@ class Supervisor:
                 continue
             code = r.process.poll()
             if code is not None:
+                _kill_group(r.process.pid, signal.SIGKILL)  # engine-core children of the dead server
                 r.process, r.healthy = None, False
                 if r.restarts >= self.max_restarts:
                     r.gave_up = True
@@ -130,14 +131,12 @@ class Supervisor:
             time.sleep(self.poll_s)
 
     def _terminate(self, replica: Replica, sig: int = signal.SIGTERM) -> None:
-        if replica.process is not None and replica.process.poll() is None:
-            try:
-                os.killpg(replica.process.pid, sig)
-            except ProcessLookupError:
-                pass
+        if replica.process is not None:
+            _kill_group(replica.process.pid, sig)
 
     def stop(self) -> None:
-        """Stop every replica: SIGTERM to each process group, SIGKILL after ``grace_s``. Idempotent."""
+        """Stop every replica: SIGTERM to each process group, SIGKILL to what is left after
+        ``grace_s``; returns when every group is gone (vLLM's engine-core children included). Idempotent."""
         self._stopping = True
         for r in self.replicas:
             self._terminate(r)
@@ -145,14 +144,34 @@ class Supervisor:
         for r in self.replicas:
             if r.process is None:
                 continue
+            pid = r.process.pid
             try:
                 r.process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                self._terminate(r, signal.SIGKILL)
-                r.process.wait(timeout=10)
-            try:  # engine-core children may outlive the API server: clear the whole group
-                os.killpg(r.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
                 pass
-            self.echo(f"stopped replica {r.spec.index} (pid {r.process.pid})")
+            if not _wait_group_gone(pid, max(0.1, deadline - time.monotonic())):
+                _kill_group(pid, signal.SIGKILL)
+                r.process.wait(timeout=10)
+                _wait_group_gone(pid, 10.0)
+            self.echo(f"stopped replica {r.spec.index} (pid {pid})")
             r.process, r.healthy = None, False
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_group_gone(pgid: int, timeout: float) -> bool:
+    """True once no process of group ``pgid`` exists (within ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
