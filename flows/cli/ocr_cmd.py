@@ -12,7 +12,9 @@ import typer
 
 from flows.cli import app
 
-ocr_app = typer.Typer(help="OCR on vLLM: serve document VLMs on GPUs, benchmark endpoints.", no_args_is_help=True)
+ocr_app = typer.Typer(
+    help="OCR on vLLM: serve document VLMs on GPUs, benchmark endpoints.", no_args_is_help=True
+)
 app.add_typer(ocr_app, name="ocr")
 
 
@@ -31,20 +33,32 @@ def _gpu_list(text: str | None) -> list[int] | None:
 @ocr_app.command("serve", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def serve(
     ctx: typer.Context,
-    model: Optional[str] = typer.Option(None, "--model", help="Profile (chandra, olmocr, deepseek-ocr, ...) or checkpoint path / HF id"),
-    gpus: Optional[str] = typer.Option(None, "--gpus", help="GPU indices, e.g. 0,1,2,3 (omit or 'cpu' for vLLM's CPU engine)"),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="Profile (chandra, olmocr, deepseek-ocr, ...) or checkpoint path / HF id"
+    ),
+    gpus: Optional[str] = typer.Option(
+        None, "--gpus", help="GPU indices, e.g. 0,1,2,3 (omit or 'cpu' for vLLM's CPU engine)"
+    ),
     tensor_parallel_size: Optional[int] = typer.Option(None, "--tensor-parallel-size", "-tp", min=1),
-    data_parallel_size: Optional[int] = typer.Option(None, "--data-parallel-size", "-dp", min=1,
-                                                     help="One server with vLLM's own data parallelism"),
+    data_parallel_size: Optional[int] = typer.Option(
+        None, "--data-parallel-size", "-dp", min=1, help="One server with vLLM's own data parallelism"
+    ),
     port: Optional[int] = typer.Option(None, "--port", help="Port of the first server (default 8000)"),
     host: Optional[str] = typer.Option(None, "--host", help="Interface to listen on (default 127.0.0.1)"),
     replicas: Optional[int] = typer.Option(None, "--replicas", min=1, help="CPU servers to start (CPU only)"),
     served_model_name: Optional[list[str]] = typer.Option(None, "--served-model-name"),
-    config: Optional[Path] = typer.Option(None, "--config", exists=True, dir_okay=False, help="YAML from infra/vllm/"),
+    config: Optional[Path] = typer.Option(
+        None, "--config", exists=True, dir_okay=False, help="YAML from infra/vllm/"
+    ),
     node: Optional[str] = typer.Option(None, "--node", help="Node section of a multi-node config"),
-    vllm: Optional[str] = typer.Option(None, "--vllm", help="vllm executable or venv (default: $FOLIOFLOW_VLLM, "
-                                       "$FOLIOFLOW_VLLM_VENV, ./.venv-vllm, PATH)"),
-    log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="Server logs (default: a temporary folder)"),
+    vllm: Optional[str] = typer.Option(
+        None,
+        "--vllm",
+        help="vllm executable or venv (default: $FOLIOFLOW_VLLM, $FOLIOFLOW_VLLM_VENV, ./.venv-vllm, PATH)",
+    ),
+    log_dir: Optional[Path] = typer.Option(
+        None, "--log-dir", help="Server logs (default: a temporary folder)"
+    ),
     max_restarts: Optional[int] = typer.Option(None, "--max-restarts", min=0),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the exact commands and exit"),
 ) -> None:
@@ -54,10 +68,19 @@ def serve(
     from ocr.vlm.serve import ServeConfig, format_command, load_serve_config, plan_servers
     from ocr.vlm.supervisor import Supervisor
 
-    overrides = dict(model=model, gpus=_gpu_list(gpus), tensor_parallel_size=tensor_parallel_size,
-                     data_parallel_size=data_parallel_size, port=port, host=host, replicas=replicas,
-                     served_model_name=served_model_name or None, vllm=vllm,
-                     log_dir=str(log_dir) if log_dir else None, max_restarts=max_restarts)
+    overrides = dict(
+        model=model,
+        gpus=_gpu_list(gpus),
+        tensor_parallel_size=tensor_parallel_size,
+        data_parallel_size=data_parallel_size,
+        port=port,
+        host=host,
+        replicas=replicas,
+        served_model_name=served_model_name or None,
+        vllm=vllm,
+        log_dir=str(log_dir) if log_dir else None,
+        max_restarts=max_restarts,
+    )
     try:
         if config is not None:
             cfg = load_serve_config(config, node, **overrides)
@@ -78,8 +101,13 @@ def serve(
         typer.echo(f"# endpoints: {endpoints}")
         return
     logs = Path(cfg.log_dir) if cfg.log_dir else Path(tempfile.mkdtemp(prefix="folioflow-vllm-"))
-    sup = Supervisor(specs, log_dir=logs, health_timeout_s=cfg.health_timeout_s, max_restarts=cfg.max_restarts,
-                     echo=lambda line: typer.echo(line))
+    sup = Supervisor(
+        specs,
+        log_dir=logs,
+        health_timeout_s=cfg.health_timeout_s,
+        max_restarts=cfg.max_restarts,
+        echo=lambda line: typer.echo(line),
+    )
 
     def _terminate(signum, frame):  # SIGTERM behaves like Ctrl-C
         raise KeyboardInterrupt
@@ -105,10 +133,15 @@ def bench(
     ocr_endpoint: list[str] = typer.Option(..., "--ocr-endpoint", help="Endpoint URL (repeat for several)"),
     pages: int = typer.Option(32, "--pages", min=1),
     profile: str = typer.Option("auto", "--profile"),
-    pdf: Optional[Path] = typer.Option(None, "--pdf", exists=True, dir_okay=False, help="Default: generated pages"),
-    in_flight: Optional[int] = typer.Option(None, "--in-flight", min=1, help="Per endpoint (default: server limit)"),
-    fixed_tokens: int = typer.Option(64, "--fixed-tokens", min=0, help="Answer length forced with ignore_eos "
-                                     "(0 = the model's own answers)"),
+    pdf: Optional[Path] = typer.Option(
+        None, "--pdf", exists=True, dir_okay=False, help="Default: generated pages"
+    ),
+    in_flight: Optional[int] = typer.Option(
+        None, "--in-flight", min=1, help="Per endpoint (default: server limit)"
+    ),
+    fixed_tokens: int = typer.Option(
+        64, "--fixed-tokens", min=0, help="Answer length forced with ignore_eos (0 = the model's own answers)"
+    ),
     repeats: int = typer.Option(2, "--repeats", min=1),
     sweep: Optional[str] = typer.Option(None, "--sweep", help="In-flight levels to sweep, e.g. 1,2,4,8"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG of throughput vs in-flight requests"),
@@ -117,38 +150,26 @@ def bench(
 ) -> None:
     """folioflow's pages/s, tokens/s and p50/p95 latency against a raw flooding client on the same
     pages; efficiency ratio and 1 -> N endpoint scaling."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from ocr.vlm.bench import BenchSettings, plot_sweep, run_bench
+    from ocr.vlm.bench import BenchSettings, plot_sweep, print_report, run_bench
     from ocr.vlm.bench_doc import write_bench_pdf
 
     levels = [int(x) for x in sweep.split(",")] if sweep else ([1, 2, 4, 8, 16] if plot else [])
     with tempfile.TemporaryDirectory(prefix="folioflow-bench-") as tmp:
         source = pdf or write_bench_pdf(Path(tmp) / "bench.pdf", pages)
-        settings = BenchSettings(endpoints=ocr_endpoint, pdf=source, pages=pages, profile=profile,
-                                 in_flight=in_flight, fixed_tokens=fixed_tokens or None, repeats=repeats,
-                                 render_workers=render_workers, sweep=levels)
+        settings = BenchSettings(
+            endpoints=ocr_endpoint,
+            pdf=source,
+            pages=pages,
+            profile=profile,
+            in_flight=in_flight,
+            fixed_tokens=fixed_tokens or None,
+            repeats=repeats,
+            render_workers=render_workers,
+            sweep=levels,
+        )
         result = run_bench(settings, echo=typer.echo)
-    table = Table(title=f"VLM throughput, {pages} pages" + (f", {fixed_tokens} tokens each" if fixed_tokens else ""))
-    for col in ("client", "endpoints", "in flight/ep", "seconds", "pages/s", "out tok/s", "p50 s", "p95 s", "ok/failed"):
-        table.add_column(col, justify="right")
-    for r in result["runs"]:
-        table.add_row(r["client"], str(r["endpoints"]), str(r["in_flight"]), f"{r['seconds']:.2f}",
-                      f"{r['pages_per_s']:.2f}", f"{r['output_tokens_per_s']:.0f}", f"{r['p50_s']:.2f}",
-                      f"{r['p95_s']:.2f}", f"{r['ok']}/{r['failed']}")
-    console = Console()
-    console.print(table)
-    for n, s in result["summary"].items():
-        console.print(f"efficiency on {n} endpoint(s): folioflow / raw = {s['efficiency']:.3f} "
-                      f"(min {s['efficiency_min']:.3f}, max {s['efficiency_max']:.3f})")
-    if "scaling" in result:
-        console.print(f"scaling {len(ocr_endpoint)} endpoints vs 1: raw x{result['scaling']['raw']:.2f}, "
-                      f"folioflow x{result['scaling']['folioflow']:.2f}")
-    for row in result.get("sweep", []):
-        console.print(f"in flight {row['in_flight']:>3}: raw {row['raw_pages_per_s']:.2f} pages/s, "
-                      f"folioflow {row['folioflow_pages_per_s']:.2f} pages/s")
+    print_report(result)
     if plot and result.get("sweep"):
-        console.print(f"plot: {plot_sweep(result['sweep'], plot)}")
+        typer.echo(f"plot: {plot_sweep(result['sweep'], plot)}")
     if json_out:
         json_out.write_text(json.dumps(result, indent=2, default=str))

@@ -11,7 +11,8 @@ two clients run side by side, alternating, ``repeats`` times:
 Both send identical request bodies (same image, prompt, sampling). With ``fixed_tokens`` set (the
 default for the random CPU test model), every answer is exactly that many tokens (``ignore_eos``), so
 both clients do the same work; pages then end "failed: truncated" in folioflow's view, which is
-expected and reported. Figures: pages/s, output tokens/s, p50/p95 page latency; folioflow
+expected and reported. Figures: pages/s, output tokens/s, p50/p95 page latency (request sent to
+answer received, for both clients; folioflow's pages also record their end-to-end time); folioflow
 **efficiency** = its pages/s / the raw client's; **scaling** = pages/s on all endpoints / on the first
 one; an optional sweep of pages/s against in-flight requests per endpoint, plotted with matplotlib.
 """
@@ -33,7 +34,15 @@ from ocr.vlm.options import VlmOptions
 from ocr.vlm.render_pool import RenderRequest, render_handle
 from ocr.vlm.request import build_body
 
-__all__ = ["RunResult", "BenchSettings", "folioflow_run", "raw_run", "run_bench", "plot_sweep"]
+__all__ = [
+    "RunResult",
+    "BenchSettings",
+    "folioflow_run",
+    "raw_run",
+    "run_bench",
+    "print_report",
+    "plot_sweep",
+]
 
 
 @dataclass
@@ -83,9 +92,17 @@ class BenchSettings:
 
 def _options(s: BenchSettings, endpoints: list[str], in_flight: int | None) -> VlmOptions:
     extra = {"ignore_eos": True} if s.fixed_tokens else {}
-    return VlmOptions(endpoints=endpoints, profile=s.profile, max_in_flight=in_flight, max_attempts=1,
-                      max_tokens=s.fixed_tokens, extra_body=extra, orientation_check="off",
-                      render_workers=s.render_workers, request_timeout_s=s.request_timeout_s)
+    return VlmOptions(
+        endpoints=endpoints,
+        profile=s.profile,
+        max_in_flight=in_flight,
+        max_attempts=1,
+        max_tokens=s.fixed_tokens,
+        extra_body=extra,
+        orientation_check="off",
+        render_workers=s.render_workers,
+        request_timeout_s=s.request_timeout_s,
+    )
 
 
 def folioflow_run(engine: VlmEngine, pdf: Path, pages: int) -> RunResult:
@@ -97,15 +114,29 @@ def folioflow_run(engine: VlmEngine, pdf: Path, pages: int) -> RunResult:
         seconds = time.perf_counter() - started
     ok = sum(1 for p in done if p.status.value == "ok")
     capacity = engine.report()["endpoints"][0]["capacity"]
-    return RunResult("folioflow", len(engine.options.endpoints), capacity, pages, seconds,
-                     engine.report()["output_tokens"] - before, [p.seconds or 0.0 for p in done], ok, pages - ok)
+    latencies = [p.attributes.get("request_seconds", p.seconds or 0.0) for p in done]
+    return RunResult(
+        "folioflow",
+        len(engine.options.endpoints),
+        capacity,
+        pages,
+        seconds,
+        engine.report()["output_tokens"] - before,
+        latencies,
+        ok,
+        pages - ok,
+    )
 
 
-async def raw_run(endpoints: list[str], bodies: list[dict], in_flight: int, timeout_s: float = 600.0) -> RunResult:
+async def raw_run(
+    endpoints: list[str], bodies: list[dict], in_flight: int, timeout_s: float = 600.0
+) -> RunResult:
     """Fire every body at once, round robin over ``endpoints``, ``in_flight`` at a time per endpoint."""
     urls = [e.rstrip("/").removesuffix("/v1") for e in endpoints]
-    clients = [httpx.AsyncClient(base_url=u, timeout=timeout_s, limits=httpx.Limits(max_connections=in_flight + 4))
-               for u in urls]
+    clients = [
+        httpx.AsyncClient(base_url=u, timeout=timeout_s, limits=httpx.Limits(max_connections=in_flight + 4))
+        for u in urls
+    ]
     gates = [asyncio.Semaphore(in_flight) for _ in urls]
     latencies: list[float] = []
     tokens = ok = 0
@@ -127,7 +158,9 @@ async def raw_run(endpoints: list[str], bodies: list[dict], in_flight: int, time
     finally:
         seconds = time.perf_counter() - started
         await asyncio.gather(*(c.aclose() for c in clients))
-    return RunResult("raw", len(urls), in_flight, len(bodies), seconds, tokens, latencies, ok, len(bodies) - ok)
+    return RunResult(
+        "raw", len(urls), in_flight, len(bodies), seconds, tokens, latencies, ok, len(bodies) - ok
+    )
 
 
 def _bodies(engine: VlmEngine, pdf: Path, pages: int) -> list[dict]:
@@ -138,14 +171,26 @@ def _bodies(engine: VlmEngine, pdf: Path, pages: int) -> list[dict]:
         for number in range(1, pages + 1):
             req = RenderRequest(source=None, password=None, number=number, sizing=engine.profile.sizing)
             rendered = render_handle(doc.page(number), req)
-            body = build_body(engine.profile, rendered.data_url, 0, max_tokens=engine.options.max_tokens,
-                              guided=engine.options.guided_decoding, extra=engine.options.extra_body)
+            body = build_body(
+                engine.profile,
+                rendered.data_url,
+                0,
+                max_tokens=engine.options.max_tokens,
+                guided=engine.options.guided_decoding,
+                extra=engine.options.extra_body,
+            )
             bodies.append({**body, "model": engine.model})
     return bodies
 
 
-def _pair(s: BenchSettings, endpoints: list[str], in_flight: int | None, pages: int, repeats: int,
-          echo: Callable[[str], None]) -> list[tuple[RunResult, RunResult]]:
+def _pair(
+    s: BenchSettings,
+    endpoints: list[str],
+    in_flight: int | None,
+    pages: int,
+    repeats: int,
+    echo: Callable[[str], None],
+) -> list[tuple[RunResult, RunResult]]:
     engine = VlmEngine(_options(s, endpoints, in_flight))
     try:
         engine.warm_up()
@@ -156,8 +201,11 @@ def _pair(s: BenchSettings, endpoints: list[str], in_flight: int | None, pages: 
         for r in range(repeats):
             raw = asyncio.run(raw_run(endpoints, bodies, limit, s.request_timeout_s))
             ours = folioflow_run(engine, s.pdf, pages)
-            echo(f"  repeat {r + 1}: raw {raw.pages_per_s:.2f} pages/s, folioflow {ours.pages_per_s:.2f} pages/s "
-                 f"({len(endpoints)} endpoint(s), {limit} in flight each)")
+            echo(
+                f"  repeat {r + 1}: raw {raw.pages_per_s:.2f} pages/s, "
+                f"folioflow {ours.pages_per_s:.2f} pages/s "
+                f"({len(endpoints)} endpoint(s), {limit} in flight each)"
+            )
             pairs.append((raw, ours))
         return pairs
     finally:
@@ -178,26 +226,46 @@ def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
             "raw_pages_per_s": statistics.mean(raw.pages_per_s for raw, _ in pairs),
             "folioflow_pages_per_s": statistics.mean(ours.pages_per_s for _, ours in pairs),
             "efficiency": statistics.mean(ratios) if ratios else 0.0,
-            "efficiency_min": min(ratios) if ratios else 0.0, "efficiency_max": max(ratios) if ratios else 0.0}
+            "efficiency_min": min(ratios) if ratios else 0.0,
+            "efficiency_max": max(ratios) if ratios else 0.0,
+        }
     result["summary"] = summary
     if len(sets) > 1:
         one, many = summary[1], summary[len(s.endpoints)]
-        result["scaling"] = {"raw": many["raw_pages_per_s"] / one["raw_pages_per_s"],
-                             "folioflow": many["folioflow_pages_per_s"] / one["folioflow_pages_per_s"]}
+        result["scaling"] = {
+            "raw": many["raw_pages_per_s"] / one["raw_pages_per_s"],
+            "folioflow": many["folioflow_pages_per_s"] / one["folioflow_pages_per_s"],
+        }
     if s.sweep:
         result["sweep"] = []
         for k in s.sweep:
             pages = min(s.pages, max(8, 4 * k * len(s.endpoints)))
-            (raw, ours), = _pair(s, s.endpoints, k, pages, 1, echo)
-            result["sweep"].append({"in_flight": k, "pages": pages, "raw_pages_per_s": raw.pages_per_s,
-                                    "folioflow_pages_per_s": ours.pages_per_s})
+            ((raw, ours),) = _pair(s, s.endpoints, k, pages, 1, echo)
+            result["sweep"].append(
+                {
+                    "in_flight": k,
+                    "pages": pages,
+                    "raw_pages_per_s": raw.pages_per_s,
+                    "folioflow_pages_per_s": ours.pages_per_s,
+                }
+            )
     return result
 
 
 def _row(r: RunResult) -> dict:
-    return {"client": r.client, "endpoints": r.endpoints, "in_flight": r.in_flight, "pages": r.pages,
-            "seconds": r.seconds, "pages_per_s": r.pages_per_s, "output_tokens_per_s": r.tokens_per_s,
-            "p50_s": r.percentile(0.5), "p95_s": r.percentile(0.95), "ok": r.ok, "failed": r.failed}
+    return {
+        "client": r.client,
+        "endpoints": r.endpoints,
+        "in_flight": r.in_flight,
+        "pages": r.pages,
+        "seconds": r.seconds,
+        "pages_per_s": r.pages_per_s,
+        "output_tokens_per_s": r.tokens_per_s,
+        "p50_s": r.percentile(0.5),
+        "p95_s": r.percentile(0.95),
+        "ok": r.ok,
+        "failed": r.failed,
+    }
 
 
 def plot_sweep(sweep: list[dict], path: str | Path, title: str = "") -> Path:
@@ -223,3 +291,57 @@ def plot_sweep(sweep: list[dict], path: str | Path, title: str = "") -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def print_report(result: dict, console=None) -> None:
+    """Print the runs as a table, then efficiency, scaling and sweep lines (rich)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(width=120)
+    tokens = result.get("fixed_tokens")
+    table = Table(
+        title=f"VLM throughput, {result['pages']} pages" + (f", {tokens} tokens each" if tokens else "")
+    )
+    for col in (
+        "client",
+        "endpoints",
+        "in flight/ep",
+        "seconds",
+        "pages/s",
+        "out tok/s",
+        "p50 s",
+        "p95 s",
+        "ok/failed",
+    ):
+        table.add_column(col, justify="right")
+    for r in result["runs"]:
+        table.add_row(
+            r["client"],
+            str(r["endpoints"]),
+            str(r["in_flight"]),
+            f"{r['seconds']:.2f}",
+            f"{r['pages_per_s']:.2f}",
+            f"{r['output_tokens_per_s']:.0f}",
+            f"{r['p50_s']:.2f}",
+            f"{r['p95_s']:.2f}",
+            f"{r['ok']}/{r['failed']}",
+        )
+    console.print(table)
+    for n, s in result["summary"].items():
+        console.print(
+            f"{n} endpoint(s): raw {s['raw_pages_per_s']:.2f} pages/s, folioflow "
+            f"{s['folioflow_pages_per_s']:.2f} pages/s; efficiency folioflow/raw = {s['efficiency']:.3f} "
+            f"(min {s['efficiency_min']:.3f}, max {s['efficiency_max']:.3f})"
+        )
+    if "scaling" in result:
+        console.print(
+            f"scaling {len(result['endpoints'])} endpoints / 1: raw x{result['scaling']['raw']:.2f}, "
+            f"folioflow x{result['scaling']['folioflow']:.2f}"
+        )
+    for row in result.get("sweep", []):
+        console.print(
+            f"in flight {row['in_flight']:>3}/endpoint ({row['pages']} pages): "
+            f"raw {row['raw_pages_per_s']:.2f} "
+            f"pages/s, folioflow {row['folioflow_pages_per_s']:.2f} pages/s"
+        )

@@ -29,15 +29,24 @@ def write_bench_pdf(path: str | Path, pages: int, seed: int = 7) -> Path:
         pdf.setFont("Helvetica-Bold", 16)
         pdf.drawString(72, y, f"Segment review {number}: fiscal {2000 + number % 26}")
         pdf.setFont("Helvetica", 11)
-        for line in (f"Revenue grew {growth}% to ${revenue:,} million, driven by advisory fees in region {number}.",
-                     f"Operating margin was {rng.uniform(5, 30):.1f}% and headcount reached {rng.randint(100, 9000):,}.",
-                     f"The board approved a dividend of ${rng.uniform(0.1, 3):.2f} per share on page {number}."):
+        for line in (
+            f"Revenue grew {growth}% to ${revenue:,} million, driven by advisory fees in region {number}.",
+            f"Operating margin was {rng.uniform(5, 30):.1f}% "
+            f"and headcount reached {rng.randint(100, 9000):,}.",
+            f"The board approved a dividend of ${rng.uniform(0.1, 3):.2f} per share on page {number}.",
+        ):
             y -= 24
             pdf.drawString(72, y, line)
         y -= 36
         rows = [["Line item", "FY-1", "FY", "Change"]] + [
-            [f"Item {number}.{i}", f"{rng.randint(100, 999):,}", f"{rng.randint(100, 999):,}", f"{rng.randint(-20, 40)}%"]
-            for i in range(1, 6)]
+            [
+                f"Item {number}.{i}",
+                f"{rng.randint(100, 999):,}",
+                f"{rng.randint(100, 999):,}",
+                f"{rng.randint(-20, 40)}%",
+            ]
+            for i in range(1, 6)
+        ]
         for row in rows:
             for col, cell in enumerate(row):
                 pdf.drawString(72 + col * 110, y, cell)

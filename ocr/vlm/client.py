@@ -24,7 +24,7 @@ import httpx
 
 from ocr.errors import EndpointError, RequestRejectedError
 
-__all__ = ["EndpointFailure", "ChatResult", "ServerLimits", "EndpointClient", "normalise_url"]
+__all__ = ["EndpointFailure", "ChatResult", "ServerLimits", "EndpointClient", "normalise_url", "parse_limits"]
 
 
 class EndpointFailure(EndpointError):
@@ -62,6 +62,19 @@ class ServerLimits:
 _LABEL = re.compile(r'(max_num_seqs|kv_cache_max_concurrency)="([0-9.]+)"')
 
 
+def parse_limits(metrics: str) -> ServerLimits:
+    """:class:`ServerLimits` from Prometheus text (labels ``max_num_seqs="..."`` and
+    ``kv_cache_max_concurrency="..."`` on any metric; the first of each wins)."""
+    found: dict[str, float] = {}
+    for key, value in _LABEL.findall(metrics):
+        found.setdefault(key, float(value))
+    seqs = found.get("max_num_seqs")
+    return ServerLimits(
+        max_num_seqs=int(seqs) if seqs else None,
+        kv_cache_max_concurrency=found.get("kv_cache_max_concurrency"),
+    )
+
+
 def normalise_url(url: str) -> str:
     """``http://host:port`` from a base URL given with or without ``/v1`` and trailing slashes."""
     url = url.strip().rstrip("/")
@@ -85,13 +98,22 @@ class EndpointClient:
     health/models/metrics calls; ``max_connections``: pool size (at least the in-flight limit).
     """
 
-    def __init__(self, url: str, *, api_key: str | None = None, request_timeout_s: float = 600.0,
-                 connect_timeout_s: float = 10.0, health_timeout_s: float = 5.0, max_connections: int = 256):
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str | None = None,
+        request_timeout_s: float = 600.0,
+        connect_timeout_s: float = 10.0,
+        health_timeout_s: float = 5.0,
+        max_connections: int = 256,
+    ):
         self.url = normalise_url(url)
         self.health_timeout_s = health_timeout_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(
-            base_url=self.url, headers=headers,
+            base_url=self.url,
+            headers=headers,
             timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         )
@@ -102,7 +124,9 @@ class EndpointClient:
         except httpx.ConnectError as exc:
             raise EndpointFailure(self.url, "connect", _short(exc)) from exc
         except httpx.TimeoutException as exc:
-            raise EndpointFailure(self.url, "timeout", f"GET {path} took over {self.health_timeout_s:g}s") from exc
+            raise EndpointFailure(
+                self.url, "timeout", f"GET {path} took over {self.health_timeout_s:g}s"
+            ) from exc
         except httpx.TransportError as exc:
             raise EndpointFailure(self.url, "disconnect", _short(exc)) from exc
         if response.status_code >= 400:
@@ -121,15 +145,9 @@ class EndpointClient:
     async def limits(self) -> ServerLimits:
         """Concurrency facts from ``GET /metrics``; empty when the route is missing or unreadable."""
         try:
-            text = (await self._get("/metrics")).text
+            return parse_limits((await self._get("/metrics")).text)
         except EndpointError:
             return ServerLimits()
-        found: dict[str, float] = {}
-        for key, value in _LABEL.findall(text):
-            found.setdefault(key, float(value))
-        seqs = found.get("max_num_seqs")
-        return ServerLimits(max_num_seqs=int(seqs) if seqs else None,
-                            kv_cache_max_concurrency=found.get("kv_cache_max_concurrency"))
 
     async def chat(self, body: dict) -> ChatResult:
         """``POST /v1/chat/completions`` with ``body``; see the module docstring for errors."""
@@ -139,24 +157,35 @@ class EndpointClient:
         except httpx.ConnectError as exc:
             raise EndpointFailure(self.url, "connect", _short(exc)) from exc
         except httpx.TimeoutException as exc:
-            raise EndpointFailure(self.url, "timeout", f"no answer within {self._http.timeout.read:g}s") from exc
+            raise EndpointFailure(
+                self.url, "timeout", f"no answer within {self._http.timeout.read:g}s"
+            ) from exc
         except httpx.TransportError as exc:  # RemoteProtocolError, ReadError...: the server went away
             raise EndpointFailure(self.url, "disconnect", _short(exc)) from exc
         if response.status_code >= 500:
             raise EndpointFailure(self.url, "server", f"HTTP {response.status_code}: {response.text[:200]}")
         if response.status_code >= 400:
-            raise RequestRejectedError(f"{self.url} rejected the request: HTTP {response.status_code}: "
-                                       f"{' '.join(response.text.split())[:300]}")
+            raise RequestRejectedError(
+                f"{self.url} rejected the request: HTTP {response.status_code}: "
+                f"{' '.join(response.text.split())[:300]}"
+            )
         try:
             data = response.json()
             choice = data["choices"][0]
             usage = data.get("usage") or {}
-            return ChatResult(text=choice["message"].get("content") or "", finish_reason=choice.get("finish_reason"),
-                              prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-                              model=str(data.get("model", body.get("model", ""))), endpoint=self.url,
-                              seconds=time.perf_counter() - started)
+            return ChatResult(
+                text=choice["message"].get("content") or "",
+                finish_reason=choice.get("finish_reason"),
+                prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+                model=str(data.get("model", body.get("model", ""))),
+                endpoint=self.url,
+                seconds=time.perf_counter() - started,
+            )
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise EndpointFailure(self.url, "protocol", f"not a chat completion: {response.text[:200]}") from exc
+            raise EndpointFailure(
+                self.url, "protocol", f"not a chat completion: {response.text[:200]}"
+            ) from exc
 
     async def aclose(self) -> None:
         """Close the connection pool."""

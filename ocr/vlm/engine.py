@@ -8,7 +8,8 @@ the requested order as they finish. Several threads may convert documents throug
 
 Usage::
 
-    engine = VlmEngine(VlmOptions(endpoints=["http://gpu1:8000/v1", "http://gpu2:8000/v1"], profile="chandra"))
+    options = VlmOptions(endpoints=["http://gpu1:8000/v1", "http://gpu2:8000/v1"], profile="chandra")
+    engine = VlmEngine(options)
     engine.warm_up()                      # /health + /v1/models; raises if no endpoint is usable
     with open_document(path) as doc:
         for page in engine.convert_pages(doc, range(1, doc.page_count + 1)):
@@ -47,7 +48,9 @@ class VlmEngine(PageEngine):
 
     def __init__(self, options: VlmOptions | None = None, **kwargs):
         self.options = options if options is not None else VlmOptions(**kwargs)
-        self.profile: Profile | None = None if self.options.profile == "auto" else get_profile(self.options.profile)
+        self.profile: Profile | None = (
+            None if self.options.profile == "auto" else get_profile(self.options.profile)
+        )
         self.model: str | None = None
         self._loop: LoopThread | None = None
         self._router: Router | None = None
@@ -93,11 +96,22 @@ class VlmEngine(PageEngine):
     async def _start(self) -> None:
         o = self.options
         key = o.api_key.get_secret_value() if o.api_key else None
-        clients = [EndpointClient(url, api_key=key, request_timeout_s=o.request_timeout_s,
-                                  connect_timeout_s=o.connect_timeout_s, health_timeout_s=o.health_timeout_s)
-                   for url in o.endpoints]
-        self._router = router = Router(clients, probe_interval_s=o.probe_interval_s,
-                                       unavailable_timeout_s=o.unavailable_timeout_s, failovers=o.failovers)
+        clients = [
+            EndpointClient(
+                url,
+                api_key=key,
+                request_timeout_s=o.request_timeout_s,
+                connect_timeout_s=o.connect_timeout_s,
+                health_timeout_s=o.health_timeout_s,
+            )
+            for url in o.endpoints
+        ]
+        self._router = router = Router(
+            clients,
+            probe_interval_s=o.probe_interval_s,
+            unavailable_timeout_s=o.unavailable_timeout_s,
+            failovers=o.failovers,
+        )
         survey = await router.survey()
         served = {url: ids for url, ids in survey.items() if isinstance(ids, list)}
         if not served:
@@ -110,7 +124,9 @@ class VlmEngine(PageEngine):
         capacities = {}
         for ep in router.endpoints:
             limits = await ep.client.limits() if ep.healthy and o.max_in_flight is None else None
-            capacities[ep.url] = o.max_in_flight or (limits and limits.max_num_seqs) or self.profile.max_num_seqs
+            capacities[ep.url] = (
+                o.max_in_flight or (limits and limits.max_num_seqs) or self.profile.max_num_seqs
+            )
         await router.activate(self.model, capacities)
         self._pool = RenderPool(o.render_workers)
         self._pipeline = PagePipeline(self.profile, router, self._pool, o, self.name)
@@ -120,7 +136,9 @@ class VlmEngine(PageEngine):
         listing = ", ".join(sorted(counts)) or "nothing"
         if self.options.model is not None:
             if self.options.model not in counts:
-                raise ConfigurationError(f"model {self.options.model!r} is not served by any endpoint (served: {listing})")
+                raise ConfigurationError(
+                    f"model {self.options.model!r} is not served by any endpoint (served: {listing})"
+                )
             candidates = [self.options.model]
         elif self.profile is not None:
             candidates = [m for m, _ in counts.most_common() if self.profile.matches_model(m)]
@@ -128,14 +146,18 @@ class VlmEngine(PageEngine):
             candidates = [m for m, _ in counts.most_common()]
         if not candidates:
             assert self.profile is not None
-            raise ConfigurationError(f"no endpoint serves a model for profile {self.profile.name!r} (it expects ids "
-                                     f"containing {' or '.join(self.profile.model_patterns)}; served: {listing}); "
-                                     "choose another profile or 'markdown'")
+            raise ConfigurationError(
+                f"no endpoint serves a model for profile {self.profile.name!r} (it expects ids "
+                f"containing {' or '.join(self.profile.model_patterns)}; served: {listing}); "
+                "choose another profile or 'markdown'"
+            )
         model = candidates[0]
         profile = self.profile or profile_for_model(model)
         if not profile.matches_model(model):
-            raise ConfigurationError(f"served model {model!r} does not fit profile {profile.name!r} (it expects ids "
-                                     f"containing {' or '.join(profile.model_patterns)})")
+            raise ConfigurationError(
+                f"served model {model!r} does not fit profile {profile.name!r} (it expects ids "
+                f"containing {' or '.join(profile.model_patterns)})"
+            )
         return model, profile
 
     def close(self) -> None:
@@ -188,11 +210,26 @@ class VlmEngine(PageEngine):
                 try:
                     handle = doc.page(number)
                 except (IndexError, FolioflowError) as exc:
-                    futures.append(Page(number=max(1, number), width=0, height=0, engine=self.name,
-                                        status=PageStatus.FAILED, errors=[f"{self.name}: {exc}"]))
+                    futures.append(
+                        Page(
+                            number=max(1, number),
+                            width=0,
+                            height=0,
+                            engine=self.name,
+                            status=PageStatus.FAILED,
+                            errors=[f"{self.name}: {exc}"],
+                        )
+                    )
                     continue
-                job = PageJob(number=number, width=handle.width, height=handle.height, source=path,
-                              password=password, doc=doc, limits=doc.limits)
+                job = PageJob(
+                    number=number,
+                    width=handle.width,
+                    height=handle.height,
+                    source=path,
+                    password=password,
+                    doc=doc,
+                    limits=doc.limits,
+                )
                 futures.append(self._loop.submit(self._pipeline.convert(job)))
             for number, item in zip(numbers, futures):
                 if isinstance(item, Page):
@@ -200,9 +237,18 @@ class VlmEngine(PageEngine):
                     continue
                 try:
                     yield item.result()
-                except (Exception, concurrent.futures.CancelledError) as exc:  # close() or a bug: still one page
-                    yield Page(number=number, width=0, height=0, engine=self.name, status=PageStatus.FAILED,
-                               errors=[f"{self.name}: {type(exc).__name__}: {exc}"])
+                except (
+                    Exception,
+                    concurrent.futures.CancelledError,
+                ) as exc:  # close() or a bug: still one page
+                    yield Page(
+                        number=number,
+                        width=0,
+                        height=0,
+                        engine=self.name,
+                        status=PageStatus.FAILED,
+                        errors=[f"{self.name}: {type(exc).__name__}: {exc}"],
+                    )
         finally:
             for item in futures:
                 if not isinstance(item, Page):

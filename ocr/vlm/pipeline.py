@@ -66,10 +66,16 @@ class EngineStats:
 
     def as_dict(self) -> dict:
         """Plain-dict view (``failure_reasons`` keyed by the reason's category, e.g. ``truncated``)."""
-        return {"pages_ok": self.pages_ok, "pages_failed": self.pages_failed, "attempts": self.attempts,
-                "retried_pages": self.retried_pages, "rerendered_pages": self.rerendered_pages,
-                "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
-                "failure_reasons": dict(self.failure_reasons)}
+        return {
+            "pages_ok": self.pages_ok,
+            "pages_failed": self.pages_failed,
+            "attempts": self.attempts,
+            "retried_pages": self.retried_pages,
+            "rerendered_pages": self.rerendered_pages,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "failure_reasons": dict(self.failure_reasons),
+        }
 
 
 def _category(reason: str) -> str:
@@ -80,7 +86,9 @@ def _category(reason: str) -> str:
 class PagePipeline:
     """Converts pages with ``profile`` through ``router``, rendering in ``pool``."""
 
-    def __init__(self, profile: Profile, router: Router, pool: RenderPool, options: VlmOptions, engine_name: str):
+    def __init__(
+        self, profile: Profile, router: Router, pool: RenderPool, options: VlmOptions, engine_name: str
+    ):
         self.profile = profile
         self.router = router
         self.pool = pool
@@ -98,8 +106,15 @@ class PagePipeline:
         return "always" if mode == "always" else "no_text"
 
     async def _render(self, job: PageJob, rotate: int, orientation: str) -> RenderedPage:
-        req = RenderRequest(source=job.source, password=job.password, number=job.number,
-                            sizing=self.profile.sizing, rotate=rotate, orientation=orientation, limits=job.limits)
+        req = RenderRequest(
+            source=job.source,
+            password=job.password,
+            number=job.number,
+            sizing=self.profile.sizing,
+            rotate=rotate,
+            orientation=orientation,
+            limits=job.limits,
+        )
         return await self.pool.render(req, job.doc)
 
     async def convert(self, job: PageJob) -> Page:
@@ -122,17 +137,25 @@ class PagePipeline:
     async def _attempts(self, job: PageJob, started: float) -> Page:
         rendered = await self._render(job, 0, self._orientation())
         notes: list[str] = []
+        request_s = 0.0
         turned: tuple[RenderedPage, ParsedOutput, ChatResult, int] | None = None
         rotations = 0
         limit = self.options.max_attempts or len(self.profile.ladder)
         for attempt in range(limit):
-            body = build_body(self.profile, rendered.data_url, attempt, max_tokens=self.options.max_tokens,
-                              guided=self.options.guided_decoding, extra=self.options.extra_body)
+            body = build_body(
+                self.profile,
+                rendered.data_url,
+                attempt,
+                max_tokens=self.options.max_tokens,
+                guided=self.options.guided_decoding,
+                extra=self.options.extra_body,
+            )
             try:
                 result = await self.router.complete(body)
             except (EngineUnavailableError, RequestRejectedError, EndpointError) as exc:
-                return self._failed(job, f"unavailable: {exc}", notes, started)
+                return self._failed(job, f"unavailable: {exc}", notes, started, request_s)
             self.stats.attempts += 1
+            request_s += result.seconds
             self.stats.prompt_tokens += result.prompt_tokens or 0
             self.stats.output_tokens += result.completion_tokens or 0
             if attempt == 1:
@@ -144,51 +167,99 @@ class PagePipeline:
                 notes.append(f"attempt {attempt + 1} (temperature {body['temperature']:g}): {exc}")
                 continue
             if self.profile.reports_rotation and parsed.rotation_correction and rotations >= MAX_ROTATIONS:
-                page = self._ok(job, rendered, parsed, result, attempt + 1, notes, started)
+                page = self._ok(job, rendered, parsed, result, attempt + 1, notes, started, request_s)
                 page.attributes["rotation_unresolved"] = True
                 return page
             if self.profile.reports_rotation and parsed.rotation_correction:
                 rotations += 1
                 turned = (rendered, parsed, result, attempt + 1)
                 rotate = (rendered.rotate + parsed.rotation_correction) % 360
-                notes.append(f"attempt {attempt + 1}: model reports the page turned; re-rendered at {rotate} degrees")
+                notes.append(
+                    f"attempt {attempt + 1}: model reports the page turned; re-rendered at {rotate} degrees"
+                )
                 if rotations == 1:
                     self.stats.rerendered_pages += 1
                 rendered = await self._render(job, rotate, "off")
                 continue
-            return self._ok(job, rendered, parsed, result, attempt + 1, notes, started)
+            return self._ok(job, rendered, parsed, result, attempt + 1, notes, started, request_s)
         if turned is not None:
-            page = self._ok(job, *turned, notes, started)
+            page = self._ok(job, *turned, notes, started, request_s)
             page.attributes["rotation_unresolved"] = True
             return page
         last = notes[-1].split(": ", 1)[1] if notes else "no attempt made"
-        return self._failed(job, f"{last} (after {limit} attempts)", notes, started)
+        return self._failed(job, f"{last} (after {limit} attempts)", notes, started, request_s)
 
-    def _ok(self, job: PageJob, rendered: RenderedPage, parsed: ParsedOutput, result: ChatResult, attempts: int,
-            notes: list[str], started: float) -> Page:
+    def _ok(
+        self,
+        job: PageJob,
+        rendered: RenderedPage,
+        parsed: ParsedOutput,
+        result: ChatResult,
+        attempts: int,
+        notes: list[str],
+        started: float,
+        request_s: float,
+    ) -> Page:
         blocks = [
-            Block(type=b.type, text=b.text, level=b.level, confidence=b.confidence, attributes=b.attributes,
-                  bbox=image_box_to_page(b.bbox, rendered.rotate, rendered.page_width, rendered.page_height)
-                  if b.bbox is not None else None)
+            Block(
+                type=b.type,
+                text=b.text,
+                level=b.level,
+                confidence=b.confidence,
+                attributes=b.attributes,
+                bbox=image_box_to_page(b.bbox, rendered.rotate, rendered.page_width, rendered.page_height)
+                if b.bbox is not None
+                else None,
+            )
             for b in parsed.blocks
         ]
-        attributes = {"attempts": attempts, "endpoint": result.endpoint, "finish_reason": result.finish_reason,
-                      "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
-                      "image_size_px": [rendered.width_px, rendered.height_px], "profile": self.profile.name,
-                      **parsed.attributes}
+        attributes = {
+            "attempts": attempts,
+            "endpoint": result.endpoint,
+            "finish_reason": result.finish_reason,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "image_size_px": [rendered.width_px, rendered.height_px],
+            "profile": self.profile.name,
+            "request_seconds": round(request_s, 4),
+            **parsed.attributes,
+        }
         if rendered.orientation_correction:
             attributes["orientation_correction"] = rendered.orientation_correction
         if notes:
             attributes["attempt_errors"] = notes
-        return Page(number=job.number, width=rendered.page_width, height=rendered.page_height,
-                    rotation=rendered.rotate, markdown=parsed.markdown, blocks=blocks, engine=self.engine_name,
-                    model=self.router.model, status=PageStatus.OK, seconds=time.perf_counter() - started,
-                    attributes=attributes)
+        return Page(
+            number=job.number,
+            width=rendered.page_width,
+            height=rendered.page_height,
+            rotation=rendered.rotate,
+            markdown=parsed.markdown,
+            blocks=blocks,
+            engine=self.engine_name,
+            model=self.router.model,
+            status=PageStatus.OK,
+            seconds=time.perf_counter() - started,
+            attributes=attributes,
+        )
 
-    def _failed(self, job: PageJob, reason: str, notes: list[str], started: float) -> Page:
-        attributes = {"profile": self.profile.name, "failure": _category(reason)}
+    def _failed(
+        self, job: PageJob, reason: str, notes: list[str], started: float, request_s: float = 0.0
+    ) -> Page:
+        attributes = {
+            "profile": self.profile.name,
+            "failure": _category(reason),
+            "request_seconds": round(request_s, 4),
+        }
         if notes:
             attributes["attempt_errors"] = notes
-        return Page(number=job.number, width=job.width, height=job.height, engine=self.engine_name,
-                    model=self.router.model, status=PageStatus.FAILED, errors=[f"{self.engine_name}: {reason}"],
-                    seconds=time.perf_counter() - started, attributes=attributes)
+        return Page(
+            number=job.number,
+            width=job.width,
+            height=job.height,
+            engine=self.engine_name,
+            model=self.router.model,
+            status=PageStatus.FAILED,
+            errors=[f"{self.engine_name}: {reason}"],
+            seconds=time.perf_counter() - started,
+            attributes=attributes,
+        )

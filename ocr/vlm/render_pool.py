@@ -26,7 +26,14 @@ from PIL import Image
 from ocr.render import PDFIUM_LOCK, OpenedDocument, PageHandle, RenderLimits, sniff_mime_type
 from ocr.vlm.profiles.base import ImageSizing
 
-__all__ = ["OPEN_DOCS_PER_WORKER", "RenderRequest", "RenderedPage", "render_handle", "render_request", "RenderPool"]
+__all__ = [
+    "OPEN_DOCS_PER_WORKER",
+    "RenderRequest",
+    "RenderedPage",
+    "render_handle",
+    "render_request",
+    "RenderPool",
+]
 
 OPEN_DOCS_PER_WORKER = 4
 
@@ -116,10 +123,17 @@ def render_handle(handle: PageHandle, req: RenderRequest) -> RenderedPage:
         image.save(buffer, "PNG", compress_level=1)
         mime = "image/png"
     data_url = f"data:{mime};base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-    return RenderedPage(number=req.number, data_url=data_url, width_px=image.width, height_px=image.height,
-                        page_width=handle.width, page_height=handle.height,
-                        rotate=(req.rotate + (correction or 0)) % 360, orientation_correction=correction,
-                        has_text_layer=has_text)
+    return RenderedPage(
+        number=req.number,
+        data_url=data_url,
+        width_px=image.width,
+        height_px=image.height,
+        page_width=handle.width,
+        page_height=handle.height,
+        rotate=(req.rotate + (correction or 0)) % 360,
+        orientation_correction=correction,
+        has_text_layer=has_text,
+    )
 
 
 _open_docs: OrderedDict[tuple, OpenedDocument] = OrderedDict()
@@ -152,8 +166,11 @@ class RenderPool:
 
     def __init__(self, workers: int):
         self.workers = workers
-        self._executor = (ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-                          if workers > 0 else None)
+        self._executor = (
+            ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            if workers > 0
+            else None
+        )
 
     async def render(self, req: RenderRequest, doc: OpenedDocument | None = None) -> RenderedPage:
         """Render in a worker process when ``req.source`` is a path, else in a thread from ``doc``."""

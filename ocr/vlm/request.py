@@ -9,8 +9,15 @@ from ocr.vlm.profiles.base import Profile
 __all__ = ["build_body"]
 
 
-def build_body(profile: Profile, data_url: str, attempt: int, *, max_tokens: int | None = None,
-               guided: bool = False, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_body(
+    profile: Profile,
+    data_url: str,
+    attempt: int,
+    *,
+    max_tokens: int | None = None,
+    guided: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Request body (without ``model``, which the router sets) for ``attempt`` (0-based) on one image.
 
     One user message holds the image (``image_url`` part with a base64 data URL) and the profile's

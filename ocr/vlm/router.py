@@ -63,8 +63,14 @@ class Router:
     """Routes requests over ``clients``; call :meth:`survey`, then :meth:`activate`, then
     :meth:`complete` any number of times, then :meth:`close`."""
 
-    def __init__(self, clients: list[EndpointClient], *, probe_interval_s: float = 5.0,
-                 unavailable_timeout_s: float = 120.0, failovers: int | None = None):
+    def __init__(
+        self,
+        clients: list[EndpointClient],
+        *,
+        probe_interval_s: float = 5.0,
+        unavailable_timeout_s: float = 120.0,
+        failovers: int | None = None,
+    ):
         self.endpoints = [EndpointState(client=c) for c in clients]
         self.probe_interval_s = probe_interval_s
         self.unavailable_timeout_s = unavailable_timeout_s
@@ -77,6 +83,7 @@ class Router:
     async def survey(self) -> dict[str, list[str] | str]:
         """Health + models of every endpoint concurrently: url -> served ids, or the failure reason
         (such endpoints start down)."""
+
         async def one(ep: EndpointState) -> list[str] | str:
             try:
                 await ep.client.health()
@@ -85,6 +92,7 @@ class Router:
             except EndpointError as exc:
                 self._set_down(ep, str(exc))
                 return str(exc)
+
         results = await asyncio.gather(*(one(ep) for ep in self.endpoints))
         return {ep.url: r for ep, r in zip(self.endpoints, results)}
 
@@ -125,8 +133,10 @@ class Router:
                 last_down = max((ep.down_since or 0.0) for ep in self.endpoints)
                 remaining = last_down + self.unavailable_timeout_s - time.monotonic()
                 if remaining <= 0:
-                    raise EngineUnavailableError(f"all {len(self.endpoints)} VLM endpoints down for "
-                                                 f"{self.unavailable_timeout_s:g}s: {self.down_summary()}")
+                    raise EngineUnavailableError(
+                        f"all {len(self.endpoints)} VLM endpoints down for "
+                        f"{self.unavailable_timeout_s:g}s: {self.down_summary()}"
+                    )
                 try:
                     await asyncio.wait_for(self._cond.wait(), remaining)
                 except asyncio.TimeoutError:
@@ -149,9 +159,12 @@ class Router:
         Raises :class:`EndpointError` after ``failovers`` re-sends, :class:`EngineUnavailableError`
         when the fleet stays down, :class:`~ocr.errors.RequestRejectedError` on HTTP 4xx."""
         body = {**body, "model": self.model}
-        retrying = AsyncRetrying(stop=stop_after_attempt(self.failovers + 1), reraise=True,
-                                 wait=wait_exponential_jitter(initial=0.05, max=2.0),
-                                 retry=retry_if_exception_type(EndpointError))
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.failovers + 1),
+            reraise=True,
+            wait=wait_exponential_jitter(initial=0.05, max=2.0),
+            retry=retry_if_exception_type(EndpointError),
+        )
         async for attempt in retrying:
             with attempt:
                 async with self.lease() as ep:
@@ -218,9 +231,18 @@ class Router:
 
     def snapshot(self) -> list[dict]:
         """Per-endpoint figures: url, healthy, reason, capacity, in_flight, completed, failures."""
-        return [{"url": ep.url, "healthy": ep.healthy, "reason": ep.reason, "capacity": ep.capacity,
-                 "in_flight": ep.in_flight, "completed": ep.completed, "failures": ep.failures}
-                for ep in self.endpoints]
+        return [
+            {
+                "url": ep.url,
+                "healthy": ep.healthy,
+                "reason": ep.reason,
+                "capacity": ep.capacity,
+                "in_flight": ep.in_flight,
+                "completed": ep.completed,
+                "failures": ep.failures,
+            }
+            for ep in self.endpoints
+        ]
 
     async def close(self) -> None:
         """Stop probing and close every client."""

@@ -35,8 +35,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from ocr.errors import ConfigurationError
 from ocr.vlm.profiles import Profile, get_profile, profile_for_model, profile_names
 
-__all__ = ["SMALL_MODEL_B", "ServeConfig", "ReplicaSpec", "load_serve_config", "resolve_vllm", "plan_servers",
-           "format_command"]
+__all__ = [
+    "SMALL_MODEL_B",
+    "ServeConfig",
+    "ReplicaSpec",
+    "load_serve_config",
+    "resolve_vllm",
+    "plan_servers",
+    "format_command",
+]
 
 SMALL_MODEL_B = 9.0
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -47,13 +54,18 @@ class ServeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="Profile name (chandra, olmocr, deepseek-ocr, ...) or checkpoint path / HF id")
+    model: str = Field(
+        description="Profile name (chandra, olmocr, deepseek-ocr, ...) or checkpoint path / HF id"
+    )
     gpus: list[int] = Field(default_factory=list, description="GPU indices; empty = vLLM's CPU engine")
     tensor_parallel_size: int | None = Field(default=None, ge=1)
     data_parallel_size: int | None = Field(default=None, ge=1, description="Use vLLM's own data parallelism")
     replicas: int | None = Field(default=None, ge=1, description="CPU servers to start (CPU only)")
-    params_b: float | None = Field(default=None, gt=0, description="Model size in billions (default: from the "
-                                   "name, e.g. -72B-, else the profile)")
+    params_b: float | None = Field(
+        default=None,
+        gt=0,
+        description="Model size in billions (default: from the name, e.g. -72B-, else the profile)",
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535, description="Port of the first server; others follow")
     served_model_name: list[str] | None = None
@@ -62,7 +74,9 @@ class ServeConfig(BaseModel):
     extra_args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     vllm: str | None = Field(default=None, description="vllm executable or a venv holding it")
-    cpu_cores: list[int] | None = Field(default=None, description="Cores for CPU servers (default: all, shared out)")
+    cpu_cores: list[int] | None = Field(
+        default=None, description="Cores for CPU servers (default: all, shared out)"
+    )
     cpu_kvcache_gib: int = 1
     health_timeout_s: float = 1800.0
     max_restarts: int = 5
@@ -103,8 +117,12 @@ def load_serve_config(path: str | Path, node: str | None = None, **overrides) ->
 def resolve_vllm(configured: str | None) -> str:
     """The ``vllm`` executable: ``configured`` (a binary or a venv), else ``$FOLIOFLOW_VLLM``, else
     ``$FOLIOFLOW_VLLM_VENV/bin/vllm``, else ``<repo>/.venv-vllm/bin/vllm``, else ``vllm`` on PATH."""
-    candidates = [configured, os.environ.get("FOLIOFLOW_VLLM"), os.environ.get("FOLIOFLOW_VLLM_VENV"),
-                  str(REPO_ROOT / ".venv-vllm")]
+    candidates = [
+        configured,
+        os.environ.get("FOLIOFLOW_VLLM"),
+        os.environ.get("FOLIOFLOW_VLLM_VENV"),
+        str(REPO_ROOT / ".venv-vllm"),
+    ]
     for candidate in filter(None, candidates):
         path = Path(candidate)
         if path.is_dir() and (path / "bin" / "vllm").exists():
@@ -134,7 +152,9 @@ def _model(config: ServeConfig) -> tuple[str, Profile, list[str] | None]:
         profile = get_profile(name)
         if not profile.default_model:
             raise ConfigurationError(f"profile {profile.name!r} has no default checkpoint; pass --model PATH")
-        served = config.served_model_name or ([profile.served_model_name] if profile.served_model_name else None)
+        served = config.served_model_name or (
+            [profile.served_model_name] if profile.served_model_name else None
+        )
         return profile.default_model, profile, served
     name = os.path.expanduser(name)
     profile = profile_for_model(name)
@@ -148,8 +168,12 @@ def plan_servers(config: ServeConfig) -> list[ReplicaSpec]:
     model, profile, served = _model(config)
     base = [resolve_vllm(config.vllm), "serve", model]
     flags = list(profile.serve_flags)
-    flags += ["--max-model-len", str(config.max_model_len or profile.max_model_len),
-              "--max-num-seqs", str(config.max_num_seqs or profile.max_num_seqs)]
+    flags += [
+        "--max-model-len",
+        str(config.max_model_len or profile.max_model_len),
+        "--max-num-seqs",
+        str(config.max_num_seqs or profile.max_num_seqs),
+    ]
     if served:
         flags += ["--served-model-name", *served]
     gpus = config.gpus
@@ -163,8 +187,18 @@ def plan_servers(config: ServeConfig) -> list[ReplicaSpec]:
         tp = tp or len(gpus) // dp
         if tp * dp != len(gpus):
             raise ConfigurationError(f"data parallel {dp} x tensor parallel {tp} != {len(gpus)} GPUs")
-        argv = base + ["--host", config.host, "--port", str(config.port), *flags,
-                       "--tensor-parallel-size", str(tp), "--data-parallel-size", str(dp), *config.extra_args]
+        argv = base + [
+            "--host",
+            config.host,
+            "--port",
+            str(config.port),
+            *flags,
+            "--tensor-parallel-size",
+            str(tp),
+            "--data-parallel-size",
+            str(dp),
+            *config.extra_args,
+        ]
         env = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, gpus)), **config.env}
         return [ReplicaSpec(0, argv, env, config.port, config.host, list(gpus))]
     tp = tp or (1 if model_size_b(config, model, profile) <= SMALL_MODEL_B else len(gpus))
@@ -172,7 +206,7 @@ def plan_servers(config: ServeConfig) -> list[ReplicaSpec]:
         raise ConfigurationError(f"{len(gpus)} GPUs do not split into groups of tensor parallel size {tp}")
     specs = []
     for i in range(len(gpus) // tp):
-        group = gpus[i * tp:(i + 1) * tp]
+        group = gpus[i * tp : (i + 1) * tp]
         argv = base + ["--host", config.host, "--port", str(config.port + i), *flags]
         if tp > 1:
             argv += ["--tensor-parallel-size", str(tp)]
@@ -187,9 +221,14 @@ def _cpu_plan(config: ServeConfig, base: list[str], flags: list[str]) -> list[Re
     share = max(1, len(cores) // replicas)
     specs = []
     for i in range(replicas):
-        mine = cores[(i * share) % len(cores):][:share] or cores[:1]
-        env = {"VLLM_CPU_KVCACHE_SPACE": str(config.cpu_kvcache_gib), "VLLM_CPU_OMP_THREADS_BIND": ",".join(map(str, mine)),
-               "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **config.env}
+        mine = cores[(i * share) % len(cores) :][:share] or cores[:1]
+        env = {
+            "VLLM_CPU_KVCACHE_SPACE": str(config.cpu_kvcache_gib),
+            "VLLM_CPU_OMP_THREADS_BIND": ",".join(map(str, mine)),
+            "HF_HUB_OFFLINE": "1",
+            "VLLM_NO_USAGE_STATS": "1",
+            **config.env,
+        }
         argv = base + ["--host", config.host, "--port", str(config.port + i), *flags, *config.extra_args]
         specs.append(ReplicaSpec(i, argv, env, config.port + i, config.host, []))
     return specs

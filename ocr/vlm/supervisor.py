@@ -42,9 +42,17 @@ class Replica:
 class Supervisor:
     """Starts, watches and stops the servers of ``specs``."""
 
-    def __init__(self, specs: list[ReplicaSpec], *, log_dir: str | Path, health_timeout_s: float = 1800.0,
-                 max_restarts: int = 5, grace_s: float = 30.0, poll_s: float = 1.0,
-                 echo: Callable[[str], None] = print):
+    def __init__(
+        self,
+        specs: list[ReplicaSpec],
+        *,
+        log_dir: str | Path,
+        health_timeout_s: float = 1800.0,
+        max_restarts: int = 5,
+        grace_s: float = 30.0,
+        poll_s: float = 1.0,
+        echo: Callable[[str], None] = print,
+    ):
         self.replicas = [Replica(spec) for spec in specs]
         self.log_dir = Path(log_dir)
         self.health_timeout_s = health_timeout_s
@@ -58,13 +66,21 @@ class Supervisor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / f"replica-{replica.spec.index}.log", "ab")
         env = {**os.environ, **replica.spec.env}
-        replica.process = subprocess.Popen(replica.spec.argv, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                           stdin=subprocess.DEVNULL, start_new_session=True)
+        replica.process = subprocess.Popen(
+            replica.spec.argv,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         log.close()
         replica.healthy = False
         replica.started_at = time.monotonic()
-        self.echo(f"started replica {replica.spec.index}: pid {replica.process.pid} {replica.spec.url} "
-                  f"({format_command(replica.spec)})")
+        self.echo(
+            f"started replica {replica.spec.index}: pid {replica.process.pid} {replica.spec.url} "
+            f"({format_command(replica.spec)})"
+        )
 
     def start(self) -> None:
         """Launch every replica (does not wait for health)."""
@@ -94,22 +110,28 @@ class Supervisor:
                 r.process, r.healthy = None, False
                 if r.restarts >= self.max_restarts:
                     r.gave_up = True
-                    self.echo(f"replica {r.spec.index} exited with code {code}; gave up after {r.restarts} restarts "
-                              f"(see {self.log_dir}/replica-{r.spec.index}.log)")
+                    self.echo(
+                        f"replica {r.spec.index} exited with code {code}; "
+                        f"gave up after {r.restarts} restarts "
+                        f"(see {self.log_dir}/replica-{r.spec.index}.log)"
+                    )
                     continue
                 r.restarts += 1
-                pause = min(60.0, 2.0 ** r.restarts)
+                pause = min(60.0, 2.0**r.restarts)
                 r.next_start = now + pause
-                self.echo(f"replica {r.spec.index} exited with code {code}; restarting in {pause:g}s "
-                          f"({r.restarts}/{self.max_restarts})")
+                self.echo(
+                    f"replica {r.spec.index} exited with code {code}; restarting in {pause:g}s "
+                    f"({r.restarts}/{self.max_restarts})"
+                )
                 continue
             if not r.healthy:
                 if self._healthy(r):
                     r.healthy = True
-                    self.echo(f"ready replica {r.spec.index}: {r.spec.url} "
-                              f"after {now - r.started_at:.0f}s")
+                    self.echo(f"ready replica {r.spec.index}: {r.spec.url} after {now - r.started_at:.0f}s")
                 elif now - r.started_at > self.health_timeout_s:
-                    self.echo(f"replica {r.spec.index} not healthy after {self.health_timeout_s:g}s; restarting")
+                    self.echo(
+                        f"replica {r.spec.index} not healthy after {self.health_timeout_s:g}s; restarting"
+                    )
                     self._terminate(r)
 
     def wait_ready(self, timeout_s: float | None = None) -> bool:

@@ -25,8 +25,15 @@ import re
 
 from ocr.errors import OutputValidationError
 
-__all__ = ["MAX_UNIT", "MIN_SPAN", "MAX_SAME_LINE", "repeats_needed", "find_tail_loop", "find_line_loop",
-           "check_answer"]
+__all__ = [
+    "MAX_UNIT",
+    "MIN_SPAN",
+    "MAX_SAME_LINE",
+    "repeats_needed",
+    "find_tail_loop",
+    "find_line_loop",
+    "check_answer",
+]
 
 MAX_UNIT = 200
 MIN_SPAN = 120
@@ -56,11 +63,11 @@ def find_tail_loop(text: str) -> tuple[str, int] | None:
     s = _normalise(text)
     n = len(s)
     for length in range(1, min(MAX_UNIT, n // 4) + 1):
-        unit = s[n - length:]
+        unit = s[n - length :]
         if not unit.strip():
             continue
         count, pos = 1, n - 2 * length
-        while pos >= 0 and s[pos:pos + length] == unit:
+        while pos >= 0 and s[pos : pos + length] == unit:
             count += 1
             pos -= length
         if count >= repeats_needed(length) and count * length >= MIN_SPAN:

@@ -12,4 +12,10 @@ from ocr.vlm.parsers.grounding import parse_grounding
 from ocr.vlm.parsers.html_layout import make_html_layout_parser
 from ocr.vlm.parsers.markdown import parse_markdown
 
-__all__ = ["ParsedOutput", "parse_markdown", "make_html_layout_parser", "parse_grounding", "parse_front_matter"]
+__all__ = [
+    "ParsedOutput",
+    "parse_markdown",
+    "make_html_layout_parser",
+    "parse_grounding",
+    "parse_front_matter",
+]

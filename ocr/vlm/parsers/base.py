@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ocr.schema import BBox, Block, BlockType
+from ocr.schema import BBox, Block
 
 __all__ = ["ParsedOutput", "normalised_box", "join_blocks", "heading_level", "normalise_math"]
+
 
 @dataclass
 class ParsedOutput:
@@ -36,6 +37,7 @@ class ParsedOutput:
     blocks: list[Block] = field(default_factory=list)
     rotation_correction: int | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
+
 
 def normalised_box(coords: list[float] | tuple[float, ...], scale: float) -> BBox | None:
     """A box from ``[x0, y0, x1, y1]`` on a ``0..scale`` grid, normalised to [0, 1] and clamped.
@@ -55,15 +57,17 @@ def normalised_box(coords: list[float] | tuple[float, ...], scale: float) -> BBo
         return None
     return BBox(x0=x0, y0=y0, x1=x1, y1=y1)
 
+
 def join_blocks(blocks: list[Block]) -> str:
     """Page Markdown: the non-empty block texts joined by one blank line."""
     return "\n\n".join(b.text.strip() for b in blocks if b.text.strip())
+
 
 def heading_level(text: str) -> int | None:
     """Level (1-6) of an ATX heading line such as ``## Title``; ``None`` if ``text`` is not one."""
     stripped = text.lstrip()
     hashes = len(stripped) - len(stripped.lstrip("#"))
-    if 1 <= hashes <= 6 and stripped[hashes:hashes + 1] in (" ", ""):
+    if 1 <= hashes <= 6 and stripped[hashes : hashes + 1] in (" ", ""):
         return hashes
     return None
 

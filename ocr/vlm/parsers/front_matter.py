@@ -47,7 +47,7 @@ def _split(text: str) -> tuple[str, str]:
     end = stripped.find("\n---", 3)
     if end == -1:
         raise OutputValidationError("unparsable: olmOCR front matter is not closed by '---'")
-    return stripped[3:end], stripped[end + 4:]
+    return stripped[3:end], stripped[end + 4 :]
 
 
 def parse_front_matter(text: str) -> ParsedOutput:
@@ -57,7 +57,9 @@ def parse_front_matter(text: str) -> ParsedOutput:
     try:
         meta = yaml.safe_load(head) or {}
     except yaml.YAMLError as exc:
-        raise OutputValidationError(f"unparsable: olmOCR front matter is not YAML ({str(exc).splitlines()[0]})") from exc
+        raise OutputValidationError(
+            f"unparsable: olmOCR front matter is not YAML ({str(exc).splitlines()[0]})"
+        ) from exc
     if not isinstance(meta, dict):
         raise OutputValidationError("unparsable: olmOCR front matter is not a mapping")
     missing = [k for k in REQUIRED_KEYS if k not in meta]
@@ -68,8 +70,9 @@ def parse_front_matter(text: str) -> ParsedOutput:
     except (TypeError, ValueError):
         correction = -1
     if correction not in (0, 90, 180, 270):
-        raise OutputValidationError(f"unparsable: olmOCR rotation_correction={meta['rotation_correction']!r} "
-                                    "is not 0, 90, 180 or 270")
+        raise OutputValidationError(
+            f"unparsable: olmOCR rotation_correction={meta['rotation_correction']!r} is not 0, 90, 180 or 270"
+        )
     language = meta["primary_language"]
     if language is False:
         language = "no"

@@ -64,8 +64,12 @@ def _union(raw: str) -> BBox | None:
     boxes = [b for b in (normalised_box(c, GRID) for c in coords if isinstance(c, list)) if b is not None]
     if not boxes:
         return None
-    return BBox(x0=min(b.x0 for b in boxes), y0=min(b.y0 for b in boxes),
-                x1=max(b.x1 for b in boxes), y1=max(b.y1 for b in boxes))
+    return BBox(
+        x0=min(b.x0 for b in boxes),
+        y0=min(b.y0 for b in boxes),
+        x1=max(b.x1 for b in boxes),
+        y1=max(b.y1 for b in boxes),
+    )
 
 
 def _clean(text: str) -> str:
@@ -95,7 +99,9 @@ def parse_grounding(text: str) -> ParsedOutput:
     matches = list(_TAG.finditer(text))
     if not matches:
         if text.strip():
-            raise OutputValidationError("unparsable: no <|ref|>/<|det|> grounding tag in the DeepSeek-OCR answer")
+            raise OutputValidationError(
+                "unparsable: no <|ref|>/<|det|> grounding tag in the DeepSeek-OCR answer"
+            )
         return ParsedOutput(markdown="", blocks=[])
     blocks: list[Block] = []
     lead = _clean(text[: matches[0].start()])
@@ -103,5 +109,5 @@ def parse_grounding(text: str) -> ParsedOutput:
         blocks.append(Block(type=BlockType.PARAGRAPH, text=lead, attributes={"label": None}))
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        blocks.append(_block(match.group(1), _union(match.group(2)), _clean(text[match.end():end])))
+        blocks.append(_block(match.group(1), _union(match.group(2)), _clean(text[match.end() : end])))
     return ParsedOutput(markdown=join_blocks(blocks), blocks=blocks)

@@ -65,8 +65,14 @@ class _Converter(MarkdownConverter):
         return f"![{alt}]()"
 
 
-_CONVERTER = _Converter(heading_style="ATX", bullets="-", escape_misc=False, escape_underscores=False,
-                        sub_symbol="<sub>", sup_symbol="<sup>")
+_CONVERTER = _Converter(
+    heading_style="ATX",
+    bullets="-",
+    escape_misc=False,
+    escape_underscores=False,
+    sub_symbol="<sub>",
+    sup_symbol="<sup>",
+)
 
 
 def html_to_markdown(fragment: str) -> str:
@@ -114,7 +120,9 @@ def make_html_layout_parser(bbox_scale: float = 1024.0):
                 labelled += 1
                 inner = node.decode_contents()
                 markdown = html_to_markdown(inner)
-                blocks.append(_block(str(node["data-label"]), node, _box(node.get("data-bbox"), bbox_scale), markdown))
+                blocks.append(
+                    _block(str(node["data-label"]), node, _box(node.get("data-bbox"), bbox_scale), markdown)
+                )
             else:
                 stray = html_to_markdown(str(node)) if isinstance(node, Tag) else str(node).strip()
                 if isinstance(node, NavigableString) and not stray:
@@ -122,7 +130,9 @@ def make_html_layout_parser(bbox_scale: float = 1024.0):
                 if stray:
                     blocks.append(Block(type=BlockType.PARAGRAPH, text=stray, attributes={"label": None}))
         if blocks and not labelled:
-            raise OutputValidationError("unparsable: no <div data-label=...> layout block in the chandra answer")
+            raise OutputValidationError(
+                "unparsable: no <div data-label=...> layout block in the chandra answer"
+            )
         return ParsedOutput(markdown=join_blocks(blocks), blocks=blocks)
 
     return parse

@@ -16,8 +16,16 @@ from ocr.vlm.profiles.deepseek_ocr import deepseek_ocr_profile
 from ocr.vlm.profiles.markdown import markdown_profile
 from ocr.vlm.profiles.olmocr import olmocr_profile
 
-__all__ = ["Profile", "ImageSizing", "Sampling", "ProfileFactory", "register_profile", "get_profile",
-           "profile_names", "profile_for_model"]
+__all__ = [
+    "Profile",
+    "ImageSizing",
+    "Sampling",
+    "ProfileFactory",
+    "register_profile",
+    "get_profile",
+    "profile_names",
+    "profile_for_model",
+]
 
 #: ``factory(variant or None) -> Profile``
 ProfileFactory = Callable[[str | None], Profile]

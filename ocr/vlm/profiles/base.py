@@ -121,9 +121,18 @@ class Profile(BaseModel):
 
     def fingerprint(self) -> str:
         """Short hash of everything that changes the output: prompt, sizing, tokens, ladder, extras."""
-        payload = json.dumps({
-            "version": self.version, "prompt": self.prompt, "sizing": self.sizing.model_dump(),
-            "max_tokens": self.max_tokens, "ladder": [s.model_dump() for s in self.ladder],
-            "extra": self.extra_body, "image_first": self.image_first, "regex": self.guided_regex,
-        }, sort_keys=True, default=str)
+        payload = json.dumps(
+            {
+                "version": self.version,
+                "prompt": self.prompt,
+                "sizing": self.sizing.model_dump(),
+                "max_tokens": self.max_tokens,
+                "ladder": [s.model_dump() for s in self.ladder],
+                "extra": self.extra_body,
+                "image_first": self.image_first,
+                "regex": self.guided_regex,
+            },
+            sort_keys=True,
+            default=str,
+        )
         return hashlib.sha256(payload.encode()).hexdigest()[:12]

@@ -17,17 +17,79 @@ __all__ = ["BBOX_SCALE", "LAYOUT_PROMPT", "chandra_profile"]
 
 BBOX_SCALE = 1024
 
-_TAGS = ["math", "br", "i", "b", "u", "del", "sup", "sub", "table", "tr", "td", "p", "th", "div", "pre", "h1",
-         "h2", "h3", "h4", "h5", "ul", "ol", "li", "input", "a", "span", "img", "hr", "tbody", "small", "caption",
-         "strong", "thead", "big", "code"]
-_ATTRIBUTES = ["class", "colspan", "rowspan", "display", "checked", "type", "border", "value", "style", "href",
-               "alt", "align"]
-_LABELS = ["Caption", "Footnote", "Equation-Block", "List-Group", "Page-Header", "Page-Footer", "Image",
-           "Section-Header", "Table", "Text", "Complex-Block", "Code-Block", "Form", "Table-Of-Contents", "Figure"]
+_TAGS = [
+    "math",
+    "br",
+    "i",
+    "b",
+    "u",
+    "del",
+    "sup",
+    "sub",
+    "table",
+    "tr",
+    "td",
+    "p",
+    "th",
+    "div",
+    "pre",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "ul",
+    "ol",
+    "li",
+    "input",
+    "a",
+    "span",
+    "img",
+    "hr",
+    "tbody",
+    "small",
+    "caption",
+    "strong",
+    "thead",
+    "big",
+    "code",
+]
+_ATTRIBUTES = [
+    "class",
+    "colspan",
+    "rowspan",
+    "display",
+    "checked",
+    "type",
+    "border",
+    "value",
+    "style",
+    "href",
+    "alt",
+    "align",
+]
+_LABELS = [
+    "Caption",
+    "Footnote",
+    "Equation-Block",
+    "List-Group",
+    "Page-Header",
+    "Page-Footer",
+    "Image",
+    "Section-Header",
+    "Table",
+    "Text",
+    "Complex-Block",
+    "Code-Block",
+    "Form",
+    "Table-Of-Contents",
+    "Figure",
+]
 
 # The prompt chandra was trained with (its wording is part of the model's interface).
 LAYOUT_PROMPT = (
-    "OCR this image to HTML, arranged as layout blocks.  Each layout block should be a div with the data-bbox "
+    "OCR this image to HTML, arranged as layout blocks.  "
+    "Each layout block should be a div with the data-bbox "
     "attribute representing the bounding box of the block in [x0, y0, x1, y1] format.  Bboxes are normalized "
     f"0-{BBOX_SCALE}. The data-label attribute is the label for the block.\n\n"
     "Use the following labels:\n" + "\n".join(f"- {label}" for label in _LABELS) + "\n\n"
@@ -65,9 +127,21 @@ def chandra_profile(variant: str | None = None) -> Profile:
         max_tokens=12384,
         max_model_len=32768,
         max_num_seqs=32,
-        ladder=(Sampling(temperature=0.0, top_p=0.1), Sampling(temperature=0.3, top_p=0.95),
-                Sampling(temperature=0.3, top_p=0.95), Sampling(temperature=0.6, top_p=0.95)),
-        serve_flags=("--dtype", "bfloat16", "--max-num-batched-tokens", "65536",
-                     "--gpu-memory-utilization", "0.9", "--limit-mm-per-prompt", '{"video": 0}'),
+        ladder=(
+            Sampling(temperature=0.0, top_p=0.1),
+            Sampling(temperature=0.3, top_p=0.95),
+            Sampling(temperature=0.3, top_p=0.95),
+            Sampling(temperature=0.6, top_p=0.95),
+        ),
+        serve_flags=(
+            "--dtype",
+            "bfloat16",
+            "--max-num-batched-tokens",
+            "65536",
+            "--gpu-memory-utilization",
+            "0.9",
+            "--limit-mm-per-prompt",
+            '{"video": 0}',
+        ),
         parser=make_html_layout_parser(BBOX_SCALE),
     )

@@ -34,9 +34,15 @@ def deepseek_ocr_profile(variant: str | None = None) -> Profile:
     Raises :class:`ConfigurationError` for an unknown mode."""
     mode = (variant or "gundam").lower()
     if mode not in MODES:
-        raise ConfigurationError(f"unknown DeepSeek-OCR resolution mode {variant!r}; choose from {sorted(MODES)}")
+        raise ConfigurationError(
+            f"unknown DeepSeek-OCR resolution mode {variant!r}; choose from {sorted(MODES)}"
+        )
     side = MODES[mode]
-    sizing = ImageSizing(dpi=144, fmt="png") if side is None else ImageSizing(dpi=1000, max_long_side=side, fmt="png")
+    sizing = (
+        ImageSizing(dpi=144, fmt="png")
+        if side is None
+        else ImageSizing(dpi=1000, max_long_side=side, fmt="png")
+    )
     return Profile(
         name="deepseek-ocr" if mode == "gundam" else f"deepseek-ocr:{mode}",
         version="1",
@@ -53,8 +59,14 @@ def deepseek_ocr_profile(variant: str | None = None) -> Profile:
         max_num_seqs=100,
         ladder=(Sampling(temperature=0.0), Sampling(temperature=0.2), Sampling(temperature=0.4)),
         extra_body={"skip_special_tokens": False, "vllm_xargs": dict(NGRAM_GUARD)},
-        serve_flags=("--logits_processors", "vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor",
-                     "--no-enable-prefix-caching", "--mm-processor-cache-gb", "0",
-                     "--gpu-memory-utilization", "0.9"),
+        serve_flags=(
+            "--logits_processors",
+            "vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor",
+            "--no-enable-prefix-caching",
+            "--mm-processor-cache-gb",
+            "0",
+            "--gpu-memory-utilization",
+            "0.9",
+        ),
         parser=parse_grounding,
     )

@@ -33,7 +33,11 @@ def markdown_profile(variant: str | None = None) -> Profile:
         max_tokens=4096,
         max_model_len=16384,
         max_num_seqs=64,
-        ladder=(Sampling(temperature=0.0), Sampling(temperature=0.2, top_p=0.95), Sampling(temperature=0.5, top_p=0.95)),
+        ladder=(
+            Sampling(temperature=0.0),
+            Sampling(temperature=0.2, top_p=0.95),
+            Sampling(temperature=0.5, top_p=0.95),
+        ),
         serve_flags=("--gpu-memory-utilization", "0.9"),
         parser=parse_markdown,
     )

@@ -44,7 +44,8 @@ def olmocr_profile(variant: str | None = None) -> Profile:
     return Profile(
         name="olmocr",
         version="1",
-        description="olmOCR 2 (allenai/olmocr): Markdown with YAML front matter (language, rotation, table/diagram)",
+        description="olmOCR 2 (allenai/olmocr): Markdown with YAML front matter "
+        "(language, rotation, table/diagram)",
         default_model="allenai/olmOCR-2-7B-1025-FP8",
         served_model_name="olmocr",
         model_patterns=("olmocr",),

@@ -25,8 +25,12 @@ from ocr.errors import ConfigurationError
 from ocr.vlm.serve import resolve_vllm
 
 ROOT = Path(__file__).resolve().parents[3]
-TINY_VLM = Path(os.environ.get("FOLIOFLOW_TINY_VLM",
-                               Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "folioflow" / "tiny-qwen2-vl"))
+TINY_VLM = Path(
+    os.environ.get(
+        "FOLIOFLOW_TINY_VLM",
+        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "folioflow" / "tiny-qwen2-vl",
+    )
+)
 SERVED = ["tiny-vlm", "olmocr-tiny", "chandra-tiny", "deepseek-ocr-tiny"]
 MAX_NUM_SEQS = 8
 SETUP = "bash infra/vllm/setup_vllm_cpu.sh (about 2 minutes, 2.5 GB)"
@@ -51,14 +55,44 @@ class Fleet:
         self.base = _free_base_port(replicas)
         self.urls = [f"http://127.0.0.1:{self.base + i}/v1" for i in range(replicas)]
         names = [arg for name in SERVED for arg in ("--served-model-name", name)]
-        self.argv = [sys.executable, "-c", "from flows.cli import main; main()", "ocr", "serve",
-                     "--model", str(TINY_VLM), "--replicas", str(replicas), "--port", str(self.base), *names,
-                     "--vllm", vllm, "--log-dir", str(log_dir), "--max-restarts", "3",
-                     "--", "--max-model-len", "4096", "--max-num-seqs", str(MAX_NUM_SEQS), "--enforce-eager",
-                     "--dtype", "bfloat16"]
+        self.argv = [
+            sys.executable,
+            "-c",
+            "from flows.cli import main; main()",
+            "ocr",
+            "serve",
+            "--model",
+            str(TINY_VLM),
+            "--replicas",
+            str(replicas),
+            "--port",
+            str(self.base),
+            *names,
+            "--vllm",
+            vllm,
+            "--log-dir",
+            str(log_dir),
+            "--max-restarts",
+            "3",
+            "--",
+            "--max-model-len",
+            "4096",
+            "--max-num-seqs",
+            str(MAX_NUM_SEQS),
+            "--enforce-eager",
+            "--dtype",
+            "bfloat16",
+        ]
         env = {**os.environ, "PYTHONPATH": str(ROOT), "VLLM_CACHE_ROOT": str(log_dir / "vllm-cache")}
-        self.process = subprocess.Popen(self.argv, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.process = subprocess.Popen(
+            self.argv,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -79,7 +113,9 @@ class Fleet:
             if self.process.poll() is not None:
                 break
             time.sleep(0.5)
-        raise AssertionError(f"no line matching {pattern!r} within {timeout}s; output:\n" + "\n".join(self.lines[-40:]))
+        raise AssertionError(
+            f"no line matching {pattern!r} within {timeout}s; output:\n" + "\n".join(self.lines[-40:])
+        )
 
     def pids(self) -> dict[int, int]:
         """Latest pid of each replica, from the launcher's 'started replica i: pid N' lines."""
@@ -134,8 +170,10 @@ def vllm_fleet(tmp_path_factory):
     except ConfigurationError as exc:
         pytest.skip(f"vLLM CPU engine absent ({exc}); install it with {SETUP}")
     if not Path(vllm).is_file():
-        pytest.skip(f"vLLM CPU engine absent (no vllm executable in .venv-vllm, $FOLIOFLOW_VLLM_VENV or PATH); "
-                    f"install it with {SETUP}")
+        pytest.skip(
+            f"vLLM CPU engine absent (no vllm executable in .venv-vllm, $FOLIOFLOW_VLLM_VENV or PATH); "
+            f"install it with {SETUP}"
+        )
     if not (TINY_VLM / "config.json").is_file():
         pytest.skip(f"tiny test VLM absent at {TINY_VLM}; build it with {SETUP}")
     fleet = Fleet(vllm, tmp_path_factory.mktemp("vllm-fleet"))

@@ -23,13 +23,18 @@ from ocr.vlm.bench_doc import write_bench_pdf
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-CHANDRA_RX = (r'<div data-bbox="\[1\d\d, 2\d\d, 8\d\d, 4\d\d\]" data-label="Section-Header"><h2>[a-z]{3,12}</h2></div>'
-              r'\n<div data-bbox="\[1\d\d, 5\d\d, 8\d\d, 6\d\d\]" data-label="Text"><p>[a-z ]{1,20}</p></div>')
+CHANDRA_RX = (
+    r'<div data-bbox="\[1\d\d, 2\d\d, 8\d\d, 4\d\d\]" data-label="Section-Header"><h2>[a-z]{3,12}</h2></div>'
+    r'\n<div data-bbox="\[1\d\d, 5\d\d, 8\d\d, 6\d\d\]" data-label="Text"><p>[a-z ]{1,20}</p></div>'
+)
 DEEPSEEK_RX = r"<\|ref\|>title<\|/ref\|><\|det\|>\[\[1\d\d, 2\d\d, 8\d\d, 3\d\d\]\]<\|/det\|>\n# [a-z]{3,12}"
-OLMOCR_RX = (r"---\nprimary_language: en\nis_rotation_valid: True\nrotation_correction: 0\nis_table: False\n"
-             r"is_diagram: False\n---\n[a-z ]{1,20}")
-TURNED_RX = OLMOCR_RX.replace("is_rotation_valid: True\\nrotation_correction: 0",
-                              "is_rotation_valid: False\\nrotation_correction: 90")
+OLMOCR_RX = (
+    r"---\nprimary_language: en\nis_rotation_valid: True\nrotation_correction: 0\nis_table: False\n"
+    r"is_diagram: False\n---\n[a-z ]{1,20}"
+)
+TURNED_RX = OLMOCR_RX.replace(
+    "is_rotation_valid: True\\nrotation_correction: 0", "is_rotation_valid: False\\nrotation_correction: 90"
+)
 SHORT = {"structured_outputs": {"regex": "[a-z ]{1,12}"}, "temperature": 0.0}
 
 
@@ -54,8 +59,13 @@ def convert(engine: VlmEngine, path, numbers):
 
 def test_warm_up_checks_models_against_the_profile(vllm_fleet):
     vllm_fleet.ensure_ready()
-    for profile, model in [("olmocr", "olmocr-tiny"), ("chandra", "chandra-tiny"), ("deepseek-ocr", "deepseek-ocr-tiny"),
-                           ("markdown", "tiny-vlm"), ("auto", "tiny-vlm")]:
+    for profile, model in [
+        ("olmocr", "olmocr-tiny"),
+        ("chandra", "chandra-tiny"),
+        ("deepseek-ocr", "deepseek-ocr-tiny"),
+        ("markdown", "tiny-vlm"),
+        ("auto", "tiny-vlm"),
+    ]:
         with engine_for(vllm_fleet, profile=profile) as engine:
             assert engine.model == model
             expected = "markdown" if profile == "auto" else profile
@@ -64,8 +74,9 @@ def test_warm_up_checks_models_against_the_profile(vllm_fleet):
         engine_for(vllm_fleet, profile="markdown", model="gpt-4o").warm_up()
 
 
-@pytest.mark.parametrize("profile, regex", [("chandra", CHANDRA_RX), ("deepseek-ocr", DEEPSEEK_RX),
-                                            ("olmocr", OLMOCR_RX)])
+@pytest.mark.parametrize(
+    "profile, regex", [("chandra", CHANDRA_RX), ("deepseek-ocr", DEEPSEEK_RX), ("olmocr", OLMOCR_RX)]
+)
 def test_image_requests_parse_into_blocks_in_page_points(vllm_fleet, sample_pdf, profile, regex):
     vllm_fleet.ensure_ready()
     with engine_for(vllm_fleet, profile=profile, max_tokens=300, extra_body=guided(regex)) as engine:
@@ -79,7 +90,10 @@ def test_image_requests_parse_into_blocks_in_page_points(vllm_fleet, sample_pdf,
     first = pages[0].blocks[0]
     if profile == "chandra":
         assert first.type is BlockType.HEADING and first.text.startswith("## ")
-        assert 100 / 1024 * 612 <= first.bbox.x0 < 200 / 1024 * 612 and 200 / 1024 * 792 <= first.bbox.y0 < 300 / 1024 * 792
+        assert (
+            100 / 1024 * 612 <= first.bbox.x0 < 200 / 1024 * 612
+            and 200 / 1024 * 792 <= first.bbox.y0 < 300 / 1024 * 792
+        )
         assert pages[0].blocks[1].type is BlockType.PARAGRAPH
     elif profile == "deepseek-ocr":
         assert first.type is BlockType.TITLE and first.level == 1
@@ -90,9 +104,10 @@ def test_image_requests_parse_into_blocks_in_page_points(vllm_fleet, sample_pdf,
 
 def test_profile_guided_decoding_gives_valid_olmocr_front_matter(vllm_fleet, sample_pdf):
     vllm_fleet.ensure_ready()
-    with engine_for(vllm_fleet, profile="olmocr", guided_decoding=True, max_tokens=400,
-                    extra_body={"temperature": 0.0}) as engine:
-        page, = convert(engine, sample_pdf, [1])
+    with engine_for(
+        vllm_fleet, profile="olmocr", guided_decoding=True, max_tokens=400, extra_body={"temperature": 0.0}
+    ) as engine:
+        (page,) = convert(engine, sample_pdf, [1])
         assert engine.cache_key.endswith(":guided")
     assert page.status is PageStatus.OK, page.errors
     assert set(page.attributes) >= {"primary_language", "is_rotation_valid", "is_table", "is_diagram"}
@@ -100,8 +115,11 @@ def test_profile_guided_decoding_gives_valid_olmocr_front_matter(vllm_fleet, sam
 
 def _server_load(url: str) -> float:
     text = httpx.get(url.removesuffix("/v1") + "/metrics", timeout=2).text
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_waiting{")))
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_waiting{"))
+    )
 
 
 def test_pages_spread_over_endpoints_with_bounded_in_flight(vllm_fleet, tmp_path):
@@ -117,7 +135,9 @@ def test_pages_spread_over_endpoints_with_bounded_in_flight(vllm_fleet, tmp_path
             time.sleep(0.05)
 
     watcher = threading.Thread(target=watch)
-    with engine_for(vllm_fleet, profile="markdown", max_in_flight=3, max_tokens=64, extra_body=SHORT) as engine:
+    with engine_for(
+        vllm_fleet, profile="markdown", max_in_flight=3, max_tokens=64, extra_body=SHORT
+    ) as engine:
         watcher.start()
         try:
             pages = convert(engine, pdf, list(range(24, 0, -1)))
@@ -134,32 +154,50 @@ def test_pages_spread_over_endpoints_with_bounded_in_flight(vllm_fleet, tmp_path
 
 def test_timeout_fails_the_page_but_keeps_the_endpoint(vllm_fleet, sample_pdf):
     vllm_fleet.ensure_ready()
-    with engine_for(vllm_fleet, profile="markdown", request_timeout_s=0.3, failovers=1, max_attempts=1,
-                    max_tokens=3000, extra_body={"ignore_eos": True}) as engine:
-        page, = convert(engine, sample_pdf, [1])
+    with engine_for(
+        vllm_fleet,
+        profile="markdown",
+        request_timeout_s=0.3,
+        failovers=1,
+        max_attempts=1,
+        max_tokens=3000,
+        extra_body={"ignore_eos": True},
+    ) as engine:
+        (page,) = convert(engine, sample_pdf, [1])
         report = engine.report()
     assert page.status is PageStatus.FAILED
-    assert page.errors[0].startswith("vlm:markdown: unavailable: ") and "timeout: no answer within 0.3s" in page.errors[0]
+    assert (
+        page.errors[0].startswith("vlm:markdown: unavailable: ")
+        and "timeout: no answer within 0.3s" in page.errors[0]
+    )
     assert all(ep["healthy"] for ep in report["endpoints"]) and report["events"] == []
 
 
 def test_truncation_climbs_the_ladder_then_fails_with_the_reason(vllm_fleet, sample_pdf):
     vllm_fleet.ensure_ready()
     with engine_for(vllm_fleet, profile="markdown", max_tokens=8, extra_body={"ignore_eos": True}) as engine:
-        page, = convert(engine, sample_pdf, [2])
+        (page,) = convert(engine, sample_pdf, [2])
         report = engine.report()
     assert page.status is PageStatus.FAILED and page.number == 2 and page.width == pytest.approx(612)
     assert page.errors == ["vlm:markdown: truncated: finish_reason=length after 8 tokens (after 3 attempts)"]
     assert [e.split(":")[0] for e in page.attributes["attempt_errors"]] == [
-        "attempt 1 (temperature 0)", "attempt 2 (temperature 0.2)", "attempt 3 (temperature 0.5)"]
-    assert report["attempts"] == 3 and report["failure_reasons"] == {"truncated": 1} and report["retried_pages"] == 1
+        "attempt 1 (temperature 0)",
+        "attempt 2 (temperature 0.2)",
+        "attempt 3 (temperature 0.5)",
+    ]
+    assert (
+        report["attempts"] == 3
+        and report["failure_reasons"] == {"truncated": 1}
+        and report["retried_pages"] == 1
+    )
 
 
 def test_a_looping_answer_is_rejected(vllm_fleet, sample_pdf):
     vllm_fleet.ensure_ready()
-    with engine_for(vllm_fleet, profile="markdown", max_tokens=300, max_attempts=2,
-                    extra_body=guided("(?:CO ){60}")) as engine:
-        page, = convert(engine, sample_pdf, [1])
+    with engine_for(
+        vllm_fleet, profile="markdown", max_tokens=300, max_attempts=2, extra_body=guided("(?:CO ){60}")
+    ) as engine:
+        (page,) = convert(engine, sample_pdf, [1])
     assert page.status is PageStatus.FAILED
     assert page.errors[0].startswith("vlm:markdown: repetition: the answer ends in 'CO' x59")
 
@@ -167,7 +205,7 @@ def test_a_looping_answer_is_rejected(vllm_fleet, sample_pdf):
 def test_model_reported_rotation_rerenders_the_page(vllm_fleet, sample_pdf):
     vllm_fleet.ensure_ready()
     with engine_for(vllm_fleet, profile="olmocr", max_tokens=300, extra_body=guided(TURNED_RX)) as engine:
-        page, = convert(engine, sample_pdf, [1])
+        (page,) = convert(engine, sample_pdf, [1])
     # olmOCR's correction 90 means "turn 90 degrees counter-clockwise": 270 clockwise, then 270 more.
     assert page.status is PageStatus.OK and page.attributes["rotation_unresolved"] is True
     assert page.rotation == 180 and page.attributes["attempts"] == 3
@@ -179,7 +217,7 @@ def test_cpu_orientation_check_turns_a_rotated_scan_upright(vllm_fleet, sample_p
     vllm_fleet.ensure_ready()
     scan = write_scanned_copy(sample_pdf, tmp_path / "turned.png", dpi=150, rotate=90)
     with engine_for(vllm_fleet, profile="markdown", max_tokens=64, extra_body=SHORT) as engine:
-        page, = convert(engine, scan, [1])
+        (page,) = convert(engine, scan, [1])
     assert page.status is PageStatus.OK, page.errors
     assert page.rotation == 270 and page.attributes["orientation_correction"] == 270
     w, h = page.attributes["image_size_px"]
@@ -192,15 +230,28 @@ def test_bench_reports_efficiency_scaling_and_plot(vllm_fleet, tmp_path):
 
     vllm_fleet.ensure_ready()
     pdf = write_bench_pdf(tmp_path / "bench.pdf", 8)
-    result = run_bench(BenchSettings(endpoints=vllm_fleet.urls, pdf=pdf, pages=8, profile="markdown", in_flight=4,
-                                     fixed_tokens=16, repeats=1, sweep=[1, 2]), echo=lambda line: None)
+    result = run_bench(
+        BenchSettings(
+            endpoints=vllm_fleet.urls,
+            pdf=pdf,
+            pages=8,
+            profile="markdown",
+            in_flight=4,
+            fixed_tokens=16,
+            repeats=1,
+            sweep=[1, 2],
+        ),
+        echo=lambda line: None,
+    )
     assert set(result["summary"]) == {1, 2} and set(result["scaling"]) == {"raw", "folioflow"}
     for summary in result["summary"].values():
         assert summary["raw_pages_per_s"] > 0 and 0.2 < summary["efficiency"] < 5
     runs = result["runs"]
     assert {r["client"] for r in runs} == {"raw", "folioflow"}
     assert all(r["pages"] == 8 and r["output_tokens_per_s"] > 0 for r in runs)
-    assert all(r["failed"] == 8 for r in runs if r["client"] == "folioflow")  # fixed length: truncated by design
+    assert all(
+        r["failed"] == 8 for r in runs if r["client"] == "folioflow"
+    )  # fixed length: truncated by design
     png = plot_sweep(result["sweep"], tmp_path / "sweep.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -209,7 +260,9 @@ def test_a_server_killed_mid_run_loses_no_page_and_is_restarted(vllm_fleet, tmp_
     vllm_fleet.ensure_ready()
     pdf = write_bench_pdf(tmp_path / "bench.pdf", 40)
     mark = len(vllm_fleet.lines)
-    with engine_for(vllm_fleet, profile="markdown", max_in_flight=4, max_tokens=64, extra_body=SHORT) as engine:
+    with engine_for(
+        vllm_fleet, profile="markdown", max_in_flight=4, max_tokens=64, extra_body=SHORT
+    ) as engine:
         pages = []
         with open_document(pdf) as doc:
             for page in engine.convert_pages(doc, range(1, 41)):
@@ -226,7 +279,9 @@ def test_a_server_killed_mid_run_loses_no_page_and_is_restarted(vllm_fleet, tmp_
         vllm_fleet.wait_for(r"replica 1 exited with code", timeout=30, after=mark)
         vllm_fleet.wait_for(r"ready replica 1", timeout=240, after=mark)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any(e[1] == dead and e[2] == "up" for e in engine.report()["events"]):
+        while time.monotonic() < deadline and not any(
+            e[1] == dead and e[2] == "up" for e in engine.report()["events"]
+        ):
             time.sleep(0.5)
         assert any(e[1] == dead and e[2] == "up" for e in engine.report()["events"])
         again = convert(engine, pdf, list(range(1, 17)))

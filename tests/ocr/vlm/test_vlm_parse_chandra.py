@@ -28,21 +28,40 @@ def parse(text):
 def test_labels_map_to_block_types_in_reading_order():
     out = parse(PAGE)
     assert [b.type for b in out.blocks] == [
-        BlockType.PAGE_HEADER, BlockType.HEADING, BlockType.HEADING, BlockType.PARAGRAPH, BlockType.TABLE,
-        BlockType.FORMULA, BlockType.PARAGRAPH, BlockType.LIST_ITEM, BlockType.FIGURE, BlockType.CAPTION,
-        BlockType.FOOTNOTE, BlockType.PAGE_FOOTER]
-    assert [b.attributes["label"] for b in out.blocks][:3] == ["Page-Header", "Section-Header", "Section-Header"]
+        BlockType.PAGE_HEADER,
+        BlockType.HEADING,
+        BlockType.HEADING,
+        BlockType.PARAGRAPH,
+        BlockType.TABLE,
+        BlockType.FORMULA,
+        BlockType.PARAGRAPH,
+        BlockType.LIST_ITEM,
+        BlockType.FIGURE,
+        BlockType.CAPTION,
+        BlockType.FOOTNOTE,
+        BlockType.PAGE_FOOTER,
+    ]
+    assert [b.attributes["label"] for b in out.blocks][:3] == [
+        "Page-Header",
+        "Section-Header",
+        "Section-Header",
+    ]
 
 
 def test_headings_keep_levels_and_markdown():
     out = parse(PAGE)
-    assert out.blocks[1].text == "# Northwind Capital Holdings Annual Report 2025" and out.blocks[1].level == 1
+    assert (
+        out.blocks[1].text == "# Northwind Capital Holdings Annual Report 2025" and out.blocks[1].level == 1
+    )
     assert out.blocks[2].text == "## 1 Financial Highlights" and out.blocks[2].level == 2
 
 
 def test_text_is_kept_verbatim_including_dollar_amounts():
     out = parse(PAGE)
-    assert "Total revenue grew 12% to $4,210 million in fiscal 2025, driven by advisory fees." in out.blocks[3].text
+    assert (
+        "Total revenue grew 12% to $4,210 million in fiscal 2025, driven by advisory fees."
+        in out.blocks[3].text
+    )
 
 
 def test_table_stays_html_with_spans():
@@ -72,15 +91,21 @@ def test_boxes_are_normalised_from_the_1024_grid():
 
 
 def test_first_release_grid_of_1000_is_a_parameter():
-    box = make_html_layout_parser(1000)('<div data-bbox="[0, 0, 500, 1000]" data-label="Text"><p>x</p></div>').blocks[0].bbox
+    box = (
+        make_html_layout_parser(1000)('<div data-bbox="[0, 0, 500, 1000]" data-label="Text"><p>x</p></div>')
+        .blocks[0]
+        .bbox
+    )
     assert (box.x1, box.y1) == (0.5, 1.0)
 
 
 def test_malformed_boxes_keep_the_block_without_a_box():
-    text = ('<div data-bbox="[10, 20, oops]" data-label="Text"><p>kept one</p></div>'
-            '<div data-bbox="[500, 500, 500, 500]" data-label="Text"><p>kept two</p></div>'
-            '<div data-bbox="200 300 100 400" data-label="Text"><p>swapped</p></div>'
-            '<div data-label="Unknown-Label"><p>odd label</p></div>')
+    text = (
+        '<div data-bbox="[10, 20, oops]" data-label="Text"><p>kept one</p></div>'
+        '<div data-bbox="[500, 500, 500, 500]" data-label="Text"><p>kept two</p></div>'
+        '<div data-bbox="200 300 100 400" data-label="Text"><p>swapped</p></div>'
+        '<div data-label="Unknown-Label"><p>odd label</p></div>'
+    )
     out = parse(text)
     assert [b.text for b in out.blocks] == ["kept one", "kept two", "swapped", "odd label"]
     assert out.blocks[0].bbox is None and out.blocks[1].bbox is None
@@ -89,7 +114,9 @@ def test_malformed_boxes_keep_the_block_without_a_box():
 
 
 def test_text_outside_layout_divs_is_not_dropped():
-    out = parse('<div data-bbox="[0,0,10,10]" data-label="Text"><p>inside</p></div>\nstray words\n<p>stray paragraph</p>')
+    out = parse(
+        '<div data-bbox="[0,0,10,10]" data-label="Text"><p>inside</p></div>\nstray words\n<p>stray paragraph</p>'
+    )
     assert [b.text for b in out.blocks] == ["inside", "stray words", "stray paragraph"]
 
 

@@ -45,9 +45,18 @@ Annual Report 2025 - Page 2<｜end▁of▁sentence｜>"""
 def test_labels_map_and_order_is_kept():
     out = parse_grounding(PAGE)
     assert [b.type for b in out.blocks] == [
-        BlockType.PAGE_HEADER, BlockType.TITLE, BlockType.HEADING, BlockType.PARAGRAPH, BlockType.FORMULA,
-        BlockType.CAPTION, BlockType.TABLE, BlockType.FIGURE, BlockType.CAPTION, BlockType.LIST_ITEM,
-        BlockType.PAGE_FOOTER]
+        BlockType.PAGE_HEADER,
+        BlockType.TITLE,
+        BlockType.HEADING,
+        BlockType.PARAGRAPH,
+        BlockType.FORMULA,
+        BlockType.CAPTION,
+        BlockType.TABLE,
+        BlockType.FIGURE,
+        BlockType.CAPTION,
+        BlockType.LIST_ITEM,
+        BlockType.PAGE_FOOTER,
+    ]
     assert out.blocks[1].level == 1 and out.blocks[2].level == 2
 
 
@@ -79,10 +88,14 @@ def test_heading_without_hash_marks_gets_them():
 
 
 def test_unknown_label_and_bad_coordinates_are_kept_without_box():
-    out = parse_grounding("<|ref|>stamp<|/ref|><|det|>[[1, 2, oops]]<|/det|>\nAPPROVED\n"
-                          "<|ref|>text<|/ref|><|det|>__import__('os')<|/det|>\nno eval here\n")
-    assert [(b.type, b.text, b.bbox) for b in out.blocks] == [(BlockType.OTHER, "APPROVED", None),
-                                                              (BlockType.PARAGRAPH, "no eval here", None)]
+    out = parse_grounding(
+        "<|ref|>stamp<|/ref|><|det|>[[1, 2, oops]]<|/det|>\nAPPROVED\n"
+        "<|ref|>text<|/ref|><|det|>__import__('os')<|/det|>\nno eval here\n"
+    )
+    assert [(b.type, b.text, b.bbox) for b in out.blocks] == [
+        (BlockType.OTHER, "APPROVED", None),
+        (BlockType.PARAGRAPH, "no eval here", None),
+    ]
 
 
 def test_text_before_the_first_tag_is_kept():

@@ -32,11 +32,20 @@ print("code")
 
 def test_fenced_answer_is_unwrapped_and_split():
     out = parse_markdown(ANSWER)
-    assert [b.type for b in out.blocks] == [BlockType.HEADING, BlockType.PARAGRAPH, BlockType.TABLE,
-                                            BlockType.FORMULA, BlockType.LIST_ITEM, BlockType.TABLE, BlockType.CODE]
+    assert [b.type for b in out.blocks] == [
+        BlockType.HEADING,
+        BlockType.PARAGRAPH,
+        BlockType.TABLE,
+        BlockType.FORMULA,
+        BlockType.LIST_ITEM,
+        BlockType.TABLE,
+        BlockType.CODE,
+    ]
     assert out.blocks[0].level == 1
-    assert out.blocks[1].text == ("This Agreement shall be governed by the laws of the State of Delaware.\n"
-                                  "Any dispute shall be resolved in Wilmington.")
+    assert out.blocks[1].text == (
+        "This Agreement shall be governed by the laws of the State of Delaware.\n"
+        "Any dispute shall be resolved in Wilmington."
+    )
     assert out.blocks[2].text.splitlines()[2] == "| Northwind | Borrower |"
     assert "```" not in out.blocks[0].text and out.blocks[-1].text.startswith("```python")
 

@@ -44,7 +44,11 @@ def test_deepseek_default_gundam_and_request_fields():
     assert profile.sizing.scale_for(*LETTER) * 72 == pytest.approx(144)
     body = build_body(profile, "data:image/png;base64,AAAA", 0)
     assert body["skip_special_tokens"] is False
-    assert body["vllm_xargs"] == {"ngram_size": 30, "window_size": 90, "whitelist_token_ids": [128821, 128822]}
+    assert body["vllm_xargs"] == {
+        "ngram_size": 30,
+        "window_size": 90,
+        "whitelist_token_ids": [128821, 128822],
+    }
     assert body["messages"][0]["content"][0]["type"] == "image_url"
     assert body["messages"][0]["content"][1]["text"] == "<|grounding|>Convert the document to markdown."
     with pytest.raises(ConfigurationError):
@@ -74,7 +78,9 @@ def test_profile_for_served_model_ids():
     assert profile_for_model("allenai/olmOCR-2-7B-1025-FP8").name == "olmocr"
     assert profile_for_model("deepseek-ai/DeepSeek-OCR").name == "deepseek-ocr"
     assert profile_for_model("Qwen/Qwen2.5-VL-7B-Instruct").name == "markdown"
-    assert get_profile("chandra").matches_model("chandra") and not get_profile("chandra").matches_model("olmocr")
+    assert get_profile("chandra").matches_model("chandra") and not get_profile("chandra").matches_model(
+        "olmocr"
+    )
 
 
 def test_fingerprint_changes_with_what_changes_output():
@@ -88,8 +94,12 @@ def test_registering_a_new_profile(monkeypatch):
     from ocr.vlm import profiles
 
     monkeypatch.setattr(profiles, "_REGISTRY", dict(profiles._REGISTRY))
-    register_profile("acme-ocr", lambda variant: Profile(name="acme-ocr", prompt="OCR.", parser=parse_markdown,
-                                                         model_patterns=("acme",)))
+    register_profile(
+        "acme-ocr",
+        lambda variant: Profile(
+            name="acme-ocr", prompt="OCR.", parser=parse_markdown, model_patterns=("acme",)
+        ),
+    )
     assert get_profile("acme-ocr").prompt == "OCR." and profile_for_model("acme/ocr-1").name == "acme-ocr"
     with pytest.raises(ConfigurationError):
         register_profile("Bad:Name", lambda v: get_profile("markdown"))

@@ -54,8 +54,16 @@ def test_vllm_data_parallel_is_one_server():
 
 
 def test_cpu_replicas_get_their_own_cores_and_extra_args_win():
-    specs = plan_servers(ServeConfig(model="/models/tiny", replicas=2, cpu_cores=[0, 1], port=8011,
-                                     extra_args=["--max-model-len", "4096"], vllm=None))
+    specs = plan_servers(
+        ServeConfig(
+            model="/models/tiny",
+            replicas=2,
+            cpu_cores=[0, 1],
+            port=8011,
+            extra_args=["--max-model-len", "4096"],
+            vllm=None,
+        )
+    )
     assert [s.env["VLLM_CPU_OMP_THREADS_BIND"] for s in specs] == ["0", "1"]
     assert specs[0].argv[2] == "/models/tiny" and "--served-model-name" not in specs[0].argv
     assert specs[0].argv[-2:] == ["--max-model-len", "4096"]  # after the profile's 16384: vLLM keeps the last
@@ -65,7 +73,9 @@ def test_executable_comes_from_config_or_environment(tmp_path, monkeypatch):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "vllm").write_text("#!/bin/sh\n")
-    assert plan_servers(ServeConfig(model="chandra", gpus=[0], vllm=str(venv)))[0].argv[0] == str(venv / "bin" / "vllm")
+    assert plan_servers(ServeConfig(model="chandra", gpus=[0], vllm=str(venv)))[0].argv[0] == str(
+        venv / "bin" / "vllm"
+    )
     monkeypatch.setenv("FOLIOFLOW_VLLM_VENV", str(venv))
     assert plan_servers(ServeConfig(model="chandra", gpus=[0]))[0].argv[0] == str(venv / "bin" / "vllm")
     with pytest.raises(ConfigurationError, match="not found"):
@@ -84,25 +94,51 @@ def test_multinode_config_needs_a_node_and_lists_client_endpoints():
 
     with pytest.raises(ConfigurationError, match="pick one with --node"):
         load_serve_config(INFRA / "multinode.yaml")
-    planned = [s.port for node in ("gpu-node-1", "gpu-node-2")
-               for s in plan_servers(load_serve_config(INFRA / "multinode.yaml", node))]
+    planned = [
+        s.port
+        for node in ("gpu-node-1", "gpu-node-2")
+        for s in plan_servers(load_serve_config(INFRA / "multinode.yaml", node))
+    ]
     clients = yaml.safe_load((INFRA / "multinode.yaml").read_text())["clients"]["endpoints"]
     assert len(planned) == len(clients) == 12
     assert [int(u.rsplit(":", 1)[1].split("/")[0]) for u in clients] == planned
 
 
 def test_cli_dry_run_prints_exact_commands():
-    result = CliRunner().invoke(app, ["ocr", "serve", "--model", "chandra", "--gpus", "0,1", "--port", "8100",
-                                      "--dry-run", "--", "--enable-prefix-caching"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "ocr",
+            "serve",
+            "--model",
+            "chandra",
+            "--gpus",
+            "0,1",
+            "--port",
+            "8100",
+            "--dry-run",
+            "--",
+            "--enable-prefix-caching",
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    expected = [format_command(s) for s in plan_servers(ServeConfig(model="chandra", gpus=[0, 1], port=8100,
-                                                                      extra_args=["--enable-prefix-caching"]))]
+    expected = [
+        format_command(s)
+        for s in plan_servers(
+            ServeConfig(model="chandra", gpus=[0, 1], port=8100, extra_args=["--enable-prefix-caching"])
+        )
+    ]
     assert lines[:2] == expected
     assert lines[0].startswith("CUDA_VISIBLE_DEVICES=0 ") and lines[0].endswith("--enable-prefix-caching")
-    assert lines[2] == "# endpoints: --ocr-endpoint http://127.0.0.1:8100/v1 --ocr-endpoint http://127.0.0.1:8101/v1"
+    assert (
+        lines[2]
+        == "# endpoints: --ocr-endpoint http://127.0.0.1:8100/v1 --ocr-endpoint http://127.0.0.1:8101/v1"
+    )
 
 
 def test_cli_reports_bad_layouts_in_one_line():
-    result = CliRunner().invoke(app, ["ocr", "serve", "--model", "chandra", "--gpus", "0,1,2", "-tp", "2", "--dry-run"])
+    result = CliRunner().invoke(
+        app, ["ocr", "serve", "--model", "chandra", "--gpus", "0,1,2", "-tp", "2", "--dry-run"]
+    )
     assert result.exit_code == 2 and "do not split into groups" in result.output
