@@ -147,6 +147,9 @@ def bench(
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG of throughput vs in-flight requests"),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write every figure as JSON"),
     render_workers: int = typer.Option(1, "--render-workers", min=0),
+    image_format: Optional[str] = typer.Option(
+        None, "--image-format", help="png or jpeg (default: the profile's)"
+    ),
 ) -> None:
     """folioflow's pages/s, tokens/s and p50/p95 latency against a raw flooding client on the same
     pages; efficiency ratio and 1 -> N endpoint scaling."""
@@ -166,6 +169,7 @@ def bench(
             repeats=repeats,
             render_workers=render_workers,
             sweep=levels,
+            image_format=image_format,
         )
         result = run_bench(settings, echo=typer.echo)
     print_report(result)

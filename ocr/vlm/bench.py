@@ -88,6 +88,7 @@ class BenchSettings:
     render_workers: int = 1
     sweep: list[int] = field(default_factory=list)
     request_timeout_s: float = 600.0
+    image_format: str | None = None
 
 
 def _options(s: BenchSettings, endpoints: list[str], in_flight: int | None) -> VlmOptions:
@@ -102,6 +103,7 @@ def _options(s: BenchSettings, endpoints: list[str], in_flight: int | None) -> V
         orientation_check="off",
         render_workers=s.render_workers,
         request_timeout_s=s.request_timeout_s,
+        image_format=s.image_format,
     )
 
 

@@ -7,9 +7,10 @@ load from the other endpoints).
 
 Failure handling (:meth:`Router.complete`), with retries driven by tenacity:
 
-* ``connect``/``disconnect`` failures mark the endpoint **down** at once; a ``timeout`` marks it down
-  when an immediate ``/health`` probe also fails (a slow page on a healthy server does not take it out);
-  three server errors (HTTP 5xx) in a row mark it down.
+* a ``connect`` failure marks the endpoint **down** at once; a ``disconnect`` or ``timeout`` marks it
+  down when an immediate ``/health`` probe also fails (a server that died refuses the probe; a slow
+  page, or a keep-alive connection the server closed just as it was reused, does not take a healthy
+  server out); three server errors (HTTP 5xx) in a row mark it down.
 * The failed request is re-sent to another endpoint (up to ``failovers`` times, short jittered
   back-off). Requests in flight on a dying server all fail this way and move to the survivors, so a
   fleet of 4 keeps serving on 3. Each page is one request at a time, so no page is answered twice.
@@ -180,9 +181,9 @@ class Router:
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
     async def _on_failure(self, ep: EndpointState, exc: EndpointFailure) -> None:
-        if exc.kind in ("connect", "disconnect"):
+        if exc.kind == "connect":
             await self._mark_down(ep, str(exc))
-        elif exc.kind == "timeout":
+        elif exc.kind in ("disconnect", "timeout"):
             try:
                 await ep.client.health()
             except EndpointError as probe:

@@ -42,6 +42,7 @@ def main() -> None:
     parser.add_argument("--fixed-tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--render-workers", type=int, default=1)
+    parser.add_argument("--image-format", choices=["png", "jpeg"], default=None)
     parser.add_argument("--sweep", default="", help="in-flight levels, e.g. 1,2,4,8")
     parser.add_argument("--plot", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
@@ -77,6 +78,7 @@ def main() -> None:
                     fixed_tokens=args.fixed_tokens or None,
                     repeats=args.repeats,
                     render_workers=args.render_workers,
+                    image_format=args.image_format,
                     sweep=levels,
                 )
             )
