@@ -118,8 +118,13 @@ class VlmEngine(PageEngine):
             raise EngineUnavailableError("no VLM endpoint answered: " + router.down_summary())
         self.model, profile = self._resolve(served)
         updates = {k: v for k, v in (("max_tokens", o.max_tokens),) if v is not None}
+        sizing = {}
         if o.image_format:
-            updates["sizing"] = profile.sizing.model_copy(update={"fmt": o.image_format})
+            sizing["fmt"] = o.image_format
+        if o.max_image_width:
+            sizing["max_long_side"] = min(o.max_image_width, profile.sizing.max_long_side or o.max_image_width)
+        if sizing:
+            updates["sizing"] = profile.sizing.model_copy(update=sizing)
         self.profile = profile.model_copy(update=updates) if updates else profile
         capacities = {}
         for ep in router.endpoints:

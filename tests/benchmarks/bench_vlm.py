@@ -9,7 +9,7 @@ on all, the scaling from one endpoint to all, and optionally a sweep over in-fli
     # self-contained on the CPU engine (starts 2 tiny-model servers, stops them after):
     python tests/benchmarks/bench_vlm.py --cpu-replicas 2 --pages 48 --plot /tmp/vlm_sweep.png
 
-Same as ``folioflow ocr bench`` plus the CPU fleet. Needs ``bash infra/vllm/setup_vllm_cpu.sh`` for
+Same as ``folioflow ocr bench`` plus the CPU fleet. Needs ``bash infra/vllm/setup_cpu_engine.sh`` for
 the CPU mode.
 """
 

@@ -32,6 +32,9 @@ ProfileFactory = Callable[[str | None], Profile]
 
 _REGISTRY: dict[str, ProfileFactory] = {}
 
+#: Other names accepted by :func:`get_profile` (``generic`` is what flows' settings call ``markdown``).
+ALIASES = {"generic": "markdown"}
+
 
 def register_profile(name: str, factory: ProfileFactory) -> None:
     """Register (or replace) the profile ``name`` (lowercase, no colon)."""
@@ -41,13 +44,14 @@ def register_profile(name: str, factory: ProfileFactory) -> None:
 
 
 def profile_names() -> list[str]:
-    """Registered profile names, sorted."""
+    """Registered profile names, sorted (aliases such as ``generic`` not included)."""
     return sorted(_REGISTRY)
 
 
 def get_profile(name: str) -> Profile:
     """The profile for ``name`` or ``name:variant``. Raises :class:`ConfigurationError` when unknown."""
     base, _, variant = name.strip().lower().partition(":")
+    base = ALIASES.get(base, base)
     try:
         factory = _REGISTRY[base]
     except KeyError:

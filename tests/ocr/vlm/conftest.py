@@ -2,7 +2,7 @@
 
 ``vllm_fleet`` (session scope) starts **two** CPU servers with the tiny random Qwen2-VL through the
 real launcher (``folioflow ocr serve``, as a subprocess) and stops them at the end. It skips with the
-setup command when the engine or the model is missing (``bash infra/vllm/setup_vllm_cpu.sh``).
+setup command when the engine or the model is missing (``bash infra/vllm/setup_cpu_engine.sh``).
 Each server needs ~40 s to start, ~4 GiB of memory and one core; never more than two run at once.
 """
 
@@ -33,7 +33,7 @@ TINY_VLM = Path(
 )
 SERVED = ["tiny-vlm", "olmocr-tiny", "chandra-tiny", "deepseek-ocr-tiny"]
 MAX_NUM_SEQS = 8
-SETUP = "bash infra/vllm/setup_vllm_cpu.sh (about 2 minutes, 2.5 GB)"
+SETUP = "bash infra/vllm/setup_cpu_engine.sh (about 2 minutes, 2.5 GB)"
 
 
 def _free_base_port(count: int) -> int:
@@ -162,9 +162,39 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _stop(fleet: Fleet) -> None:
+    fleet.stop()
+    for pid in fleet.pids().values():  # whatever happened, leave no server behind
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class _FleetManager:
+    """One fleet for the whole session, started on first use and again if a test stopped it."""
+
+    def __init__(self, vllm: str, tmp_path_factory):
+        self.vllm = vllm
+        self.tmp_path_factory = tmp_path_factory
+        self.fleet: Fleet | None = None
+
+    def current(self) -> Fleet:
+        if self.fleet is not None and self.fleet.process.poll() is not None:
+            _stop(self.fleet)
+            self.fleet = None
+        if self.fleet is None:
+            self.fleet = Fleet(self.vllm, self.tmp_path_factory.mktemp("vllm-fleet"))
+            self.fleet.wait_for(r"^endpoints: ", timeout=300)
+        return self.fleet
+
+    def close(self) -> None:
+        if self.fleet is not None:
+            _stop(self.fleet)
+
+
 @pytest.fixture(scope="session")
-def vllm_fleet(tmp_path_factory):
-    """Two running vLLM CPU servers (see module docstring)."""
+def _fleet_manager(tmp_path_factory):
     try:
         vllm = resolve_vllm(None)
     except ConfigurationError as exc:
@@ -176,14 +206,12 @@ def vllm_fleet(tmp_path_factory):
         )
     if not (TINY_VLM / "config.json").is_file():
         pytest.skip(f"tiny test VLM absent at {TINY_VLM}; build it with {SETUP}")
-    fleet = Fleet(vllm, tmp_path_factory.mktemp("vllm-fleet"))
-    try:
-        fleet.wait_for(r"^endpoints: ", timeout=300)
-        yield fleet
-    finally:
-        fleet.stop()
-        for pid in fleet.pids().values():  # whatever happened, leave no server behind
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    manager = _FleetManager(vllm, tmp_path_factory)
+    yield manager
+    manager.close()
+
+
+@pytest.fixture
+def vllm_fleet(_fleet_manager) -> Fleet:
+    """Two running vLLM CPU servers (see module docstring); one fleet per session."""
+    return _fleet_manager.current()

@@ -256,6 +256,49 @@ def test_bench_reports_efficiency_scaling_and_plot(vllm_fleet, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _convert_document(engine: VlmEngine, path, mode: str):
+    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from ocr.schema import SourceRef
+
+    converter = DocumentConverter(ConvertOptions(engine=mode), vlm_engine=engine)
+    try:
+        converter.warm_up()
+        return converter.convert(
+            DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name))
+        )
+    finally:
+        converter.close()
+
+
+def test_converter_routes_rich_pages_to_the_vlm(vllm_fleet, sample_pdf):
+    vllm_fleet.ensure_ready()
+    engine = engine_for(vllm_fleet, profile="markdown", max_tokens=64, extra_body=SHORT)
+    document = _convert_document(engine, sample_pdf, "auto")
+    # Page 1 holds a table, page 2 a formula: both go to the VLM when endpoints are configured.
+    assert [p.status for p in document.pages] == [PageStatus.OK, PageStatus.OK]
+    assert [p.engine for p in document.pages] == ["vlm:markdown", "vlm:markdown"]
+    assert [p.attributes["route"] for p in document.pages] == ["vlm", "vlm"]
+
+
+def test_truncated_vlm_pages_fall_back_flagged_with_the_reason(vllm_fleet, sample_pdf):
+    from ocr.samples import SAMPLE_FACTS
+    from ocr.schema import DocumentStatus
+
+    vllm_fleet.ensure_ready()
+    engine = engine_for(vllm_fleet, profile="markdown", max_tokens=8, extra_body={"ignore_eos": True})
+    document = _convert_document(engine, sample_pdf, "vlm")
+    reason = "vlm:markdown: truncated: finish_reason=length after 8 tokens (after 3 attempts)"
+    assert [p.status for p in document.pages] == [PageStatus.FALLBACK, PageStatus.FALLBACK]
+    assert [p.fallback_reason for p in document.pages] == [reason, reason]
+    assert all(
+        p.attributes["vlm_engine"] == "vlm:markdown" and p.engine != "vlm:markdown" for p in document.pages
+    )
+    assert SAMPLE_FACTS["revenue"] in " ".join(
+        document.pages[0].markdown.split()
+    )  # the embedded engine's text
+    assert document.status is DocumentStatus.PARTIAL
+
+
 def test_a_server_killed_mid_run_loses_no_page_and_is_restarted(vllm_fleet, tmp_path):
     vllm_fleet.ensure_ready()
     pdf = write_bench_pdf(tmp_path / "bench.pdf", 40)

