@@ -37,7 +37,9 @@ def serve(
         None, "--model", help="Profile (chandra, olmocr, deepseek-ocr, ...) or checkpoint path / HF id"
     ),
     gpus: Optional[str] = typer.Option(
-        None, "--gpus", help="GPU indices, e.g. 0,1,2,3 (omit or 'cpu' for vLLM's CPU engine)"
+        None,
+        "--gpus",
+        help="GPU indices, e.g. 0,1,2,3, or 'cpu' (default: every GPU nvidia-smi lists, else cpu)",
     ),
     tensor_parallel_size: Optional[int] = typer.Option(None, "--tensor-parallel-size", "-tp", min=1),
     data_parallel_size: Optional[int] = typer.Option(
@@ -63,9 +65,9 @@ def serve(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the exact commands and exit"),
 ) -> None:
     """Start vLLM servers for a model, wait until they answer, print the endpoints, restart any that
-    crashes, stop them all on Ctrl-C. Arguments after ``--`` go to every ``vllm serve``."""
+    crashes, stop them all on Ctrl-C. Arguments after -- go to every vllm serve."""
     from ocr.errors import ConfigurationError
-    from ocr.vlm.serve import ServeConfig, format_command, load_serve_config, plan_servers
+    from ocr.vlm.serve import ServeConfig, detect_gpus, format_command, load_serve_config, plan_servers
     from ocr.vlm.supervisor import Supervisor
 
     overrides = dict(
@@ -87,6 +89,8 @@ def serve(
         else:
             if model is None:
                 raise typer.BadParameter("--model (or --config) is required")
+            if overrides["gpus"] is None and replicas is None:
+                overrides["gpus"] = detect_gpus()
             cfg = ServeConfig(**{k: v for k, v in overrides.items() if v is not None})
         if ctx.args:
             cfg = cfg.model_copy(update={"extra_args": cfg.extra_args + list(ctx.args)})

@@ -72,6 +72,14 @@ class VlmEngine(PageEngine):
         key = f"vlm:{self.profile.name}:{self.profile.fingerprint()}:{self.model or self.options.model}"
         return key + (":guided" if self.options.guided_decoding and self.profile.guided_regex else "")
 
+    @property
+    def capacity(self) -> int:
+        """Requests the healthy endpoints take at once (0 before :meth:`warm_up`): hand the engine at
+        least this many pages per :meth:`convert_pages` call to keep every endpoint busy."""
+        if self._router is None:
+            return 0
+        return sum(ep.capacity for ep in self._router.endpoints if ep.healthy)
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     def warm_up(self) -> None:
@@ -122,7 +130,9 @@ class VlmEngine(PageEngine):
         if o.image_format:
             sizing["fmt"] = o.image_format
         if o.max_image_width:
-            sizing["max_long_side"] = min(o.max_image_width, profile.sizing.max_long_side or o.max_image_width)
+            sizing["max_long_side"] = min(
+                o.max_image_width, profile.sizing.max_long_side or o.max_image_width
+            )
         if sizing:
             updates["sizing"] = profile.sizing.model_copy(update=sizing)
         self.profile = profile.model_copy(update=updates) if updates else profile

@@ -64,7 +64,9 @@ class VlmOptions(BaseModel):
     )
     max_tokens: int | None = Field(default=None, ge=1, description="Override the profile's max tokens")
     max_image_width: int | None = Field(
-        default=None, ge=64, description="Cap on the longer side of page images, in pixels (on top of the profile's sizing)"
+        default=None,
+        ge=64,
+        description="Cap on the longer side of page images, in pixels (on top of the profile's sizing)",
     )
     image_format: Literal["png", "jpeg"] | None = Field(
         default=None, description="Override the profile's encoding"

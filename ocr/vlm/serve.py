@@ -26,6 +26,7 @@ import re
 import shlex
 import shutil
 import socket
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ __all__ = [
     "ReplicaSpec",
     "load_serve_config",
     "resolve_vllm",
+    "detect_gpus",
     "plan_servers",
     "format_command",
 ]
@@ -112,6 +114,27 @@ def load_serve_config(path: str | Path, node: str | None = None, **overrides) ->
         data.update(nodes[node] or {})
     data.update({k: v for k, v in overrides.items() if v is not None})
     return ServeConfig(**data)
+
+
+def detect_gpus() -> list[int]:
+    """Indices of the NVIDIA GPUs ``nvidia-smi`` lists (honouring ``CUDA_VISIBLE_DEVICES`` when set);
+    empty when there is none or no driver."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [int(x) for x in visible.split(",") if x.strip().isdigit()]
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [int(line) for line in out.split() if line.strip().isdigit()]
 
 
 def resolve_vllm(configured: str | None) -> str:

@@ -67,7 +67,7 @@ def test_warm_up_checks_models_against_the_profile(vllm_fleet):
         ("auto", "tiny-vlm"),
     ]:
         with engine_for(vllm_fleet, profile=profile) as engine:
-            assert engine.model == model
+            assert engine.model == model and engine.capacity == 8  # 2 endpoints x max_in_flight 4
             expected = "markdown" if profile == "auto" else profile
             assert engine.name == f"vlm:{expected}" and engine.cache_key.endswith(f":{model}")
     with pytest.raises(ConfigurationError, match="not served by any endpoint"):

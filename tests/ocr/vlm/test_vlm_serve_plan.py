@@ -142,3 +142,14 @@ def test_cli_reports_bad_layouts_in_one_line():
         app, ["ocr", "serve", "--model", "chandra", "--gpus", "0,1,2", "-tp", "2", "--dry-run"]
     )
     assert result.exit_code == 2 and "do not split into groups" in result.output
+
+
+def test_gpus_default_to_the_visible_ones(monkeypatch):
+    from ocr.vlm.serve import detect_gpus
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert detect_gpus() == [2, 3]
+    result = CliRunner().invoke(app, ["ocr", "serve", "--model", "olmocr", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("CUDA_VISIBLE_DEVICES=2 ") and lines[1].startswith("CUDA_VISIBLE_DEVICES=3 ")
