@@ -18,6 +18,7 @@ import multiprocessing
 import os
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Literal
 
@@ -166,17 +167,25 @@ class RenderPool:
 
     def __init__(self, workers: int):
         self.workers = workers
-        self._executor = (
-            ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-            if workers > 0
-            else None
-        )
+        self._executor = self._new_executor() if workers > 0 else None
+
+    def _new_executor(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
 
     async def render(self, req: RenderRequest, doc: OpenedDocument | None = None) -> RenderedPage:
-        """Render in a worker process when ``req.source`` is a path, else in a thread from ``doc``."""
+        """Render in a worker process when ``req.source`` is a path, else in a thread from ``doc``.
+        A worker that dies (killed for memory on a huge page) breaks the pool: it is replaced and
+        the page is tried once more; a second death raises ``BrokenProcessPool`` (the page fails)."""
         loop = asyncio.get_running_loop()
         if self._executor is not None and req.source is not None:
-            return await loop.run_in_executor(self._executor, render_request, req)
+            executor = self._executor
+            try:
+                return await loop.run_in_executor(executor, render_request, req)
+            except BrokenProcessPool:
+                if self._executor is executor:  # the first page to notice replaces the pool
+                    self._executor = self._new_executor()
+                    executor.shutdown(wait=False, cancel_futures=True)
+                return await loop.run_in_executor(self._executor, render_request, req)
         if doc is None:
             raise ValueError("in-process rendering needs the opened document")
         return await asyncio.to_thread(lambda: render_handle(doc.page(req.number), req))

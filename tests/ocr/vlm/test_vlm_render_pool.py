@@ -76,3 +76,24 @@ def test_opened_documents_remember_their_source(sample):
         assert doc.source == data and doc.password is None
     with open_document(pdf) as doc:
         assert doc.source == pdf
+
+
+def test_a_killed_render_worker_is_replaced(sample):
+    import os
+    import signal
+    import time
+
+    pdf, _ = sample
+    pool = RenderPool(1)
+    req = RenderRequest(str(pdf), None, 2, ImageSizing(dpi=50))
+    try:
+        first = asyncio.run(pool.render(req))
+        broken = pool._executor
+        for process in list(pool._executor._processes.values()):  # what the OOM killer would do
+            os.kill(process.pid, signal.SIGKILL)
+        time.sleep(1.0)
+        again = asyncio.run(pool.render(req))
+        replaced = pool._executor
+    finally:
+        pool.close()
+    assert again.data_url == first.data_url and replaced is not broken and replaced is not None
