@@ -24,14 +24,14 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Awaitable, Callable
 
 import httpx
 
 from ocr.render import open_document
 from ocr.vlm.engine import VlmEngine
 from ocr.vlm.options import VlmOptions
-from ocr.vlm.render_pool import RenderRequest, render_handle
+from ocr.vlm.render_pool import RenderPool, RenderRequest, render_handle
 from ocr.vlm.request import build_body
 
 __all__ = [
@@ -131,9 +131,18 @@ def folioflow_run(engine: VlmEngine, pdf: Path, pages: int) -> RunResult:
 
 
 async def raw_run(
-    endpoints: list[str], bodies: list[dict], in_flight: int, timeout_s: float = 600.0
+    endpoints: list[str],
+    bodies: list[dict] | int,
+    in_flight: int,
+    timeout_s: float = 600.0,
+    make_body: Callable[[int], Awaitable[dict]] | None = None,
+    label: str = "raw",
 ) -> RunResult:
-    """Fire every body at once, round robin over ``endpoints``, ``in_flight`` at a time per endpoint."""
+    """Fire every page at once, round robin over ``endpoints``, ``in_flight`` at a time per endpoint.
+
+    ``bodies``: ready request bodies, or a page count with ``make_body(i)`` producing body ``i``
+    inside the timed window (the raw client that renders its own pages)."""
+    count = bodies if isinstance(bodies, int) else len(bodies)
     urls = [e.rstrip("/").removesuffix("/v1") for e in endpoints]
     clients = [
         httpx.AsyncClient(base_url=u, timeout=timeout_s, limits=httpx.Limits(max_connections=in_flight + 4))
@@ -143,9 +152,10 @@ async def raw_run(
     latencies: list[float] = []
     tokens = ok = 0
 
-    async def one(i: int, body: dict) -> None:
+    async def one(i: int) -> None:
         nonlocal tokens, ok
         k = i % len(urls)
+        body = await make_body(i) if make_body is not None else bodies[i]  # type: ignore[index]
         async with gates[k]:
             t0 = time.perf_counter()
             response = await clients[k].post("/v1/chat/completions", json=body)
@@ -156,13 +166,35 @@ async def raw_run(
 
     started = time.perf_counter()
     try:
-        await asyncio.gather(*(one(i, b) for i, b in enumerate(bodies)))
+        await asyncio.gather(*(one(i) for i in range(count)))
     finally:
         seconds = time.perf_counter() - started
         await asyncio.gather(*(c.aclose() for c in clients))
-    return RunResult(
-        "raw", len(urls), in_flight, len(bodies), seconds, tokens, latencies, ok, len(bodies) - ok
-    )
+    return RunResult(label, len(urls), in_flight, count, seconds, tokens, latencies, ok, count - ok)
+
+
+async def raw_render_run(engine: VlmEngine, pdf: Path, pages: int, in_flight: int, workers: int) -> RunResult:
+    """The raw client doing folioflow's CPU work too: each page rendered in a pool of ``workers``
+    processes (same sizing) inside the timed window, then sent at once; no validation or parsing."""
+    assert engine.profile is not None
+    profile, options = engine.profile, engine.options
+    pool = RenderPool(workers)
+
+    async def make_body(i: int) -> dict:
+        req = RenderRequest(source=str(pdf), password=None, number=i + 1, sizing=profile.sizing)
+        rendered = await pool.render(req)
+        body = build_body(
+            profile, rendered.data_url, 0, max_tokens=options.max_tokens, extra=options.extra_body
+        )
+        return {**body, "model": engine.model}
+
+    try:
+        await pool.render(RenderRequest(source=str(pdf), password=None, number=1, sizing=profile.sizing))
+        return await raw_run(
+            options.endpoints, pages, in_flight, options.request_timeout_s, make_body, "raw+render"
+        )
+    finally:
+        pool.close()
 
 
 def _bodies(engine: VlmEngine, pdf: Path, pages: int) -> list[dict]:
@@ -185,33 +217,50 @@ def _bodies(engine: VlmEngine, pdf: Path, pages: int) -> list[dict]:
     return bodies
 
 
-def _pair(
+def _runs(
     s: BenchSettings,
     endpoints: list[str],
     in_flight: int | None,
     pages: int,
     repeats: int,
     echo: Callable[[str], None],
-) -> list[tuple[RunResult, RunResult]]:
+    render_baseline: bool = True,
+) -> list[dict[str, RunResult]]:
+    """``repeats`` rounds of each client on the same pages; the order of the clients rotates
+    from round to round so drift in the machine's load does not favour one of them."""
     engine = VlmEngine(_options(s, endpoints, in_flight))
     try:
         engine.warm_up()
         limit = engine.report()["endpoints"][0]["capacity"]
         bodies = _bodies(engine, s.pdf, pages)
         asyncio.run(raw_run(endpoints, bodies[: 2 * len(endpoints)], limit, s.request_timeout_s))  # warm-up
-        pairs = []
-        for r in range(repeats):
-            raw = asyncio.run(raw_run(endpoints, bodies, limit, s.request_timeout_s))
-            ours = folioflow_run(engine, s.pdf, pages)
-            echo(
-                f"  repeat {r + 1}: raw {raw.pages_per_s:.2f} pages/s, "
-                f"folioflow {ours.pages_per_s:.2f} pages/s "
-                f"({len(endpoints)} endpoint(s), {limit} in flight each)"
+        clients: dict[str, Callable[[], RunResult]] = {
+            "raw": lambda: asyncio.run(raw_run(endpoints, bodies, limit, s.request_timeout_s)),
+            "folioflow": lambda: folioflow_run(engine, s.pdf, pages),
+        }
+        if render_baseline:
+            clients["raw+render"] = lambda: asyncio.run(
+                raw_render_run(engine, s.pdf, pages, limit, max(1, s.render_workers))
             )
-            pairs.append((raw, ours))
-        return pairs
+        names = list(clients)
+        rounds = []
+        for r in range(repeats):
+            order = names[r % len(names) :] + names[: r % len(names)]
+            results = {name: clients[name]() for name in order}
+            echo(
+                f"  round {r + 1}: "
+                + ", ".join(f"{n} {results[n].pages_per_s:.2f} pages/s" for n in names)
+                + f" ({len(endpoints)} endpoint(s), {limit} in flight each)"
+            )
+            rounds.append(results)
+        return rounds
     finally:
         engine.close()
+
+
+def _ratio(rounds: list[dict[str, RunResult]], base: str) -> dict:
+    ratios = [r["folioflow"].pages_per_s / r[base].pages_per_s for r in rounds if r[base].pages_per_s]
+    return {"mean": statistics.mean(ratios), "min": min(ratios), "max": max(ratios)} if ratios else {}
 
 
 def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
@@ -221,34 +270,34 @@ def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
     summary = {}
     for endpoints in sets:
         echo(f"{len(endpoints)} endpoint(s): {', '.join(endpoints)}")
-        pairs = _pair(s, endpoints, s.in_flight, s.pages, s.repeats, echo)
-        result["runs"] += [_row(x) for pair in pairs for x in pair]
-        ratios = [ours.pages_per_s / raw.pages_per_s for raw, ours in pairs if raw.pages_per_s]
+        rounds = _runs(s, endpoints, s.in_flight, s.pages, s.repeats, echo)
+        result["runs"] += [_row(run) for r in rounds for run in r.values()]
         summary[len(endpoints)] = {
-            "raw_pages_per_s": statistics.mean(raw.pages_per_s for raw, _ in pairs),
-            "folioflow_pages_per_s": statistics.mean(ours.pages_per_s for _, ours in pairs),
-            "efficiency": statistics.mean(ratios) if ratios else 0.0,
-            "efficiency_min": min(ratios) if ratios else 0.0,
-            "efficiency_max": max(ratios) if ratios else 0.0,
+            **{
+                f"{name}_pages_per_s": statistics.mean(r[name].pages_per_s for r in rounds)
+                for name in rounds[0]
+            },
+            "efficiency": _ratio(rounds, "raw"),
+            "efficiency_vs_raw_render": _ratio(rounds, "raw+render"),
         }
     result["summary"] = summary
     if len(sets) > 1:
         one, many = summary[1], summary[len(s.endpoints)]
         result["scaling"] = {
-            "raw": many["raw_pages_per_s"] / one["raw_pages_per_s"],
-            "folioflow": many["folioflow_pages_per_s"] / one["folioflow_pages_per_s"],
+            name: many[f"{name}_pages_per_s"] / one[f"{name}_pages_per_s"]
+            for name in ("raw", "raw+render", "folioflow")
         }
     if s.sweep:
         result["sweep"] = []
         for k in s.sweep:
             pages = min(s.pages, max(8, 4 * k * len(s.endpoints)))
-            ((raw, ours),) = _pair(s, s.endpoints, k, pages, 1, echo)
+            (r,) = _runs(s, s.endpoints, k, pages, 1, echo, render_baseline=False)
             result["sweep"].append(
                 {
                     "in_flight": k,
                     "pages": pages,
-                    "raw_pages_per_s": raw.pages_per_s,
-                    "folioflow_pages_per_s": ours.pages_per_s,
+                    "raw_pages_per_s": r["raw"].pages_per_s,
+                    "folioflow_pages_per_s": r["folioflow"].pages_per_s,
                 }
             )
     return result
@@ -330,16 +379,26 @@ def print_report(result: dict, console=None) -> None:
             f"{r['ok']}/{r['failed']}",
         )
     console.print(table)
-    for n, s in result["summary"].items():
-        console.print(
-            f"{n} endpoint(s): raw {s['raw_pages_per_s']:.2f} pages/s, folioflow "
-            f"{s['folioflow_pages_per_s']:.2f} pages/s; efficiency folioflow/raw = {s['efficiency']:.3f} "
-            f"(min {s['efficiency_min']:.3f}, max {s['efficiency_max']:.3f})"
+    for n, summary in result["summary"].items():
+        speeds = ", ".join(
+            f"{key.removesuffix('_pages_per_s')} {value:.2f}"
+            for key, value in summary.items()
+            if key.endswith("_pages_per_s")
         )
+        console.print(f"{n} endpoint(s), pages/s: {speeds}")
+        for key, label in (
+            ("efficiency", "raw (pre-rendered pages)"),
+            ("efficiency_vs_raw_render", "raw+render"),
+        ):
+            e = summary.get(key) or {}
+            if e:
+                console.print(
+                    f"  folioflow / {label} = {e['mean']:.3f} (min {e['min']:.3f}, max {e['max']:.3f})"
+                )
     if "scaling" in result:
         console.print(
-            f"scaling {len(result['endpoints'])} endpoints / 1: raw x{result['scaling']['raw']:.2f}, "
-            f"folioflow x{result['scaling']['folioflow']:.2f}"
+            f"scaling {len(result['endpoints'])} endpoints / 1: "
+            + ", ".join(f"{name} x{value:.2f}" for name, value in result["scaling"].items())
         )
     for row in result.get("sweep", []):
         console.print(
