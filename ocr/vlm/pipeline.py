@@ -33,9 +33,10 @@ from ocr.vlm.request import build_body
 from ocr.vlm.router import Router
 from ocr.vlm.validity import check_answer
 
-__all__ = ["MAX_ROTATIONS", "PageJob", "EngineStats", "PagePipeline"]
+__all__ = ["MAX_ROTATIONS", "PREFETCH_FACTOR", "PageJob", "EngineStats", "PagePipeline"]
 
 MAX_ROTATIONS = 2
+PREFETCH_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,10 @@ class PagePipeline:
         self.engine_name = engine_name
         self.stats = EngineStats()
         capacity = sum(ep.capacity for ep in router.endpoints)
-        # Pages rendered ahead of a free request slot: enough to keep every endpoint fed, bounded in memory.
-        self._prefetch = asyncio.Semaphore(capacity + 2 * max(1, pool.workers))
+        # Pages in the pipeline (rendering, ready, or in flight): twice what the endpoints hold, so the
+        # render pool keeps working while every slot is busy and a burst of completions finds pages
+        # ready; bounded so memory stays at about that many encoded images (~0.1-0.5 MB each).
+        self._prefetch = asyncio.Semaphore(PREFETCH_FACTOR * capacity + 2 * max(1, pool.workers))
 
     def _orientation(self) -> str:
         mode = self.options.orientation_check
