@@ -79,6 +79,18 @@ class EngineStats:
         }
 
 
+def _parse(profile: Profile, text: str) -> ParsedOutput:
+    """The profile's parser; any exception it raises on odd input counts as an unparsable answer."""
+    try:
+        return profile.parser(text)
+    except OutputValidationError:
+        raise
+    except Exception as exc:
+        raise OutputValidationError(
+            f"unparsable: {profile.name} parser failed ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
 def _category(reason: str) -> str:
     head = reason.split(":", 1)[0].strip()
     return head if head and " " not in head else "other"
@@ -155,7 +167,9 @@ class PagePipeline:
             )
             try:
                 result = await self.router.complete(body)
-            except (EngineUnavailableError, RequestRejectedError, EndpointError) as exc:
+            except RequestRejectedError as exc:
+                return self._failed(job, f"rejected: {exc}", notes, started, request_s)
+            except (EngineUnavailableError, EndpointError) as exc:
                 return self._failed(job, f"unavailable: {exc}", notes, started, request_s)
             self.stats.attempts += 1
             request_s += result.seconds
@@ -165,7 +179,7 @@ class PagePipeline:
                 self.stats.retried_pages += 1
             try:
                 check_answer(result.text, result.finish_reason, result.completion_tokens)
-                parsed = self.profile.parser(result.text)
+                parsed = _parse(self.profile, result.text)
             except OutputValidationError as exc:
                 notes.append(f"attempt {attempt + 1} (temperature {body['temperature']:g}): {exc}")
                 continue
