@@ -77,8 +77,17 @@ class Pipeline:
         self.indexer = Indexer(self.embedder, self.store)
         options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi,
                                  **({"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}))
+        if self._vlm_engine is None and s.ocr_endpoints:
+            self._vlm_engine = self.vlm_engine_for(s)
         self.converter = DocumentConverter(options, vlm_engine=self._vlm_engine, page_cache=self.cache)
         self.converter.warm_up()
+
+    @staticmethod
+    def vlm_engine_for(s: Settings):
+        """The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :mod:`ocr.vlm`)."""
+        from ocr.vlm import VlmEngine, VlmOptions
+
+        return VlmEngine(VlmOptions(endpoints=s.ocr_endpoints, profile=s.profile, api_key=s.ocr_api_key))
 
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
