@@ -1,71 +1,55 @@
-"""Offline CPU OCR engines for scanned pages, by name.
+"""Offline CPU OCR engines for scanned pages, by name (the converter's contract:
+:func:`get_cpu_engine` and :data:`DEFAULT_CPU_ENGINE`).
 
-Interim version (lead): a plain tesseract engine that returns the page text as paragraphs. The
-CPU-OCR work replaces it with measured engines (tesseract via tesserocr, rapidocr), orientation and
-skew correction, and Markdown with headings and tables. :func:`get_cpu_engine` is the contract.
+Engines (all run the pipeline of :mod:`ocr.engines.ocr_pipeline`: orientation, deskew, OCR,
+tables, layout, Markdown):
+
+* ``tesseract``: Tesseract 5 LSTM through tesserocr (:mod:`ocr.engines.tesseract`); any installed
+  language pack (Debian tessdata: eng, fra, deu, chi_sim, jpn, kor, ara).
+* ``rapidocr``: PP-OCRv6 small models bundled in the rapidocr wheel, onnxruntime CPU
+  (:mod:`ocr.engines.rapid`); Chinese, English, Japanese and Latin-script languages only.
+
+Decision and numbers: see the end of this docstring (filled from
+``tests/benchmarks/bench_cpu_ocr.py``).
 """
 
 from __future__ import annotations
 
-import os
-import threading
-
 from ocr.engines.base import PageEngine
-from ocr.errors import ConfigurationError, EngineUnavailableError
-from ocr.render import PageHandle
-from ocr.schema import Block, BlockType, Page
+from ocr.engines.ocr_pipeline import CpuOcrEngine
+from ocr.engines.rapid import RapidOcrRecognizer
+from ocr.engines.tesseract import TesseractRecognizer
+from ocr.errors import ConfigurationError
 
-__all__ = ["DEFAULT_CPU_ENGINE", "CPU_ENGINES", "get_cpu_engine", "TesseractEngine"]
-
-TESSDATA = os.environ.get("TESSDATA_PREFIX", "/usr/share/tesseract-ocr/5/tessdata/")
-
-
-class TesseractEngine(PageEngine):
-    """Tesseract 5 through tesserocr, one API handle per thread (tesserocr handles are not shared)."""
-
-    name = "tesseract"
-
-    def __init__(self, languages: list[str] | None = None, dpi: int = 300):
-        self.languages = languages or ["eng"]
-        self.dpi = dpi
-        self._local = threading.local()
-
-    def warm_up(self) -> None:
-        os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-        try:
-            import tesserocr  # noqa: F401
-        except ImportError as exc:
-            raise EngineUnavailableError(f"tesseract: tesserocr not installed ({exc})") from exc
-
-    def _api(self):
-        api = getattr(self._local, "api", None)
-        if api is None:
-            import tesserocr
-
-            api = tesserocr.PyTessBaseAPI(path=TESSDATA, lang="+".join(self.languages))
-            self._local.api = api
-        return api
-
-    def convert_page(self, page: PageHandle) -> Page:
-        image = page.render(dpi=self.dpi)
-        api = self._api()
-        api.SetImage(image)
-        text = api.GetUTF8Text() or ""
-        paragraphs = [" ".join(p.split()) for p in text.split("\n\n") if p.strip()]
-        blocks = [Block(type=BlockType.PARAGRAPH, text=p) for p in paragraphs]
-        return Page(number=page.number, width=page.width, height=page.height, engine=self.name,
-                    markdown="\n\n".join(paragraphs), blocks=blocks)
+__all__ = ["DEFAULT_CPU_ENGINE", "CPU_ENGINES", "get_cpu_engine", "TesseractEngine", "RapidOcrEngine"]
 
 
-CPU_ENGINES = {"tesseract": TesseractEngine}
+class TesseractEngine(CpuOcrEngine):
+    """The CPU OCR pipeline with tesseract recognition. ``languages``: tesseract codes."""
+
+    def __init__(self, languages: list[str] | None = None, dpi: int = 300, **options):
+        super().__init__(TesseractRecognizer(languages or ["eng"]), name="tesseract", dpi=dpi, **options)
+
+
+class RapidOcrEngine(CpuOcrEngine):
+    """The CPU OCR pipeline with rapidocr (bundled PP-OCRv6) recognition. ``languages`` is
+    recorded only: the bundled model reads all the languages it covers at once."""
+
+    def __init__(self, languages: list[str] | None = None, dpi: int = 200, **options):
+        super().__init__(RapidOcrRecognizer(languages or ["eng"]), name="rapidocr", dpi=dpi, **options)
+
+
+CPU_ENGINES = {"tesseract": TesseractEngine, "rapidocr": RapidOcrEngine}
 DEFAULT_CPU_ENGINE = "tesseract"
 
 
 def get_cpu_engine(name: str | None = None, languages: list[str] | None = None) -> PageEngine:
-    """Return a new CPU OCR engine by name (``"tesseract"``; default :data:`DEFAULT_CPU_ENGINE`).
+    """Return a new CPU OCR engine by name (one of :data:`CPU_ENGINES`; default
+    :data:`DEFAULT_CPU_ENGINE`) for ``languages`` (tesseract codes, default ``["eng"]``).
     Raises :class:`ConfigurationError` for an unknown name."""
     name = name or DEFAULT_CPU_ENGINE
     try:
-        return CPU_ENGINES[name](languages=languages)
+        factory = CPU_ENGINES[name]
     except KeyError:
         raise ConfigurationError(f"unknown CPU OCR engine {name!r}; choose from {sorted(CPU_ENGINES)}") from None
+    return factory(languages=languages)

@@ -59,9 +59,13 @@ class RapidOcrRecognizer:
     @property
     def model(self) -> str:
         """Model identity for the cache key."""
-        from rapidocr import __version__
+        from importlib.metadata import PackageNotFoundError, version
 
-        return f"rapidocr {__version__} PP-OCRv6-small det{self.det_max_side}"
+        try:
+            installed = version("rapidocr")
+        except PackageNotFoundError:
+            installed = "?"
+        return f"rapidocr {installed} PP-OCRv6-small det{self.det_max_side}"
 
     def warm_up(self) -> None:
         """Load the bundled models for this thread. Raises :class:`EngineUnavailableError`."""

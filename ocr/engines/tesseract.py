@@ -150,4 +150,7 @@ class TesseractRecognizer:
 
 
 def _has_content(line: OcrLine) -> bool:
-    return any(ch.isalnum() for ch in line.text)
+    """False for noise: no letter or digit, or a short line tesseract itself does not believe."""
+    if not any(ch.isalnum() for ch in line.text):
+        return False
+    return not (len(line.words) <= 2 and line.confidence < 0.3)

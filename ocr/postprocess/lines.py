@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Box", "OcrWord", "OcrLine", "union_box", "scale_lines", "median", "join_words"]
+__all__ = ["Box", "OcrWord", "OcrLine", "Region", "union_box", "scale_lines", "median", "join_words"]
 
 Box = tuple[float, float, float, float]
 
@@ -62,6 +62,16 @@ class OcrLine:
         box = union_box([w.box for w in words])
         conf = sum(w.confidence for w in words) / len(words)
         return cls(words=list(words), box=box, confidence=conf, block_id=block_id)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A layout region (rapid-layout's CDLA labels: text, title, figure, figure_caption, table,
+    table_caption, header, footer, reference, equation), its ``box`` and detector ``score``."""
+
+    label: str
+    box: Box
+    score: float = 1.0
 
 
 def union_box(boxes: list[Box]) -> Box:
