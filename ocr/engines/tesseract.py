@@ -56,13 +56,20 @@ class TesseractRecognizer:
     @property
     def model(self) -> str:
         """``tesseract <version> <langs>``, part of the engine's cache key."""
-        return f"tesseract {self._version or '?'} {'+'.join(self.languages)}"
+        if not self._version:
+            try:
+                import tesserocr
+
+                self._version = tesserocr.tesseract_version().split()[1]
+            except (ImportError, IndexError):
+                return f"tesseract ? {'+'.join(self.languages)}"
+        return f"tesseract {self._version} {'+'.join(self.languages)}"
 
     def warm_up(self) -> None:
         """Check tesserocr and the language packs, and create this thread's handle.
         Raises :class:`EngineUnavailableError` naming what is missing."""
         try:
-            import tesserocr
+            import tesserocr  # noqa: F401
         except ImportError as exc:
             raise EngineUnavailableError(f"tesseract: tesserocr is not installed ({exc})") from exc
         have = set(available_tesseract_languages(self.tessdata))
@@ -71,7 +78,6 @@ class TesseractRecognizer:
             raise EngineUnavailableError(
                 f"tesseract: no traineddata for {missing} in {self.tessdata} (have {sorted(have)})"
             )
-        self._version = tesserocr.tesseract_version().split()[1] if tesserocr.tesseract_version() else ""
         self._api()
 
     def _api(self):

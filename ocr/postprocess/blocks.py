@@ -84,7 +84,8 @@ def compose_blocks(
     items += [_Item("figure", f["box"], extra=f) for f in figures]
     blocks: list[Block] = []
     if items:
-        leaves = xy_cut([it.box for it in items], min_col_gap=1.2 * body, min_row_gap=0.8 * body)
+        prose = [it.kind != "line" or len(it.line.words) >= 4 or it.line.width > 8 * body for it in items]
+        leaves = xy_cut([it.box for it in items], min_col_gap=1.2 * body, min_row_gap=0.8 * body, prose=prose)
         pitch = _median_pitch(items, leaves, body)
         titles = [r.box for r in regions if r.label == "title"]
         for leaf in leaves:

@@ -28,19 +28,23 @@ def _gaps(intervals: list[tuple[float, float]], min_gap: float) -> list[tuple[fl
     return gaps
 
 
-def xy_cut(boxes: list[Box], min_col_gap: float, min_row_gap: float) -> list[list[int]]:
+def xy_cut(boxes: list[Box], min_col_gap: float, min_row_gap: float, prose: list[bool] | None = None) -> list[list[int]]:
     """Group ``boxes`` (x0, y0, x1, y1) into reading-ordered leaves of indices.
 
     Leaves come in reading order; inside a leaf indices are sorted top-to-bottom (then left to
     right). ``min_col_gap``/``min_row_gap``: narrowest gaps (same units as the boxes) that count as
-    a column gutter / a vertical separation.
+    a column gutter / a vertical separation. ``prose[i]``: box ``i`` is running text (a line of
+    several words, a table, a figure); columns are read down only when most of their boxes are
+    prose, so label/value forms read across. Default: all prose.
     """
     out: list[list[int]] = []
-    _cut(list(range(len(boxes))), boxes, min_col_gap, min_row_gap, out, depth=0)
+    flags = list(prose) if prose is not None else [True] * len(boxes)
+    _cut(list(range(len(boxes))), boxes, min_col_gap, min_row_gap, out, 0, flags)
     return out
 
 
-def _cut(idx: list[int], boxes: list[Box], col_gap: float, row_gap: float, out: list[list[int]], depth: int) -> None:
+def _cut(idx: list[int], boxes: list[Box], col_gap: float, row_gap: float, out: list[list[int]], depth: int,
+         prose: list[bool]) -> None:
     if len(idx) <= 1 or depth > 40:
         if idx:
             out.append(row_sort(idx, boxes))
@@ -49,10 +53,10 @@ def _cut(idx: list[int], boxes: list[Box], col_gap: float, row_gap: float, out: 
     x1 = max(boxes[i][2] for i in idx)
     width = max(x1 - x0, 1e-6)
     col_gaps = _gaps([(boxes[i][0], boxes[i][2]) for i in idx], col_gap)
-    col_split = _column_split(idx, boxes, col_gaps, width)
+    col_split = _column_split(idx, boxes, col_gaps, width, prose)
     if col_split is not None:
         for part in col_split:
-            _cut(part, boxes, col_gap, row_gap, out, depth + 1)
+            _cut(part, boxes, col_gap, row_gap, out, depth + 1, prose)
         return
     row_gaps = _gaps([(boxes[i][1], boxes[i][3]) for i in idx], row_gap)
     if row_gaps:
@@ -61,8 +65,8 @@ def _cut(idx: list[int], boxes: list[Box], col_gap: float, row_gap: float, out: 
         top = [i for i in idx if (boxes[i][1] + boxes[i][3]) / 2 < mid]
         bottom = [i for i in idx if (boxes[i][1] + boxes[i][3]) / 2 >= mid]
         if top and bottom:
-            _cut(top, boxes, col_gap, row_gap, out, depth + 1)
-            _cut(bottom, boxes, col_gap, row_gap, out, depth + 1)
+            _cut(top, boxes, col_gap, row_gap, out, depth + 1, prose)
+            _cut(bottom, boxes, col_gap, row_gap, out, depth + 1, prose)
             return
     if col_gaps:  # columns that do not look like text (e.g. a label column): still split them
         start, end = max(col_gaps, key=lambda g: g[1] - g[0])
@@ -73,8 +77,8 @@ def _cut(idx: list[int], boxes: list[Box], col_gap: float, row_gap: float, out: 
             out.append(row_sort(idx, boxes))
             return
         if left and right:
-            _cut(left, boxes, col_gap, row_gap, out, depth + 1)
-            _cut(right, boxes, col_gap, row_gap, out, depth + 1)
+            _cut(left, boxes, col_gap, row_gap, out, depth + 1, prose)
+            _cut(right, boxes, col_gap, row_gap, out, depth + 1, prose)
             return
     out.append(row_sort(idx, boxes))
 
@@ -94,7 +98,7 @@ def row_sort(idx: list[int], boxes: list[Box]) -> list[int]:
     return [i for row in rows for i in sorted(row, key=lambda i: boxes[i][0])]
 
 
-def _column_split(idx: list[int], boxes: list[Box], gaps: list[tuple[float, float]], width: float):
+def _column_split(idx: list[int], boxes: list[Box], gaps: list[tuple[float, float]], width: float, prose: list[bool]):
     """Split at every gutter when each resulting column looks like running text."""
     if not gaps:
         return None
@@ -105,6 +109,8 @@ def _column_split(idx: list[int], boxes: list[Box], gaps: list[tuple[float, floa
         parts[k].append(i)
     for part in parts:
         if len(part) < 3 or median([boxes[i][2] - boxes[i][0] for i in part]) < 0.25 * width / len(parts):
+            return None
+        if sum(prose[i] for i in part) < 0.6 * len(part):
             return None
     return parts
 
