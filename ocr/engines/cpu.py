@@ -8,6 +8,9 @@ tables, layout, Markdown):
   language pack (Debian tessdata: eng, fra, deu, chi_sim, jpn, kor, ara).
 * ``rapidocr``: PP-OCRv6 small models bundled in the rapidocr wheel, onnxruntime CPU
   (:mod:`ocr.engines.rapid`); Chinese, English, Japanese and Latin-script languages only.
+* ``auto`` (default): rapidocr when the configured languages include Chinese/Japanese, else
+  tesseract; a page tesseract reads badly is re-read by the engine for the script tesseract's OSD
+  finds (:mod:`ocr.engines.auto_ocr`).
 
 Decision and numbers: see the end of this docstring (filled from
 ``tests/benchmarks/bench_cpu_ocr.py``).
@@ -15,13 +18,14 @@ Decision and numbers: see the end of this docstring (filled from
 
 from __future__ import annotations
 
+from ocr.engines.auto_ocr import AutoCpuEngine
 from ocr.engines.base import PageEngine
 from ocr.engines.ocr_pipeline import CpuOcrEngine
 from ocr.engines.rapid import RapidOcrRecognizer
 from ocr.engines.tesseract import TesseractRecognizer
 from ocr.errors import ConfigurationError
 
-__all__ = ["DEFAULT_CPU_ENGINE", "CPU_ENGINES", "get_cpu_engine", "TesseractEngine", "RapidOcrEngine"]
+__all__ = ["DEFAULT_CPU_ENGINE", "CPU_ENGINES", "get_cpu_engine", "TesseractEngine", "RapidOcrEngine", "AutoCpuEngine"]
 
 
 class TesseractEngine(CpuOcrEngine):
@@ -39,8 +43,8 @@ class RapidOcrEngine(CpuOcrEngine):
         super().__init__(RapidOcrRecognizer(languages or ["eng"]), name="rapidocr", dpi=dpi, **options)
 
 
-CPU_ENGINES = {"tesseract": TesseractEngine, "rapidocr": RapidOcrEngine}
-DEFAULT_CPU_ENGINE = "tesseract"
+CPU_ENGINES = {"auto": AutoCpuEngine, "tesseract": TesseractEngine, "rapidocr": RapidOcrEngine}
+DEFAULT_CPU_ENGINE = "auto"
 
 
 def get_cpu_engine(name: str | None = None, languages: list[str] | None = None) -> PageEngine:

@@ -133,8 +133,14 @@ class CpuOcrEngine(PageEngine):
                 if grid is not None:
                     tables.append(grid)
         remaining = set(map(id, words))
+        kept = []
         for table in tables:
-            remaining &= set(map(id, fill_cells(table, [w for w in words if id(w) in remaining])))
+            rest = fill_cells(table, [w for w in words if id(w) in remaining])
+            filled = sum(1 for cell in table.cells if cell.text)
+            if filled >= 0.4 * len(table.cells):  # else rules around text (boxes, shading), not a table
+                kept.append(table)
+                remaining &= set(map(id, rest))
+        tables = kept
         lines = _drop_words(lines, remaining)
         h, w = upright.shape[:2]
         blocks = compose_blocks(lines, w, h, tables, regions, first_page=number == 1)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -111,9 +112,10 @@ class TesseractRecognizer:
         for item in tesserocr.iterate_level(iterator, RIL.WORD):
             if item.IsAtBeginningOf(RIL.BLOCK):
                 block += 1
-            if item.IsAtBeginningOf(RIL.TEXTLINE) and words:
-                lines.append(OcrLine.from_words(words, block_id=line_block))
-                words = []
+            if item.IsAtBeginningOf(RIL.TEXTLINE):
+                if words:
+                    lines.append(_make_line(words, line_block))
+                    words = []
             text = (item.GetUTF8Text(RIL.WORD) or "").strip()
             box = item.BoundingBox(RIL.WORD)
             if not text or box is None:
@@ -123,7 +125,7 @@ class TesseractRecognizer:
             words.append(OcrWord(text=text, box=tuple(float(v) for v in box),
                                  confidence=max(0.0, item.Confidence(RIL.WORD)) / 100.0))
         if words:
-            lines.append(OcrLine.from_words(words, block_id=line_block))
+            lines.append(_make_line(words, line_block))
         return [line for line in lines if _has_content(line)]
 
     def detect_orientation(self, image: np.ndarray) -> tuple[int, float, str]:
@@ -153,6 +155,31 @@ class TesseractRecognizer:
             if api is not None:
                 api.End()
                 setattr(self._local, attr, None)
+
+
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+_HANGUL = re.compile("^[\uac00-\ud7af]+$")
+
+
+def _make_line(words: list[OcrWord], block: int) -> OcrLine:
+    """One line from tesseract's words. The word iterator yields right-to-left words in logical
+    order but each word's characters in visual order (measured on the corpus's Arabic page against
+    its text layer and ``GetUTF8Text``), so RTL words are reversed back. Hangul syllables tesseract
+    split into separate "words" less than a fifth of the line height apart are joined."""
+    if any(_RTL.search(w.text) for w in words):
+        words = [OcrWord(w.text[::-1] if _RTL.search(w.text) else w.text, w.box, w.confidence) for w in words]
+        return OcrLine.from_words(words, block_id=block)
+    height = max(w.box[3] - w.box[1] for w in words)
+    merged: list[OcrWord] = []
+    for word in words:
+        prev = merged[-1] if merged else None
+        if (prev is not None and _HANGUL.match(prev.text[-1]) and _HANGUL.match(word.text[0])
+                and word.box[0] - prev.box[2] < 0.2 * height):
+            box = (prev.box[0], min(prev.box[1], word.box[1]), word.box[2], max(prev.box[3], word.box[3]))
+            merged[-1] = OcrWord(prev.text + word.text, box, min(prev.confidence, word.confidence))
+        else:
+            merged.append(word)
+    return OcrLine.from_words(merged, block_id=block)
 
 
 def _has_content(line: OcrLine) -> bool:

@@ -28,6 +28,7 @@ class OcrLine:
     """One text line: its words in reading order, its box and mean confidence in [0, 1].
 
     ``block_id`` is the backend's own block/paragraph grouping when it has one (tesseract), else -1.
+    ``attrs["ink_height"]`` is the text height measured on the image.
     """
 
     words: list[OcrWord]

@@ -8,7 +8,8 @@
   usual OCR measure (e.g. ICDAR/ISRI OCR evaluation); it is order-sensitive, so a reading-order
   difference counts as errors.
 * :func:`word_recall`: share of the reference's word tokens (multiset, case-folded) found in the
-  output, order-free; CJK characters count as one token each.
+  output, order-free; CJK characters and Hangul syllables count as one token each (OCR spacing
+  of Korean is unreliable, and Chinese/Japanese have none).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _CJK = r"\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef"
 _TAG = re.compile(r"<[^>]+>")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}.*$", re.M)
 _HEADING = re.compile(r"^#{1,6}\s+", re.M)
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.U)
+_TOKEN = re.compile(rf"[{_CJK}\uac00-\ud7af]|[^\W_]+", re.U)
 
 
 def plain_text(markdown: str) -> str:
@@ -58,7 +59,7 @@ def cer(reference: str, hypothesis: str) -> float:
 
 
 def tokens(text: str) -> list[str]:
-    """Case-folded word tokens; each CJK character is a token."""
+    """Case-folded word tokens; each CJK character and each Hangul syllable is a token."""
     return [t.casefold() for t in _TOKEN.findall(unicodedata.normalize("NFKC", text))]
 
 

@@ -127,7 +127,8 @@ def run_case(engine, case: Case):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engines", default="tesseract,rapidocr")
+    parser.add_argument("--engines", default="tesseract,rapidocr,auto,auto@eng",
+                        help="comma-separated engine names; NAME@lang+lang fixes the languages (else per page)")
     parser.add_argument("--only", default="", help="run only cases whose label contains this")
     parser.add_argument("--dump", type=Path, help="write each page's Markdown here")
     parser.add_argument("--json", type=Path, help="write the per-page results as JSON here")
@@ -137,23 +138,25 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         all_cases = [c for c in cases(Path(tmp)) if args.only in c.label]
-        print(f"{'page':48s} {'lang':4s} " + " ".join(f"{'CER ' + n[:5]:>10s} {'recall':>7s} {'s':>6s}" for n in names))
+        print(f"{'page':44s} {'lang':4s} " + " ".join(f"{'CER ' + n[:8]:>12s} {'recall':>6s} {'s':>5s}" for n in names))
         for case in all_cases:
             row = {"case": case.label, "lang": case.lang}
             for name in names:
-                key = (name, case.lang)
+                engine_name, _, fixed = name.partition("@")
+                languages = fixed.split("+") if fixed else TESS_LANGS[case.lang]
+                key = (engine_name, tuple(languages))
                 if key not in engines:
-                    engines[key] = get_cpu_engine(name, TESS_LANGS[case.lang])
+                    engines[key] = get_cpu_engine(engine_name, languages)
                     engines[key].warm_up()
                 page, c, r, s = run_case(engines[key], case)
                 row[name] = {"cer": c, "recall": r, "seconds": s, "status": page.status.value,
-                             "rotation": page.rotation}
+                             "rotation": page.rotation, "engine": page.engine}
                 if args.dump:
                     args.dump.mkdir(parents=True, exist_ok=True)
                     (args.dump / f"{re.sub(r'[^A-Za-z0-9]+', '_', case.label)}.{name}.md").write_text(page.markdown)
             results.append(row)
-            print(f"{case.label[:48]:48s} {case.lang:4s} " + " ".join(
-                f"{row[n]['cer']:>10.3f} {row[n]['recall']:>7.3f} {row[n]['seconds']:>6.1f}" for n in names), flush=True)
+            print(f"{case.label[:44]:44s} {case.lang:4s} " + " ".join(
+                f"{row[n]['cer']:>12.3f} {row[n]['recall']:>6.3f} {row[n]['seconds']:>5.1f}" for n in names), flush=True)
     summarize(results, names)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
@@ -161,7 +164,7 @@ def main() -> None:
 
 def summarize(results: list[dict], names: list[str]) -> None:
     print("\nPer language (mean over pages; CER capped at 1.0 per page; time ratio vs " + names[0] + ")")
-    print(f"{'lang':6s} {'pages':>5s} " + " ".join(f"{'CER ' + n[:5]:>10s} {'recall':>7s} {'s/page':>7s} {'time x':>7s}" for n in names))
+    print(f"{'lang':6s} {'pages':>5s} " + " ".join(f"{'CER ' + n[:8]:>12s} {'recall':>6s} {'s/page':>6s} {'time':>6s}" for n in names))
     langs = sorted({r["lang"] for r in results}) + ["all"]
     for lang in langs:
         rows = [r for r in results if lang in ("all", r["lang"])]
@@ -171,7 +174,7 @@ def summarize(results: list[dict], names: list[str]) -> None:
             c = sum(min(1.0, r[n]["cer"]) for r in rows) / len(rows)
             rec = sum(r[n]["recall"] for r in rows) / len(rows)
             s = sum(r[n]["seconds"] for r in rows)
-            cells.append(f"{c:>10.3f} {rec:>7.3f} {s / len(rows):>7.2f} {s / max(base, 1e-9):>6.2f}x")
+            cells.append(f"{c:>12.3f} {rec:>6.3f} {s / len(rows):>6.2f} {s / max(base, 1e-9):>5.2f}x")
         print(f"{lang:6s} {len(rows):>5d} " + " ".join(cells))
 
 

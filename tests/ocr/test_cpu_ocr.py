@@ -118,6 +118,9 @@ def test_registry_contract():
     assert DEFAULT_CPU_ENGINE in CPU_ENGINES
     assert get_cpu_engine().name == DEFAULT_CPU_ENGINE
     assert get_cpu_engine("tesseract", ["eng", "fra"]).languages == ["eng", "fra"]
+    assert get_cpu_engine("auto", ["chi_sim", "eng"]).primary.name == "rapidocr"
+    assert get_cpu_engine("auto", ["kor", "eng"]).primary.name == "tesseract"
+    assert get_cpu_engine("auto", ["eng"]).primary.name == "tesseract"
     with pytest.raises(ConfigurationError, match="unknown CPU OCR engine 'nope'"):
         get_cpu_engine("nope")
 
