@@ -1,1 +1,153 @@
-"""``folioflow ingest``, ``query``, ``status`` and ``show`` (filled in by the ingestion spine)."""
+"""``folioflow ingest``, ``query``, ``status``, ``show`` and ``sample``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from flows.cli import app
+from flows.cli.options import build_settings, fail
+
+# Common options (typer Annotated aliases).
+DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (embedded store, OCR cache, converted documents). Default ./.folioflow")]
+QdrantUrl = Annotated[Optional[str], typer.Option("--qdrant-url", envvar="QDRANT_URL", help="Qdrant server URL; the embedded store is used when unset")]
+Collection = Annotated[Optional[str], typer.Option("--collection", help="Qdrant collection (default folioflow)")]
+EmbeddingModel = Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path (default all-MiniLM-L6-v2, bundled)")]
+Config = Annotated[Optional[Path], typer.Option("--config", envvar="FOLIOFLOW_CONFIG", help="YAML settings file")]
+
+
+def _quiet_prefect(verbose: bool) -> None:
+    """Prefect's console logging would interleave with the progress bar; keep warnings only."""
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[str], typer.Argument(help="PDF/image files, folders (recursive) or globs")],
+    data_dir: DataDir = None,
+    qdrant_url: QdrantUrl = None,
+    collection: Collection = None,
+    embedding_model: EmbeddingModel = None,
+    engine: Annotated[Optional[str], typer.Option("--engine", help="auto | text | ocr | vlm")] = None,
+    ocr_engine: Annotated[Optional[str], typer.Option("--ocr-engine", help="CPU OCR engine for scans")] = None,
+    lang: Annotated[Optional[list[str]], typer.Option("--lang", help="OCR language (tesseract code), repeatable")] = None,
+    ocr_endpoint: Annotated[Optional[list[str]], typer.Option("--ocr-endpoint", help="vLLM endpoint URL, repeatable")] = None,
+    profile: Annotated[Optional[str], typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr, olmocr, generic")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Documents processed concurrently")] = None,
+    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Tenant recorded on every chunk")] = None,
+    password: Annotated[Optional[list[str]], typer.Option("--password", help="PDF password as GLOB=PASSWORD (or just PASSWORD for all)")] = None,
+    prune: Annotated[bool, typer.Option("--prune", help="Delete indexed documents under the given folders that no longer exist")] = False,
+    report: Annotated[Optional[Path], typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    config: Config = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar")] = True,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
+) -> None:
+    """Convert, chunk, embed and index documents (runs the Prefect `ingest` flow in ephemeral mode).
+
+    Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
+    exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable).
+    """
+    _quiet_prefect(verbose)
+    passwords = {}
+    for item in password or []:
+        glob, sep, secret = item.partition("=")
+        passwords.update({glob: secret} if sep else {"*": item})
+    settings = build_settings(
+        config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection, embedding_model=embedding_model,
+        engine=engine, cpu_ocr_engine=ocr_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
+        profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
+    )
+    from flows.cli.ui import failures_table, page_progress, stderr, stdout, summary_table
+    from flows.ingest import run_ingest
+    from ocr.errors import FolioflowError
+
+    with page_progress(progress) as bar:
+        try:
+            result = run_ingest(paths, settings, prune=prune, progress=bar)
+        except FolioflowError as exc:
+            fail(f"ingest cannot proceed: {exc}")
+    stdout.print(summary_table(result))
+    failures = failures_table(result)
+    if failures is not None:
+        stdout.print(failures)
+    if report:
+        result.write(report)
+        stderr.print(f"report: {report}")
+
+
+@app.command()
+def query(
+    text: Annotated[str, typer.Argument(help="The question or search text")],
+    k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return")] = 5,
+    mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table")] = False,
+    doc_id: Annotated[Optional[list[str]], typer.Option("--doc", help="Only these document ids")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Only this source name")] = None,
+    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Caller's tenant (required when tenancy is on)")] = None,
+    data_dir: DataDir = None,
+    qdrant_url: QdrantUrl = None,
+    collection: Collection = None,
+    embedding_model: EmbeddingModel = None,
+    config: Config = None,
+) -> None:
+    """Search the index; prints the top chunks with source, page span, heading path and score.
+
+    --json prints a list of objects with keys text, score, doc_id, source, page_start, page_end
+    (1-based), heading_path (list of strings) and kind.
+    """
+    settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
+                              embedding_model=embedding_model)
+    from flows.cli.query_view import print_results, run_query
+
+    hits = run_query(settings, text, k=k, mode=mode, doc_ids=doc_id, source=source, tenant=tenant)
+    print_results(hits, as_json=as_json)
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    data_dir: DataDir = None,
+    qdrant_url: QdrantUrl = None,
+    collection: Collection = None,
+    config: Config = None,
+) -> None:
+    """Documents and chunks in the index, per source."""
+    settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
+    from flows.cli.query_view import print_status
+
+    print_status(settings, as_json=as_json)
+
+
+@app.command()
+def show(
+    doc: Annotated[str, typer.Argument(help="Document id (or a unique prefix), or the path it was ingested from")],
+    page: Annotated[Optional[int], typer.Option("--page", help="Only this page (1-based)")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="markdown | json")] = "markdown",
+    data_dir: DataDir = None,
+    config: Config = None,
+) -> None:
+    """Print exactly what was indexed for a document: its converted Markdown (or JSON)."""
+    settings = build_settings(config, data_dir=data_dir)
+    from flows.cli.query_view import print_document
+
+    print_document(settings, doc, page=page, fmt=fmt)
+
+
+@app.command()
+def sample(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the PDF")] = Path("folioflow-sample.pdf"),
+    scanned: Annotated[Optional[Path], typer.Option("--scanned", help="Also write an image-only scanned copy (.tif/.png/.pdf)")] = None,
+) -> None:
+    """Write the generated two-page sample report (heading, paragraphs, table, formula, clause)."""
+    from ocr.samples import write_sample_pdf, write_scanned_copy
+
+    path = write_sample_pdf(output)
+    typer.echo(f"wrote {path}")
+    if scanned:
+        typer.echo(f"wrote {write_scanned_copy(path, scanned)}")
+

