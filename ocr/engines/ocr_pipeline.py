@@ -27,7 +27,7 @@ from ocr.engines.layout import LayoutDetector
 from ocr.engines.orientation import OrientationDetector, deskew, estimate_skew, ink_ratio, rotate_upright
 from ocr.postprocess.blocks import blocks_markdown, compose_blocks
 from ocr.postprocess.lines import OcrLine
-from ocr.postprocess.tables import borderless_table, fill_cells, find_ruled_tables
+from ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find_ruled_tables
 from ocr.render import PageHandle
 from ocr.schema import BBox, Block, Page
 
@@ -136,6 +136,8 @@ class CpuOcrEngine(PageEngine):
         kept = []
         for table in tables:
             rest = fill_cells(table, [w for w in words if id(w) in remaining])
+            if table.ruled:
+                self._read_empty_cells(upright, table)
             filled = sum(1 for cell in table.cells if cell.text)
             if filled >= 0.4 * len(table.cells):  # else rules around text (boxes, shading), not a table
                 kept.append(table)
@@ -151,6 +153,23 @@ class CpuOcrEngine(PageEngine):
             attributes["ocr_confidence"] = round(sum(ln.confidence for ln in lines) / len(lines), 3)
         attributes["layout_regions"] = [r.label for r in regions]
         return page
+
+
+    def _read_empty_cells(self, gray: np.ndarray, table: TableGrid, limit: int = 150) -> None:
+        """OCR each empty cell of a ruled table on its own crop (inside the rules, on a white margin):
+        full-page segmentation misses lone digits and words on shaded header cells."""
+        read = getattr(self.recognizer, "recognize_cell", self.recognizer.recognize)
+        h, w = gray.shape[:2]
+        for cell in [c for c in table.cells if not c.text][:limit]:
+            x0, y0 = int(max(0, cell.box[0] + 4)), int(max(0, cell.box[1] + 4))
+            x1, y1 = int(min(w, cell.box[2] - 4)), int(min(h, cell.box[3] - 4))
+            if x1 - x0 < 8 or y1 - y0 < 8:
+                continue
+            crop = gray[y0:y1, x0:x1]
+            if ink_ratio(crop) < 0.002:
+                continue
+            crop = cv2.copyMakeBorder(crop, 16, 16, 16, 16, cv2.BORDER_CONSTANT, value=int(np.median(crop)))
+            cell.text = " ".join(line.text for line in read(crop)).strip()
 
 
 def _overlaps(a, b) -> bool:

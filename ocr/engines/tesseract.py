@@ -96,9 +96,22 @@ class TesseractRecognizer:
         order with word boxes in image pixels and confidences in [0, 1]. Raises :class:`OcrError`
         on timeout."""
         import tesserocr
+
+        return self._run(image, tesserocr.PSM.AUTO)
+
+    def recognize_cell(self, image: np.ndarray) -> list[OcrLine]:
+        """OCR a small crop (a table cell) as one block of text (``PSM.SINGLE_BLOCK``): page
+        segmentation drops isolated digits and short words that a cell often holds."""
+        import tesserocr
+
+        return self._run(image, tesserocr.PSM.SINGLE_BLOCK)
+
+    def _run(self, image: np.ndarray, psm) -> list[OcrLine]:
+        import tesserocr
         from tesserocr import RIL
 
         api = self._api()
+        api.SetPageSegMode(psm)
         api.SetImage(Image.fromarray(image))
         if not api.Recognize(timeout=int(self.timeout_s * 1000)):
             raise OcrError(f"tesseract: recognition failed or timed out after {self.timeout_s:.0f}s")

@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 
 from ocr.postprocess.lines import Box, OcrWord, join_words, median
+from ocr.postprocess.reading_order import row_sort
 
 __all__ = ["Cell", "TableGrid", "find_ruled_tables", "borderless_table", "fill_cells", "table_markdown"]
 
@@ -224,9 +225,8 @@ def fill_cells(table: TableGrid, words: list[OcrWord]) -> list[OcrWord]:
         members = buckets[index]
         if not members:
             continue
-        height = median([w.box[3] - w.box[1] for w in members], 10.0)
-        members.sort(key=lambda w: (round(((w.box[1] + w.box[3]) / 2) / (0.7 * height)), w.box[0]))
-        cell.text = join_words([w.text for w in members])
+        order = row_sort(list(range(len(members))), [w.box for w in members])
+        cell.text = join_words([members[i].text for i in order])
     return rest
 
 

@@ -79,8 +79,23 @@ def test_skewed_scan_reads_straight_and_records_the_skew(tesseract, scanned_samp
     assert fact_cer(SAMPLE_FACTS["law"], pages[1].markdown) <= 0.03
 
 
-def test_rotated_corpus_scans(tesseract, corpus):
-    """ocrmypdf's cardinal.pdf (pages turned 0/90/180/270) and docling's rotated test pages."""
+def test_corpus_orientation_detected(corpus):
+    """ocrmypdf's cardinal.pdf (pages turned 0/90/180/270), docling's rotated test pages (sparse
+    text) and a page whose /Rotate disagrees with its content."""
+    scans = corpus / "C_scanned_multilang"
+    detector = OrientationDetector("rapid")
+    cases = [("ocrmypdf/cardinal.pdf", n, want) for n, want in ((1, 0), (2, 270), (3, 180), (4, 90))]
+    cases += [("docling_ocr/ocr_test_rotated_90.pdf", 1, 90), ("docling_ocr/ocr_test_rotated_180.pdf", 1, 180),
+              ("docling_ocr/ocr_test_rotated_270.pdf", 1, 270), ("docling_ocr/sample_with_rotation_mismatch.pdf", 1, 0),
+              ("unstructured/rotated-page-90.pdf", 1, 270)]
+    for rel, number, want in cases:
+        with open_document(scans / rel) as doc:
+            image = np.asarray(doc.page(number).render(dpi=100).convert("L"))
+        assert detector.detect(image)[0] == want, (rel, number)
+
+
+@pytest.mark.slow
+def test_rotated_corpus_scans_read_upright(tesseract, corpus):
     scans = corpus / "C_scanned_multilang"
     with open_document(scans / "ocrmypdf" / "cardinal.pdf") as doc:
         pages = list(tesseract.convert_pages(doc, [1, 2, 3, 4]))
