@@ -28,7 +28,7 @@ from ocr.engines.tesseract import TesseractRecognizer, available_tesseract_langu
 from ocr.render import PageHandle
 from ocr.schema import Page
 
-__all__ = ["AutoCpuEngine", "CJK_LANGUAGES", "SCRIPT_LANGUAGES"]
+__all__ = ["CJK_LANGUAGES", "SCRIPT_LANGUAGES", "AutoCpuEngine"]
 
 CJK_LANGUAGES = frozenset({"chi_sim", "chi_tra", "jpn"})
 #: tesseract OSD script name -> tesseract languages that read it

@@ -25,7 +25,7 @@ from ocr.engines.rapid import RapidOcrRecognizer
 from ocr.engines.tesseract import TesseractRecognizer
 from ocr.errors import ConfigurationError
 
-__all__ = ["DEFAULT_CPU_ENGINE", "CPU_ENGINES", "get_cpu_engine", "TesseractEngine", "RapidOcrEngine", "AutoCpuEngine"]
+__all__ = ["CPU_ENGINES", "DEFAULT_CPU_ENGINE", "AutoCpuEngine", "RapidOcrEngine", "TesseractEngine", "get_cpu_engine"]
 
 
 class TesseractEngine(CpuOcrEngine):

@@ -12,12 +12,13 @@ paragraphs on Western documents.
 from __future__ import annotations
 
 import threading
+
 import numpy as np
 
 from ocr.errors import EngineUnavailableError
 from ocr.postprocess.lines import Region
 
-__all__ = ["Region", "LayoutDetector"]
+__all__ = ["LayoutDetector", "Region"]
 
 
 class LayoutDetector:

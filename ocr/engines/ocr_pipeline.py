@@ -31,7 +31,7 @@ from ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find
 from ocr.render import PageHandle
 from ocr.schema import BBox, Block, Page
 
-__all__ = ["Recognizer", "CpuOcrEngine", "PIPELINE_VERSION"]
+__all__ = ["PIPELINE_VERSION", "CpuOcrEngine", "Recognizer"]
 
 #: Bump when the pipeline's output changes for the same input (part of the cache key).
 PIPELINE_VERSION = "1"

@@ -30,7 +30,7 @@ import numpy as np
 
 from ocr.engines.tesseract import TESSDATA, TesseractRecognizer
 
-__all__ = ["OrientationDetector", "rotate_upright", "estimate_skew", "deskew", "ink_ratio", "ORIENTATION_METHODS"]
+__all__ = ["ORIENTATION_METHODS", "OrientationDetector", "deskew", "estimate_skew", "ink_ratio", "rotate_upright"]
 
 ORIENTATION_METHODS = ("rapid", "osd", "none")
 

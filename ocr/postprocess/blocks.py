@@ -28,12 +28,12 @@ from ocr.postprocess.reading_order import xy_cut
 from ocr.postprocess.tables import TableGrid, table_markdown
 from ocr.schema import Block, BlockType
 
-__all__ = ["compose_blocks", "blocks_markdown", "FIGURE_MARKDOWN"]
+__all__ = ["FIGURE_MARKDOWN", "blocks_markdown", "compose_blocks"]
 
 #: Markdown written for a figure (an HTML comment: invisible when rendered, kept by parsers).
 FIGURE_MARKDOWN = "<!-- figure -->"
 
-_PAGE_NUMBER = re.compile(r"^(page|p\.|seite|página)?\s*[-–]?\s*\d{1,4}\s*[-–]?\s*((of|/|von|de)\s*\d{1,4})?$", re.I)
+_PAGE_NUMBER = re.compile(r"^(page|p\.|seite|página)?\s*[-–]?\s*\d{1,4}\s*[-–]?\s*((of|/|von|de)\s*\d{1,4})?$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?:;。！？：”\"')]$")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Box", "OcrWord", "OcrLine", "Region", "union_box", "scale_lines", "median", "join_words"]
+__all__ = ["Box", "OcrLine", "OcrWord", "Region", "join_words", "median", "scale_lines", "union_box"]
 
 Box = tuple[float, float, float, float]
 
@@ -58,7 +58,7 @@ class OcrLine:
         return (self.box[1] + self.box[3]) / 2
 
     @classmethod
-    def from_words(cls, words: list[OcrWord], block_id: int = -1) -> "OcrLine":
+    def from_words(cls, words: list[OcrWord], block_id: int = -1) -> OcrLine:
         """A line spanning ``words`` (non-empty), confidence = mean word confidence."""
         box = union_box([w.box for w in words])
         conf = sum(w.confidence for w in words) / len(words)

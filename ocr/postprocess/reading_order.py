@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ocr.postprocess.lines import Box, median
 
-__all__ = ["xy_cut", "row_sort"]
+__all__ = ["row_sort", "xy_cut"]
 
 
 def _gaps(intervals: list[tuple[float, float]], min_gap: float) -> list[tuple[float, float]]:

@@ -26,7 +26,7 @@ import numpy as np
 from ocr.postprocess.lines import Box, OcrWord, join_words, median
 from ocr.postprocess.reading_order import row_sort
 
-__all__ = ["Cell", "TableGrid", "find_ruled_tables", "borderless_table", "fill_cells", "table_markdown"]
+__all__ = ["Cell", "TableGrid", "borderless_table", "fill_cells", "find_ruled_tables", "table_markdown"]
 
 
 @dataclass
@@ -94,7 +94,6 @@ def find_ruled_tables(gray: np.ndarray, min_rows: int = 2, min_cols: int = 2) ->
 
 
 def _grid_in(hor: np.ndarray, ver: np.ndarray, ox: int, oy: int) -> TableGrid | None:
-    rh, rw = hor.shape
     ys = _positions(hor.mean(axis=1), 0.3)
     xs = _positions(ver.mean(axis=0), 0.3)
     if len(ys) < 2 or len(xs) < 2:

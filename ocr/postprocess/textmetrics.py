@@ -20,13 +20,13 @@ from collections import Counter
 
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["plain_text", "normalize", "cer", "word_recall", "tokens"]
+__all__ = ["cer", "normalize", "plain_text", "tokens", "word_recall"]
 
 _CJK = r"\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef"
 _TAG = re.compile(r"<[^>]+>")
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}.*$", re.M)
-_HEADING = re.compile(r"^#{1,6}\s+", re.M)
-_TOKEN = re.compile(rf"[{_CJK}\uac00-\ud7af]|[^\W_]+", re.U)
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}.*$", re.MULTILINE)
+_HEADING = re.compile(r"^#{1,6}\s+", re.MULTILINE)
+_TOKEN = re.compile(rf"[{_CJK}\uac00-\ud7af]|[^\W_]+", re.UNICODE)
 
 
 def plain_text(markdown: str) -> str:

@@ -37,12 +37,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-import pypdfium2 as pdfium  # noqa: E402
+import pypdfium2 as pdfium
 
-from ocr.engines.cpu import get_cpu_engine  # noqa: E402
-from ocr.postprocess.textmetrics import cer, plain_text, word_recall  # noqa: E402
-from ocr.render import open_document  # noqa: E402
-from ocr.samples import write_sample_pdf, write_scanned_copy  # noqa: E402
+from ocr.engines.cpu import get_cpu_engine
+from ocr.postprocess.textmetrics import cer, plain_text, word_recall
+from ocr.render import open_document
+from ocr.samples import write_sample_pdf, write_scanned_copy
 
 CORPUS = Path(os.environ.get("FOLIOFLOW_CORPUS", ROOT.parent / "shared" / "corpus")) / "C_scanned_multilang"
 TESS_LANGS = {"en": ["eng"], "zh": ["chi_sim", "eng"], "fr": ["fra", "eng"], "ko": ["kor", "eng"], "ar": ["ara"]}

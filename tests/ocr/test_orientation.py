@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from ocr.engines.cpu import get_cpu_engine
 from ocr.engines.orientation import OrientationDetector, deskew, estimate_skew, rotate_upright
