@@ -14,6 +14,8 @@ Rules (all relative, so they hold in pixels or points and at any DPI):
 * **Paragraphs**: consecutive lines of one reading-order leaf whose line pitch stays within 1.3x
   the page's line pitch (lower quartile of neighbouring same-size lines) and whose sizes agree within 25%; a short line ending a sentence also
   ends its paragraph. Hyphens at line ends before a lowercase letter are joined.
+* **Captions**: paragraphs whose lines lie mostly in a layout ``figure_caption``/``table_caption``
+  region are ``caption`` blocks.
 * **Figures**: rapid-layout ``figure`` regions whose OCR text covers under 25% of their area (so
   a mislabelled text block is never dropped); their text is kept in ``attributes["text"]``.
 """
@@ -88,8 +90,9 @@ def compose_blocks(
         leaves = xy_cut([it.box for it in items], min_col_gap=1.2 * body, min_row_gap=0.8 * body, prose=prose)
         pitch = _median_pitch(items, leaves, body)
         titles = [r.box for r in regions if r.label == "title"]
+        captions = [r.box for r in regions if r.label in ("figure_caption", "table_caption")]
         for leaf in leaves:
-            blocks += _leaf_blocks([items[i] for i in leaf], body, pitch, titles, page_height, first_page)
+            blocks += _leaf_blocks([items[i] for i in leaf], body, pitch, titles, captions, page_height, first_page)
     for kind, line in furniture:
         blocks.append(Block(type=kind, text=line.text, bbox=BBox(x0=line.box[0], y0=line.box[1], x1=line.box[2],
                                                                   y1=line.box[3]), confidence=round(line.confidence, 3)))
@@ -176,7 +179,7 @@ def _heading_level(line: OcrLine, body: float, titles: list[Box]) -> int | None:
     return None
 
 
-def _leaf_blocks(items, body, pitch, titles, page_height, first_page) -> list[Block]:
+def _leaf_blocks(items, body, pitch, titles, captions, page_height, first_page) -> list[Block]:
     from ocr.schema import BBox
 
     def bbox(box: Box) -> BBox:
@@ -189,7 +192,9 @@ def _leaf_blocks(items, body, pitch, titles, page_height, first_page) -> list[Bl
 
     def flush() -> None:
         if para:
-            blocks.append(Block(type=BlockType.PARAGRAPH, text=_join_lines(para), bbox=bbox(union_box([ln.box for ln in para])),
+            in_caption = sum(any(_inside(ln.box, c) for c in captions) for ln in para) > len(para) / 2
+            kind = BlockType.CAPTION if in_caption else BlockType.PARAGRAPH
+            blocks.append(Block(type=kind, text=_join_lines(para), bbox=bbox(union_box([ln.box for ln in para])),
                                 confidence=round(sum(ln.confidence for ln in para) / len(para), 3)))
             para.clear()
 
