@@ -1,15 +1,15 @@
 """The CPU OCR page pipeline shared by every recogniser (tesseract, rapidocr).
 
 Per page: render (PDF pages at ``dpi``; images at their own resolution, never upsampled) ->
-grayscale -> blank check -> orientation (0/90/180/270, :mod:`ocr.engines.orientation`) -> skew
-estimate and deskew -> recognise lines and words -> ink height per line -> ruled tables (OpenCV)
+grayscale -> blank check -> orientation (0/90/180/270, :mod:`ocr.engines.orientation`) -> upscale
+when the letters are tiny (low-resolution scans) -> skew estimate and deskew -> recognise lines and words -> ink height per line -> ruled tables (OpenCV)
 and layout regions (rapid-layout) -> borderless tables in layout table regions -> blocks and
 Markdown (:mod:`ocr.postprocess.blocks`) -> boxes to page points in display space.
 
 Page results: ``Page.rotation`` is the clockwise turn applied before OCR; ``attributes`` carry
 ``skew_degrees`` (clockwise skew found and removed), ``orientation`` (what the detector said),
 ``dpi`` (pixels per inch of the OCR'd image), ``ocr_confidence`` (mean line confidence) and
-``blank`` for pages without ink. Block boxes are in points, top-left origin, in the page's
+``blank`` for pages without ink and ``upscaled`` (factor) for low-resolution scans. Block boxes are in points, top-left origin, in the page's
 display space (the orientation turn is undone; deskew is not, so boxes on skewed scans are off by
 at most the skew angle).
 """
@@ -24,7 +24,7 @@ import numpy as np
 
 from ocr.engines.base import PageEngine
 from ocr.engines.layout import LayoutDetector
-from ocr.engines.orientation import OrientationDetector, deskew, estimate_skew, ink_ratio, rotate_upright
+from ocr.engines.orientation import OrientationDetector, deskew, estimate_skew, ink_ratio, rotate_upright, text_height
 from ocr.postprocess.blocks import blocks_markdown, compose_blocks
 from ocr.postprocess.lines import OcrLine
 from ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find_ruled_tables
@@ -58,17 +58,20 @@ class CpuOcrEngine(PageEngine):
     OCR'd (larger pages are scaled down; the renderer's pixel limit applies too).
     ``orientation``: ``"rapid"``, ``"osd"`` or ``"none"``. ``layout``: use rapid-layout regions
     (borderless tables, figures, header/footer/title hints). ``blank_ink``: pages with a smaller
-    fraction of dark pixels are blank (ok, empty Markdown).
+    fraction of dark pixels are blank (ok, empty Markdown). ``min_text_px``: pages whose median glyph
+    height is below this many pixels (72-100 DPI scans) are upscaled (cubic) to about twice it.
     """
 
     def __init__(self, recognizer: Recognizer, name: str | None = None, dpi: int = 300, max_side: int = 4200,
-                 orientation: str = "rapid", deskew: bool = True, layout: bool = True, blank_ink: float = 0.0003):
+                 orientation: str = "rapid", deskew: bool = True, layout: bool = True, blank_ink: float = 0.0003,
+                 min_text_px: float = 12.0):
         self.recognizer = recognizer
         self.name = name or recognizer.name
         self.dpi = dpi
         self.max_side = max_side
         self.deskew = deskew
         self.blank_ink = blank_ink
+        self.min_text_px = min_text_px
         self.orientation = OrientationDetector(orientation)
         self.layout = LayoutDetector() if layout else None
 
@@ -117,6 +120,12 @@ class CpuOcrEngine(PageEngine):
         rotation, details = self.orientation.detect(gray)
         attributes["orientation"] = details
         upright = rotate_upright(gray, rotation)
+        glyphs = text_height(upright)
+        if 0 < glyphs < self.min_text_px:  # low-resolution scan: tesseract/PP-OCR want ~20 px letters
+            factor = min(4.0, 2 * self.min_text_px / glyphs, self.max_side / max(upright.shape[:2]))
+            if factor > 1.2:
+                upright = cv2.resize(upright, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
+                attributes["upscaled"] = round(factor, 2)
         skew = estimate_skew(upright) if self.deskew else 0.0
         if abs(skew) >= 0.2:
             upright = deskew(upright, skew)

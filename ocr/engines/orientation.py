@@ -51,6 +51,18 @@ def ink_ratio(gray: np.ndarray) -> float:
     return float(np.count_nonzero(small < min(threshold, 160))) / small.size
 
 
+def text_height(gray: np.ndarray) -> float:
+    """Median height in pixels of the glyph-sized connected components (3..150 px tall, not much
+    wider than tall) of the binarised image: about the x-height to cap-height of the body text.
+    0.0 when there are fewer than 20 such components."""
+    _, ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    heights = stats[1:, cv2.CC_STAT_HEIGHT]
+    widths = stats[1:, cv2.CC_STAT_WIDTH]
+    glyphs = heights[(heights >= 3) & (heights <= 150) & (widths <= 3 * heights)]
+    return float(np.median(glyphs)) if len(glyphs) >= 20 else 0.0
+
+
 def _downscale(gray: np.ndarray, max_side: int) -> np.ndarray:
     scale = max_side / max(gray.shape[:2])
     if scale >= 1:

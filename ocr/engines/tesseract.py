@@ -129,7 +129,10 @@ class TesseractRecognizer:
                 if words:
                     lines.append(_make_line(words, line_block))
                     words = []
-            text = (item.GetUTF8Text(RIL.WORD) or "").strip()
+            try:
+                text = (item.GetUTF8Text(RIL.WORD) or "").strip()
+            except RuntimeError:  # tesserocr: "No text returned" for empty words
+                continue
             box = item.BoundingBox(RIL.WORD)
             if not text or box is None:
                 continue
