@@ -42,13 +42,13 @@ def test_blank_page_is_ok_and_empty(tesseract):
 
 
 def test_huge_image_is_scaled_to_the_render_limit(tesseract):
-    image = Image.new("L", (9000, 6000), 255)
-    ImageDraw.Draw(image).text((400, 2800), "Quarterly statement", fill=0, font_size=220)
-    limits = RenderLimits(max_render_pixels=6_000_000)
+    image = Image.new("L", (6000, 4500), 255)
+    ImageDraw.Draw(image).text((400, 2000), "Quarterly statement", fill=0, font_size=200)
+    limits = RenderLimits(max_render_pixels=3_000_000)
     with open_document(png_bytes(image, dpi=600), limits=limits) as doc:
         gray, dpi = tesseract.render(doc.page(1))
         page = next(iter(tesseract.convert_pages(doc, [1])))
-    assert gray.size <= 6_000_000 and dpi < 600
+    assert gray.size <= 3_000_000 and dpi < 600
     assert page.status == PageStatus.OK
     assert "Quarterly statement" in page.markdown
 
@@ -84,8 +84,8 @@ def test_threads_get_their_own_tesseract_handles(tesseract, scanned_sample):
             return tesseract.convert_page(doc.page(number)).markdown
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        parallel = list(pool.map(one, [1, 2, 1, 2]))
-    assert parallel == sequential * 2
+        parallel = list(pool.map(one, [1, 2]))
+    assert parallel == sequential
 
 
 def test_malformed_corpus_scans_never_raise(tesseract, corpus):
