@@ -1,10 +1,12 @@
 """The CPU OCR page pipeline shared by every recogniser (tesseract, rapidocr).
 
-Per page: render (PDF pages at ``dpi``; images at their own resolution, never upsampled) ->
-grayscale -> blank check -> orientation (0/90/180/270, :mod:`ocr.engines.orientation`) -> upscale
-when the letters are tiny (low-resolution scans) -> skew estimate and deskew -> recognise lines and words -> ink height per line -> ruled tables (OpenCV)
-and layout regions (rapid-layout) -> borderless tables in layout table regions -> blocks and
-Markdown (:mod:`ocr.postprocess.blocks`) -> boxes to page points in display space.
+Per page: render (PDF pages at ``dpi``; images at their own resolution) -> grayscale -> blank
+check -> orientation (0/90/180/270, :mod:`ocr.engines.orientation`) -> upscale when the letters
+are tiny (low-resolution scans) -> skew estimate and deskew -> recognise lines and words -> ink
+height per line -> layout regions (rapid-layout) and ruled tables (OpenCV; grids inside a layout
+figure belong to the figure) -> borderless tables in layout table regions -> empty ruled cells
+read on their own -> blocks and Markdown (:mod:`ocr.postprocess.blocks`) -> boxes to page points
+in display space.
 
 Page results: ``Page.rotation`` is the clockwise turn applied before OCR; ``attributes`` carry
 ``skew_degrees`` (clockwise skew found and removed), ``orientation`` (what the detector said),
@@ -134,7 +136,8 @@ class CpuOcrEngine(PageEngine):
         lines = self.recognizer.recognize(upright)
         _measure_ink_heights(upright, lines)
         regions = self.layout.detect(upright) if self.layout is not None else []
-        tables = find_ruled_tables(upright)
+        figures = [r.box for r in regions if r.label == "figure"]
+        tables = [t for t in find_ruled_tables(upright) if not any(_inside_share(t.box, f) > 0.8 for f in figures)]
         words = [w for ln in lines for w in ln.words]
         for region in regions:
             if region.label == "table" and not any(_overlaps(region.box, t.box) for t in tables):
@@ -179,6 +182,13 @@ class CpuOcrEngine(PageEngine):
                 continue
             crop = cv2.copyMakeBorder(crop, 16, 16, 16, 16, cv2.BORDER_CONSTANT, value=int(np.median(crop)))
             cell.text = " ".join(line.text for line in read(crop)).strip()
+
+
+def _inside_share(a, b) -> float:
+    """Share of box ``a``'s area inside box ``b``."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return max(0.0, w) * max(0.0, h) / max((a[2] - a[0]) * (a[3] - a[1]), 1e-6)
 
 
 def _overlaps(a, b) -> bool:

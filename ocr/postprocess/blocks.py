@@ -16,6 +16,7 @@ Rules (all relative, so they hold in pixels or points and at any DPI):
   ends its paragraph. Hyphens at line ends before a lowercase letter are joined.
 * **Captions**: paragraphs whose lines lie mostly in a layout ``figure_caption``/``table_caption``
   region are ``caption`` blocks.
+* **Vertical margin text** (lines over 3x taller than wide): paragraphs after the page body.
 * **Figures**: rapid-layout ``figure`` regions whose OCR text covers under 25% of their area (so
   a mislabelled text block is never dropped); their text is kept in ``attributes["text"]``.
 """
@@ -81,7 +82,10 @@ def compose_blocks(
     furniture, rest = _split_furniture(lines, page_height, body, regions)
     figures, rest = _figures(rest, regions)
 
-    items = [_Item("line", ln.box, line=ln) for ln in rest]
+    # Lines much taller than wide are vertical text in a margin (arXiv stamps, spine labels): they
+    # would block every horizontal cut of the XY-cut, so they are read after the page body.
+    margin = [ln for ln in rest if ln.height > 3 * max(ln.width, 1e-6) and ln.height > 4 * body]
+    items = [_Item("line", ln.box, line=ln) for ln in rest if ln not in margin]
     items += [_Item("table", t.box, table=t) for t in tables]
     items += [_Item("figure", f["box"], extra=f) for f in figures]
     blocks: list[Block] = []
@@ -93,6 +97,10 @@ def compose_blocks(
         captions = [r.box for r in regions if r.label in ("figure_caption", "table_caption")]
         for leaf in leaves:
             blocks += _leaf_blocks([items[i] for i in leaf], body, pitch, titles, captions, page_height, first_page)
+    for line in margin:
+        blocks.append(Block(type=BlockType.PARAGRAPH, text=line.text, confidence=round(line.confidence, 3),
+                            bbox=BBox(x0=line.box[0], y0=line.box[1], x1=line.box[2], y1=line.box[3]),
+                            attributes={"vertical": True}))
     for kind, line in furniture:
         blocks.append(Block(type=kind, text=line.text, bbox=BBox(x0=line.box[0], y0=line.box[1], x1=line.box[2],
                                                                   y1=line.box[3]), confidence=round(line.confidence, 3)))
