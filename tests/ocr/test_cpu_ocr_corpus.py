@@ -84,3 +84,20 @@ def test_chinese_with_configured_languages(scans):
                       scans / "omnidocbench_demo" / "images" / "yanbaopptmerge_yanbaoPPT_145.jpg")
     assert page.engine == "rapidocr"
     assert count(r"[\u4e00-\u9fff]", page.markdown) >= 100
+
+
+def test_low_resolution_paper_page_with_figure(scans):
+    """docling's 72 DPI TIFF of the DocLayNet paper: upscaled before OCR; the figure becomes a figure
+    block followed by its caption; the vertical arXiv stamp in the margin comes after the body."""
+    from ocr.schema import BlockType
+
+    page = first_page(get_cpu_engine("tesseract", ["eng"]), scans / "docling_ocr" / "2206.01062.tif")
+    assert page.attributes["upscaled"] >= 2
+    assert page.markdown.startswith("# DocLayNet: A Large Human-Annotated Dataset for Document-Layout Analysis")
+    kinds = [b.type for b in page.blocks]
+    figure = kinds.index(BlockType.FIGURE)
+    assert kinds[figure + 1] == BlockType.CAPTION
+    assert page.blocks[figure + 1].text.startswith("Figure 1:")
+    assert not any(b.type == BlockType.TABLE for b in page.blocks)  # the grid drawn inside the figure
+    assert "2206.01062v1 [cs.CV]" in page.blocks[-1].text or "2206.01062v1 [cs.CV]" in page.blocks[-2].text
+    assert "Accurate document layout analysis is a key requirement for" in page.markdown
