@@ -1,0 +1,174 @@
+"""Input discovery: turn command-line paths (files, folders, globs) into the documents to process.
+
+:func:`discover` is shared by ``folioflow convert`` and ``folioflow ingest``. Rules:
+
+* an **explicitly named file** is always taken, whatever its extension: the converter sniffs its
+  bytes and rejects what it cannot read with a clear reason;
+* a **folder** is walked recursively (hidden files and folders skipped, symlinked folders not
+  followed, so link cycles cannot loop) and a **glob** (``*``, ``?``, ``[...]``, ``**``) is
+  expanded; both keep only :data:`SUPPORTED_SUFFIXES` (case-insensitive);
+* every result carries ``relative``: its path below the folder or the glob's fixed prefix (the
+  bare file name for explicit files), used to mirror the input tree in output folders;
+* order is stable: arguments in the order given, each argument's files sorted by relative path;
+  a file reached twice (same resolved path) is kept once, at its first position;
+* a path that does not exist, or a glob that matches nothing, becomes a :class:`SourceProblem`
+  in :attr:`Discovery.errors` instead of raising: the batch reports it and goes on.
+
+Identity: ``uri`` is the canonical ``file://`` URI of the resolved path and ``doc_id`` the uuid5 of
+it (:mod:`ocr.ids`), so the same file keeps its id across runs whichever argument reached it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ocr.ids import canonical_uri, doc_id_for
+
+__all__ = ["SUPPORTED_SUFFIXES", "SourceFile", "DiscoveredFile", "SourceProblem", "Discovery", "discover"]
+
+#: File name suffixes taken from folders and globs (explicit files are taken regardless).
+SUPPORTED_SUFFIXES = frozenset({".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"})
+
+_GLOB_CHARS = set("*?[")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One input document.
+
+    ``local_path``: absolute path (symlinks resolved). ``path``: POSIX path below the folder or
+    glob prefix it was found under, the bare name for an explicit file (what
+    :class:`~ocr.schema.SourceRef` calls ``path``; also used to mirror inputs into output
+    folders). ``uri``: canonical ``file://`` URI. ``argument``: the argument that produced it.
+    ``size`` in bytes and ``mtime`` in POSIX seconds, read at discovery.
+    """
+
+    local_path: Path
+    path: str
+    uri: str
+    argument: str
+    size: int
+    mtime: float
+    display: str
+
+    @property
+    def doc_id(self) -> str:
+        """Stable document id: uuid5 of :attr:`uri` (see :func:`ocr.ids.doc_id_for`)."""
+        return doc_id_for(self.uri)
+
+    def read_bytes(self) -> bytes:
+        """The file's bytes. Raises ``OSError`` if it vanished or cannot be read."""
+        return self.local_path.read_bytes()
+
+
+#: The name the convert command and its brief use for a discovered file.
+DiscoveredFile = SourceFile
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """An argument that yielded no document: ``error`` is a one-line reason."""
+
+    argument: str
+    error: str
+
+    @property
+    def display(self) -> str:
+        return self.argument
+
+
+@dataclass
+class Discovery:
+    """Result of :func:`discover`: ``files`` in stable order, ``errors`` for arguments that matched
+    nothing, and ``roots``: the ``file://`` URIs of the folders walked (for pruning documents that
+    disappeared from them). Iterating a discovery iterates its files."""
+
+    files: list[SourceFile] = field(default_factory=list)
+    errors: list[SourceProblem] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+
+    def __iter__(self):
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+
+def _supported(path: Path) -> bool:
+    return path.suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def _walk(root: Path) -> list[Path]:
+    found = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in files:
+            path = Path(folder) / name
+            if not name.startswith(".") and _supported(path) and path.is_file():
+                found.append(path)
+    return found
+
+
+def _glob_base(pattern: str) -> Path:
+    fixed = []
+    for part in Path(pattern).parts:
+        if _GLOB_CHARS & set(part):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(".")
+
+
+def _expand(argument: str) -> tuple[list[tuple[Path, str]], Path | None, str | None]:
+    """(matches as (path, relative), folder root or None, error or None)."""
+    path = Path(argument).expanduser()
+    if _GLOB_CHARS & set(argument) and not path.exists():
+        base = _glob_base(str(path))
+        matches: list[tuple[Path, str]] = []
+        for hit in glob.glob(str(path), recursive=True):
+            hit_path = Path(hit)
+            if hit_path.is_dir():
+                matches += [(f, f.relative_to(base).as_posix()) for f in _walk(hit_path)]
+            elif hit_path.is_file() and _supported(hit_path):
+                matches.append((hit_path, hit_path.relative_to(base).as_posix()))
+        return matches, None, None if matches else f"no supported file matches {argument!r}"
+    if path.is_dir():
+        return [(f, f.relative_to(path).as_posix()) for f in _walk(path)], path, None
+    if path.is_file():
+        return [(path, path.name)], None, None
+    if path.exists():
+        return [], None, f"not a regular file or folder: {argument}"
+    return [], None, f"not found: {argument}"
+
+
+def discover(paths: list[str]) -> Discovery:
+    """Expand ``paths`` (files, folders, globs) into documents, following the module's rules.
+
+    Never raises for a bad argument: missing paths and empty globs are returned in
+    :attr:`Discovery.errors`.
+    """
+    result = Discovery()
+    seen: set[Path] = set()
+    for argument in paths:
+        matches, root, error = _expand(argument)
+        if error is not None:
+            result.errors.append(SourceProblem(argument=argument, error=error))
+            continue
+        if root is not None:
+            result.roots.append(canonical_uri(root))
+        for path, relative in sorted(matches, key=lambda m: m[1]):
+            resolved = path.resolve()
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            try:
+                stat = resolved.stat()
+            except OSError as exc:
+                result.errors.append(SourceProblem(argument=str(path), error=f"cannot read {path}: {exc.strerror or exc}"))
+                continue
+            display = str(path) if root is None else (Path(argument) / relative).as_posix()
+            result.files.append(SourceFile(local_path=resolved, path=relative, uri=resolved.as_uri(), argument=argument,
+                                           size=stat.st_size, mtime=stat.st_mtime, display=display))
+    return result

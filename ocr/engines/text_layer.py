@@ -1,0 +1,177 @@
+"""The ``text`` engine: structured Markdown from a born-digital PDF page's own text layer.
+
+Pipeline per page (all PDFium calls under :data:`~ocr.render.PDFIUM_LOCK`, one read of the page):
+characters, rules and images (:mod:`ocr.layout.pdfpage`) -> quality checks
+(:mod:`ocr.layout.quality`) -> lines (:mod:`ocr.layout.lines`) -> tables
+(:mod:`ocr.layout.tables`) -> labelled blocks in reading order (:mod:`ocr.layout.blocks`).
+
+:func:`assess_text_layer` answers the router's question (use the text layer, or OCR/VLM?) and
+carries ``has_table``/``has_formula``/``has_image`` for VLM routing. :class:`TextLayerEngine`
+produces the page; given the analysis the router already made, it does not read the page twice.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+from ocr.engines.base import PageEngine
+from ocr.errors import OcrError
+from ocr.layout.blocks import Figure, body_size, build_blocks
+from ocr.layout.formulas import has_math_font
+from ocr.layout.lines import Line, build_lines
+from ocr.layout.orientation import dominant_angle, upright_view
+from ocr.layout.pdfpage import PageContent, read_page
+from ocr.layout.quality import TextQuality, measure_quality, unusable_reason
+from ocr.layout.tables import TableResult, find_tables
+from ocr.render import PDFIUM_LOCK, PageHandle
+from ocr.schema import BBox, Block, BlockType, Page, PageStatus
+
+__all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "analyze_text_layer", "TextLayerEngine"]
+
+#: Bump when the engine's output changes for the same input (part of the page-cache key).
+TEXT_ENGINE_VERSION = "1"
+#: Images smaller than this share of the page are decoration (logos, rules), not figures.
+MIN_FIGURE_SHARE = 0.02
+
+
+@dataclass
+class TextLayerAssessment:
+    """Whether a page's text layer is usable, and what the page holds.
+
+    ``usable``: the text layer can replace OCR; ``reason``: why not (one line) or ``None``.
+    ``has_table``/``has_formula``/``has_image``: a table, a display formula (or math fonts), an
+    image of at least 2% of the page; computed for usable pages only (``False`` otherwise).
+    ``chars``/``visible_chars``/``invisible_chars``/``bad_chars``: character counts;
+    ``text_coverage``/``image_coverage``: shares of the page area (0..1); ``text_angle``: the
+    dominant reading direction in display space (clockwise degrees; 90 = text runs downwards).
+    """
+
+    usable: bool
+    reason: str | None
+    has_table: bool = False
+    has_formula: bool = False
+    has_image: bool = False
+    chars: int = 0
+    visible_chars: int = 0
+    invisible_chars: int = 0
+    bad_chars: int = 0
+    text_coverage: float = 0.0
+    image_coverage: float = 0.0
+    text_angle: int = 0
+
+    def as_dict(self) -> dict:
+        """JSON-ready dict (stored in ``Page.attributes["text_layer"]``)."""
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class TextLayerAnalysis:
+    """Everything read from one page; blocks are filled for usable pages."""
+
+    assessment: TextLayerAssessment
+    content: PageContent | None = None
+    quality: TextQuality | None = None
+    lines: list[Line] = field(default_factory=list)
+    tables: list[TableResult] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    body_size: float = 0.0
+
+
+def _figures(content: PageContent) -> list[Figure]:
+    area = content.width * content.height
+    out = []
+    for r in content.images:
+        x0, y0 = max(0.0, r.x0), max(0.0, r.y0)
+        x1, y1 = min(content.width, r.x1), min(content.height, r.y1)
+        share = max(0.0, x1 - x0) * max(0.0, y1 - y0) / max(area, 1e-6)
+        if MIN_FIGURE_SHARE <= share <= 0.9 and x1 - x0 >= 36 and y1 - y0 >= 36:
+            out.append(Figure(x0, y0, x1, y1))
+    return out
+
+
+def analyze_text_layer(page: PageHandle) -> TextLayerAnalysis:
+    """Read and assess ``page``; for a usable text layer also find lines, tables and blocks.
+
+    Image pages (PNG/JPEG/TIFF) have no text layer: ``usable=False``. Raises
+    :class:`~ocr.errors.OcrError` when PDFium cannot read the page's text.
+    """
+    if not page.is_pdf:
+        return TextLayerAnalysis(TextLayerAssessment(usable=False, reason="image page: no text layer"))
+    try:
+        with PDFIUM_LOCK:
+            content = read_page(page.pdf_page)
+    except Exception as exc:  # PdfiumError and ctypes errors on broken pages
+        raise OcrError(f"page {page.number}: cannot read the text layer: {exc}") from exc
+    quality = measure_quality(content)
+    reason = unusable_reason(quality)
+    assessment = TextLayerAssessment(
+        usable=reason is None, reason=reason, chars=quality.chars, visible_chars=quality.visible_chars,
+        invisible_chars=quality.invisible_chars, bad_chars=quality.bad_chars,
+        text_coverage=quality.text_coverage, image_coverage=quality.image_coverage,
+    )
+    analysis = TextLayerAnalysis(assessment=assessment, content=content, quality=quality)
+    if reason is not None:
+        return analysis
+    angle = dominant_angle(content.chars)
+    view, back = upright_view(content, angle)
+    lines = build_lines(view.chars)
+    tables = find_tables(view, lines)
+    figures = _figures(view)
+    blocks = build_blocks(lines, tables, figures, view.width, view.height, page.number)
+    if angle:
+        for block in blocks:
+            if block.bbox is not None:
+                x0, y0, x1, y1 = back((block.bbox.x0, block.bbox.y0, block.bbox.x1, block.bbox.y1))
+                block.bbox = BBox(x0=x0, y0=y0, x1=x1, y1=y1)
+        assessment.text_angle = angle
+    analysis.lines, analysis.tables, analysis.blocks = lines, tables, blocks
+    analysis.body_size = body_size(lines)
+    assessment.has_table = bool(tables)
+    assessment.has_formula = any(b.type == BlockType.FORMULA for b in blocks) or any(
+        has_math_font(ln.fonts) for ln in lines)
+    assessment.has_image = bool(figures) or quality.image_coverage >= MIN_FIGURE_SHARE
+    return analysis
+
+
+def assess_text_layer(page: PageHandle) -> TextLayerAssessment:
+    """Decide whether ``page``'s text layer is usable (see :mod:`ocr.layout.quality` for the
+    checks) and flag tables, formulas and images for VLM routing."""
+    return analyze_text_layer(page).assessment
+
+
+def page_markdown(blocks: list[Block], include_headers_footers: bool = False) -> str:
+    """Markdown of a page from its blocks (blank line between blocks). Page headers/footers are
+    left out unless ``include_headers_footers``; figures have no text of their own."""
+    skip = set() if include_headers_footers else {BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER}
+    return "\n\n".join(b.text for b in blocks if b.type not in skip and b.text.strip())
+
+
+class TextLayerEngine(PageEngine):
+    """Born-digital pages to structured Markdown from the PDF text layer (no rendering, no model).
+
+    A page whose text layer is unusable (see :func:`assess_text_layer`) comes back ``failed``
+    with the reason; the router sends such pages to OCR instead.
+    """
+
+    name = "text"
+
+    @property
+    def cache_key(self) -> str:
+        return f"text:{TEXT_ENGINE_VERSION}"
+
+    def convert_page(self, page: PageHandle, analysis: TextLayerAnalysis | None = None) -> Page:
+        """Convert one page; reuses ``analysis`` from :func:`analyze_text_layer` when given."""
+        started = time.perf_counter()
+        analysis = analysis or analyze_text_layer(page)
+        result = Page(number=page.number, width=page.width, height=page.height, engine=self.name,
+                      attributes={"text_layer": analysis.assessment.as_dict()})
+        if not analysis.assessment.usable:
+            result.status = PageStatus.FAILED
+            result.errors = [f"page {page.number}: text layer unusable: {analysis.assessment.reason}"]
+        else:
+            result.blocks = analysis.blocks
+            result.markdown = page_markdown(analysis.blocks)
+            result.attributes["body_size"] = analysis.body_size
+        result.seconds = time.perf_counter() - started
+        return result

@@ -1,0 +1,207 @@
+"""Lines, tables and figures of a page -> labelled :class:`~ocr.schema.Block` objects in reading order.
+
+Labels come from typography relative to the page's body text (the font size carrying most
+characters): a line at least 1.6x the body size is a level-1 heading, 1.3x level 2, 1.12x level 3,
+and a short, bold, body-sized line standing alone is level 3 as well; the largest level-1 heading
+on page 1 is the title. Lines starting with a bullet or an enumerator are list items. Lines in the
+top or bottom 7% of the page that are not larger than the body (or a bare page number near the
+bottom) are page headers/footers. Consecutive lines of one column, with a gap below 0.7 line
+heights and the same size, form a paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ocr.layout.formulas import is_display_formula, to_latex
+from ocr.layout.lines import Line
+from ocr.layout.order import reading_order
+from ocr.layout.tables import TableResult, to_pipe_table
+from ocr.schema import BBox, Block, BlockType
+
+__all__ = ["Figure", "body_size", "build_blocks"]
+
+_BULLET = re.compile(r"^([•·▪◦●○■□–\-*])\s+")
+_ENUM = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivxlc]{1,5})[.)])\s+", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(r"^(page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(\s*(of|/)\s*\d{1,4})?$", re.IGNORECASE)
+
+
+@dataclass
+class Figure:
+    """An image region worth keeping as a figure block (display points)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass
+class _Item:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    payload: object = field(repr=False, default=None)
+
+
+def body_size(lines: list[Line]) -> float:
+    """The font size (points, rounded to 0.5) carrying the most characters on the page."""
+    counts: Counter[float] = Counter()
+    for ln in lines:
+        counts[round(ln.size * 2) / 2] += len(ln.text)
+    return counts.most_common(1)[0][0] if counts else 10.0
+
+
+def _heading_level(group: list[Line], text: str, body: float) -> int | None:
+    """Heading level of a paragraph-like group of lines, or ``None`` for body text."""
+    size = max(ln.size for ln in group)
+    ratio = size / max(body, 1e-6)
+    bare = text.rstrip("”\"')]} ")
+    if len(group) > 3 or len(text) > 150 or not any(ch.isalpha() for ch in text) or bare.endswith((",", ";")):
+        return None
+    if ratio >= 1.6:
+        return 1
+    if ratio >= 1.3:
+        return 2
+    if ratio >= 1.12:
+        return 3
+    bold = all(ln.bold for ln in group)
+    if bold and ratio >= 0.95 and len(group) <= 2 and len(text.split()) <= 14 \
+            and not bare.endswith(".") and not bare[-1:].isdigit() and (text[:1].isupper() or text[:1].isdigit()):
+        return 3
+    return None
+
+
+def _margin_label(line: Line, body: float, height: float) -> BlockType | None:
+    if line.size > 1.1 * body:
+        return None
+    if line.y1 <= 0.07 * height:
+        return BlockType.PAGE_HEADER
+    if line.y0 >= 0.93 * height or (line.y0 >= 0.85 * height and _PAGE_NUMBER.match(line.text)):
+        return BlockType.PAGE_FOOTER
+    return None
+
+
+def _join(texts: list[str]) -> str:
+    out = ""
+    for t in texts:
+        if out.endswith("-") and len(out) > 1 and out[-2].isalpha() and t[:1].islower():
+            out = out[:-1] + t
+        else:
+            out = f"{out} {t}" if out else t
+    return out
+
+
+def _bbox(items: list) -> BBox:
+    return BBox(x0=min(i.x0 for i in items), y0=min(i.y0 for i in items),
+                x1=max(i.x1 for i in items), y1=max(i.y1 for i in items))
+
+
+def _continues(group: list[Line], line: Line, prev_kind: str) -> bool:
+    """Whether ``line`` continues the paragraph ``group``: same column and size, and a gap no
+    larger than the paragraph's own line gap (half a line for the second line)."""
+    if prev_kind not in ("paragraph", "list_item"):
+        return False
+    prev = group[-1]
+    gap = line.y0 - prev.y1
+    same_column = min(prev.x1, line.x1) - max(prev.x0, line.x0) > 0 or abs(prev.x0 - line.x0) < 2 * prev.size
+    limit = 0.5 * prev.height
+    if len(group) >= 2:
+        limit = min(limit, max(0.0, prev.y0 - group[-2].y1) + 0.25 * prev.height)
+    return (same_column and -0.3 * prev.height <= gap <= limit
+            and abs(line.size - prev.size) <= 0.15 * prev.size)
+
+
+def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Figure],
+                 width: float, height: float, page_number: int = 1) -> list[Block]:
+    """Label and order the page's content. ``lines`` must exclude nothing: lines inside tables
+    are dropped here. Returns blocks: page headers first, body in reading order, footers last."""
+    body = body_size(lines)
+    table_boxes = [t.bbox for t in tables]
+
+    def in_table(ln: Line) -> bool:
+        cx, cy = (ln.x0 + ln.x1) / 2, (ln.y0 + ln.y1) / 2
+        return any(b[0] - 1 <= cx <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1 for b in table_boxes)
+
+    headers: list[Block] = []
+    footers: list[Block] = []
+    items: list[_Item] = []
+    for ln in lines:
+        if in_table(ln):
+            continue
+        margin = _margin_label(ln, body, height)
+        if margin is not None:
+            block = Block(type=margin, text=ln.text, bbox=BBox(x0=ln.x0, y0=ln.y0, x1=ln.x1, y1=ln.y1))
+            (headers if margin == BlockType.PAGE_HEADER else footers).append(block)
+            continue
+        items.append(_Item(ln.x0, ln.y0, ln.x1, ln.y1, ln))
+    items += [_Item(*t.bbox, payload=t) for t in tables]
+    items += [_Item(f.x0, f.y0, f.x1, f.y1, payload=f) for f in figures]
+    text_heights = [ln.height for ln in lines] or [body * 1.2]
+    ordered = reading_order(items, line_height=sorted(text_heights)[len(text_heights) // 2], em=body)
+
+    blocks: list[Block] = []
+    group: list[Line] = []
+    kind = ""
+    max_size = max((ln.size for ln in lines), default=0.0)
+
+    def flush() -> None:
+        nonlocal group, kind
+        if not group:
+            return
+        text = _join([ln.text for ln in group])
+        bbox = _bbox(group)
+        level = _heading_level(group, text, body) if kind == "paragraph" else None
+        if level is not None:
+            is_title = page_number == 1 and level == 1 and group[0].size >= max_size - 0.5 and not any(
+                b.type == BlockType.TITLE for b in blocks)
+            btype = BlockType.TITLE if is_title else BlockType.HEADING
+            blocks.append(Block(type=btype, text="#" * level + " " + text, bbox=bbox, level=level))
+        elif kind == "list_item":
+            marker = _BULLET.match(text)
+            md = "- " + text[marker.end():] if marker else text
+            blocks.append(Block(type=BlockType.LIST_ITEM, text=md, bbox=bbox))
+        else:
+            blocks.append(Block(type=BlockType.PARAGRAPH, text=text, bbox=bbox))
+        group, kind = [], ""
+
+    for idx, item in enumerate(ordered):
+        payload = item.payload
+        if isinstance(payload, TableResult):
+            flush()
+            blocks.append(Block(type=BlockType.TABLE, text=to_pipe_table(payload.rows),
+                                bbox=BBox(x0=item.x0, y0=item.y0, x1=item.x1, y1=item.y1),
+                                attributes={"detector": payload.kind, "rows": len(payload.rows),
+                                            "columns": len(payload.rows[0]) if payload.rows else 0}))
+            continue
+        if isinstance(payload, Figure):
+            flush()
+            blocks.append(Block(type=BlockType.FIGURE, text="", bbox=BBox(x0=item.x0, y0=item.y0, x1=item.x1, y1=item.y1)))
+            continue
+        ln: Line = payload  # type: ignore[assignment]
+        neighbours = [o.payload for o in ordered[max(0, idx - 1): idx + 2] if isinstance(o.payload, Line)]
+        column = (min(n.x0 for n in neighbours), max(n.x1 for n in neighbours))
+        if len(neighbours) > 1 and is_display_formula(ln, column):
+            flush()
+            blocks.append(Block(type=BlockType.FORMULA, text=f"$${to_latex(ln)}$$",
+                                bbox=BBox(x0=ln.x0, y0=ln.y0, x1=ln.x1, y1=ln.y1)))
+            continue
+        starts_item = bool(_BULLET.match(ln.text) or _ENUM.match(ln.text))
+        large = ln.size >= 1.12 * body
+        aligned = abs(ln.x0 - group[-1].x0) < 0.5 * ln.size or \
+            abs((ln.x0 + ln.x1) - (group[-1].x0 + group[-1].x1)) < ln.size if group else False
+        if group and not starts_item and ln.bold == group[-1].bold and (aligned or not large) \
+                and _continues(group, ln, kind):
+            group.append(ln)
+            continue
+        if group and kind == "list_item" and not starts_item and ln.x0 > group[0].x0 + 2 and \
+                0 <= ln.y0 - group[-1].y1 < 0.7 * group[-1].height:
+            group.append(ln)
+            continue
+        flush()
+        group, kind = [ln], ("list_item" if starts_item else "paragraph")
+    flush()
+    return headers + blocks + footers

@@ -1,0 +1,312 @@
+"""Table finding on born-digital pages.
+
+Two detectors, both fed by PDFium's geometry (one parse of the page, see :mod:`ocr.layout.pdfpage`):
+
+* **Ruled tables**: pdfplumber's ``TableFinder`` with the ``lines`` strategy (Nurminen's algorithm,
+  as in Tabula) runs on the page's rules and rectangles. We pass it an adapter carrying the edges
+  we read with PDFium instead of letting pdfplumber parse the page again with pdfminer.six
+  (0.4-0.75 s per 10-K page against ~0.04 s for our whole PDFium read; measured on FinanceBench).
+  Chosen over camelot after measuring both on the ICDAR 2013 EU set in the corpus (76 tables,
+  ``tests/benchmarks/bench_tables_icdar.py``): pdfplumber ``lines`` recall 0.88 / precision
+  0.92, camelot ``lattice`` 0.92 / 1.00 but 4x slower (it renders every page and runs OpenCV),
+  camelot ``stream`` 0.70 / 0.53; this module as a whole (ruled + aligned) 0.99 / 0.95.
+* **Aligned tables** (unruled, or ruled only by row shading as in EDGAR filings, where
+  ``lines`` yields one table per shaded row): runs of rows holding several text lines whose
+  column bands line up; accepted when they have at least three columns or mostly numeric cells
+  (two-column prose is not a table).
+
+Cells come out as lists of strings; :func:`to_pipe_table` renders GitHub-flavoured pipe tables,
+merging currency/percent columns into their numbers and multi-row headers into one header row.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import statistics
+from dataclasses import dataclass
+
+from pdfplumber.table import TableFinder
+
+from ocr.layout.lines import Line, build_lines
+from ocr.layout.pdfpage import Char, PageContent
+
+__all__ = ["TableResult", "find_tables", "to_pipe_table"]
+
+_NUMERIC = re.compile(r"^[\(\-–—$€£¥]*\s*[\d.,]+\s*%?\)?%?$|^[—–-]+$")
+_UNIT_ONLY = {"$", "%", ")", "(", "€", "£", "¥", "%)", ")%"}
+
+
+@dataclass
+class TableResult:
+    """A table: ``bbox`` (x0, y0, x1, y1) in display points, ``rows`` of cell strings (equal
+    lengths), ``kind`` "ruled" or "aligned"."""
+
+    bbox: tuple[float, float, float, float]
+    rows: list[list[str]]
+    kind: str
+
+
+class _EdgePage:
+    """The two attributes pdfplumber's ``TableFinder`` reads for the ``lines`` strategy."""
+
+    def __init__(self, edges: list[dict], width: float, height: float):
+        self.edges = edges
+        self.bbox = (0.0, 0.0, width, height)
+
+
+def _edge(x0: float, top: float, x1: float, bottom: float, orientation: str) -> dict:
+    return {"x0": x0, "x1": x1, "top": top, "bottom": bottom, "width": x1 - x0, "height": bottom - top,
+            "orientation": orientation, "object_type": "rect_edge"}
+
+
+def _edges(content: PageContent) -> list[dict]:
+    edges = []
+    for r in content.paths:
+        if r.height <= 3 and r.width >= 3:
+            y = (r.y0 + r.y1) / 2
+            edges.append(_edge(r.x0, y, r.x1, y, "h"))
+        elif r.width <= 3 and r.height >= 3:
+            x = (r.x0 + r.x1) / 2
+            edges.append(_edge(x, r.y0, x, r.y1, "v"))
+        elif r.segments <= 6 and r.width >= 3 and r.height >= 3:
+            edges += [_edge(r.x0, r.y0, r.x1, r.y0, "h"), _edge(r.x0, r.y1, r.x1, r.y1, "h"),
+                      _edge(r.x0, r.y0, r.x0, r.y1, "v"), _edge(r.x1, r.y0, r.x1, r.y1, "v")]
+    return edges
+
+
+def _cell_text(chars: list[Char]) -> str:
+    lines = sorted(build_lines(chars), key=lambda ln: (round(ln.y0), ln.x0))
+    return " ".join(ln.text for ln in lines).strip()
+
+
+def _ruled_tables(content: PageContent) -> list[TableResult]:
+    edges = _edges(content)
+    if len(edges) < 4:
+        return []
+    finder = TableFinder(_EdgePage(edges, content.width, content.height),
+                         {"vertical_strategy": "lines", "horizontal_strategy": "lines"})
+    results = []
+    for table in finder.tables:
+        rows = table.rows
+        tops = [r.bbox[1] for r in rows]
+        grid: list[list[list[Char]]] = [[[] for _ in r.cells] for r in rows]
+        x0, y0, x1, y1 = table.bbox
+        for ch in content.chars:
+            if ch.invisible:
+                continue
+            cx, cy = (ch.x0 + ch.x1) / 2, (ch.y0 + ch.y1) / 2
+            if not (x0 <= cx < x1 and y0 <= cy < y1):
+                continue
+            i = bisect.bisect_right(tops, cy) - 1
+            if i < 0 or cy >= rows[i].bbox[3]:
+                continue
+            for j, cell in enumerate(rows[i].cells):
+                if cell is not None and cell[0] <= cx < cell[2] and cell[1] <= cy < cell[3]:
+                    grid[i][j].append(ch)
+                    break
+        cells = [[_cell_text(c) if c else "" for c in row] for row in grid]
+        cells = _drop_empty(cells)
+        if len(cells) >= 2 and cells and len(cells[0]) >= 2:
+            results.append(TableResult(bbox=table.bbox, rows=cells, kind="ruled"))
+    return results
+
+
+def _drop_empty(rows: list[list[str]]) -> list[list[str]]:
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if not rows:
+        return []
+    keep = [j for j in range(len(rows[0])) if any(r[j].strip() for r in rows)]
+    return [[r[j] for j in keep] for r in rows]
+
+
+def _row_groups(lines: list[Line]) -> list[list[Line]]:
+    rows: list[list[Line]] = []
+    for line in sorted(lines, key=lambda ln: (ln.y0 + ln.y1) / 2):
+        mid = (line.y0 + line.y1) / 2
+        if rows:
+            top = min(ln.y0 for ln in rows[-1])
+            bottom = max(ln.y1 for ln in rows[-1])
+            if top <= mid <= bottom:
+                rows[-1].append(line)
+                continue
+        rows.append([line])
+    return [sorted(r, key=lambda ln: ln.x0) for r in rows]
+
+
+def _bands(rows: list[list[Line]]) -> list[tuple[float, float]]:
+    numeric_rows = [r for r in rows if len(r) >= 2 and any(_NUMERIC.match(ln.text) for ln in r)]
+    source = numeric_rows if len(numeric_rows) >= 2 else [r for r in rows if len(r) >= 2]
+    intervals = sorted((ln.x0, ln.x1) for r in source for ln in r)
+    bands: list[list[float]] = []
+    for a, b in intervals:
+        if bands and a <= bands[-1][1]:
+            bands[-1][1] = max(bands[-1][1], b)
+        else:
+            bands.append([a, b])
+    return [(a, b) for a, b in bands]
+
+
+def _grid(rows: list[list[Line]], bands: list[tuple[float, float]]) -> list[list[str]]:
+    out = []
+    for row in rows:
+        cells = [""] * len(bands)
+        for line in row:
+            overlaps = [min(line.x1, b) - max(line.x0, a) for a, b in bands]
+            j = max(range(len(bands)), key=lambda k: overlaps[k]) if max(overlaps) > 0 else \
+                min(range(len(bands)), key=lambda k: abs((bands[k][0] + bands[k][1]) / 2 - (line.x0 + line.x1) / 2))
+            cells[j] = (cells[j] + " " + line.text).strip()
+        out.append(cells)
+    return out
+
+
+def _accept(cells: list[list[str]]) -> bool:
+    if len(cells) < 2 or not cells or len(cells[0]) < 2:
+        return False
+    body = [c for r in cells for c in r[1:] if c]
+    numeric = sum(1 for c in body if _NUMERIC.match(c) or c in _UNIT_ONLY)
+    return len(cells[0]) >= 3 or (body and numeric >= 0.5 * len(body))
+
+
+def _aligned_tables(lines: list[Line], taken: list[tuple[float, float, float, float]]) -> list[TableResult]:
+    free = [ln for ln in lines if not any(_inside(ln, b) for b in taken)]
+    rows = _row_groups(free)
+    results: list[TableResult] = []
+    run: list[list[Line]] = []
+    singles = 0
+
+    def flush() -> None:
+        nonlocal run
+        while run and len(run[-1]) < 2:
+            run.pop()
+        if sum(1 for r in run if len(r) >= 2) >= 3:
+            bands = _bands(run)
+            cells = _drop_empty(_grid(run, bands))
+            if _accept(cells):
+                members = [ln for r in run for ln in r]
+                results.append(TableResult(
+                    bbox=(min(m.x0 for m in members), min(m.y0 for m in members),
+                          max(m.x1 for m in members), max(m.y1 for m in members)),
+                    rows=cells, kind="aligned"))
+        run = []
+
+    for row in rows:
+        height = statistics.median(ln.height for ln in row)
+        if run:
+            gap = min(ln.y0 for ln in row) - max(ln.y1 for ln in run[-1])
+            if gap > 2.5 * height:
+                flush()
+                singles = 0
+        if len(row) >= 2:
+            run.append(row)
+            singles = 0
+        elif run and singles < 2 and row[0].width < 0.5 * (max(ln.x1 for r in run for ln in r) - min(ln.x0 for r in run for ln in r)):
+            run.append(row)
+            singles += 1
+        else:
+            flush()
+            singles = 0
+    flush()
+    return results
+
+
+def _inside(line: Line, bbox: tuple[float, float, float, float]) -> bool:
+    cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
+    return bbox[0] - 1 <= cx <= bbox[2] + 1 and bbox[1] - 1 <= cy <= bbox[3] + 1
+
+
+def _fill(rows: list[list[str]]) -> float:
+    cells = [c for r in rows for c in r]
+    return sum(1 for c in cells if c) / max(1, len(cells))
+
+
+def _regrid(lines: list[Line], bbox: tuple[float, float, float, float]) -> TableResult | None:
+    rows = _row_groups([ln for ln in lines if _inside(ln, bbox)])
+    if sum(1 for r in rows if len(r) >= 2) < 2:
+        return None
+    cells = _drop_empty(_grid(rows, _bands(rows)))
+    if not _accept(cells):
+        return None
+    members = [ln for r in rows for ln in r]
+    return TableResult(bbox=(min(m.x0 for m in members), min(m.y0 for m in members),
+                             max(m.x1 for m in members), max(m.y1 for m in members)), rows=cells, kind="aligned")
+
+
+def _adjacent(a: TableResult, b: TableResult, gap_limit: float) -> bool:
+    overlap = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
+    narrower = min(a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0])
+    return 0 <= b.bbox[1] - a.bbox[3] <= gap_limit and overlap >= 0.7 * narrower
+
+
+def find_tables(content: PageContent, lines: list[Line]) -> list[TableResult]:
+    """Find the tables of a page, top to bottom. ``lines`` are the page's lines
+    (:func:`~ocr.layout.lines.build_lines`).
+
+    Ruled tables whose text aligns better than their rules (row shading drawn as rectangles)
+    are re-gridded by alignment; a table directly above another one with the same width (a
+    header block separated by a rule) is merged into it.
+    """
+    tables = []
+    for table in _ruled_tables(content):
+        aligned = _regrid(lines, table.bbox)
+        tables.append(aligned if aligned and _fill(aligned.rows) > _fill(table.rows) + 0.05 else table)
+    tables += _aligned_tables(lines, [t.bbox for t in tables])
+    tables.sort(key=lambda t: (t.bbox[1], t.bbox[0]))
+    line_height = statistics.median([ln.height for ln in lines]) if lines else 10.0
+    merged: list[TableResult] = []
+    for table in tables:
+        if merged and "aligned" in (merged[-1].kind, table.kind) and _adjacent(merged[-1], table, 1.5 * line_height):
+            a = merged[-1].bbox
+            union = (min(a[0], table.bbox[0]), a[1], max(a[2], table.bbox[2]), max(a[3], table.bbox[3]))
+            regrid = _regrid(lines, union)
+            if regrid is not None:
+                merged[-1] = regrid
+                continue
+        merged.append(table)
+    return merged
+
+
+def _merge_units(rows: list[list[str]]) -> list[list[str]]:
+    """Fold columns holding only '$', '%', ')' into their neighbouring number column."""
+    if not rows:
+        return rows
+    ncols = len(rows[0])
+    j = 0
+    while j < ncols:
+        column = [r[j].strip() for r in rows]
+        filled = [c for c in column if c]
+        if filled and all(c in _UNIT_ONLY for c in filled):
+            leading = all(c in ("$", "€", "£", "¥", "(") for c in filled)
+            k = j + 1 if leading and j + 1 < ncols else j - 1
+            if 0 <= k < ncols:
+                for r in rows:
+                    if r[j].strip():
+                        r[k] = (r[j].strip() + r[k].strip()) if k > j else (r[k].strip() + r[j].strip())
+                for r in rows:
+                    del r[j]
+                ncols -= 1
+                continue
+        j += 1
+    return rows
+
+
+def to_pipe_table(rows: list[list[str]]) -> str:
+    """Render rows as a GitHub-flavoured pipe table (first row = header; leading rows without any
+    number are merged into the header, column by column). Pipes in cells are escaped."""
+    rows = _merge_units([list(r) for r in rows])
+    rows = _drop_empty(rows)
+    if not rows:
+        return ""
+    header_rows = 1
+    while header_rows < min(3, len(rows) - 1) and not any(_NUMERIC.match(c) for c in rows[header_rows] if c) \
+            and not any(_NUMERIC.match(c) for c in rows[0][1:] if c) and rows[header_rows][0] == "":
+        header_rows += 1
+    header = [" ".join(r[j] for r in rows[:header_rows] if r[j]).strip() for j in range(len(rows[0]))]
+    body = rows[header_rows:]
+
+    def fmt(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ").strip() for c in cells) + " |"
+
+    lines = [fmt(header), "|" + "|".join("---" for _ in header) + "|"]
+    lines += [fmt(r) for r in body]
+    return "\n".join(lines)

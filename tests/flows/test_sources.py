@@ -1,0 +1,42 @@
+"""Input discovery: files, folders, globs, duplicates and missing paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flows.sources import discover
+from ocr.ids import doc_id_for
+
+
+def tree(root: Path) -> Path:
+    for rel in ("a.pdf", "b/c.PDF", "b/d/e.png", "b/notes.txt", "b/.hidden/x.pdf", "scan.TIFF", "img.jpeg"):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"%PDF-1.4\n")
+    return root
+
+
+def test_folder_is_walked_recursively_with_supported_suffixes_only(tmp_path):
+    root = tree(tmp_path / "in")
+    found = discover([str(root)])
+    assert [f.path for f in found.files] == ["a.pdf", "b/c.PDF", "b/d/e.png", "img.jpeg", "scan.TIFF"]
+    assert found.errors == [] and found.roots == [root.resolve().as_uri()]
+    first = found.files[0]
+    assert first.local_path == (root / "a.pdf").resolve() and first.uri == first.local_path.as_uri()
+    assert first.doc_id == doc_id_for(first.local_path) and first.read_bytes() == b"%PDF-1.4\n"
+
+
+def test_explicit_files_are_taken_whatever_their_suffix(tmp_path):
+    root = tree(tmp_path / "in")
+    found = discover([str(root / "b/notes.txt")])
+    assert [f.path for f in found.files] == ["notes.txt"]
+
+
+def test_globs_duplicates_and_missing_paths(tmp_path):
+    root = tree(tmp_path / "in")
+    found = discover([str(root / "b" / "**" / "*.*"), str(root), str(root / "nope.pdf"), str(root / "*.docx")])
+    paths = [f.path for f in found.files]
+    assert paths[:2] == ["c.PDF", "d/e.png"]  # relative to the glob's fixed prefix, notes.txt filtered
+    assert paths[2:] == ["a.pdf", "img.jpeg", "scan.TIFF"]  # the folder adds only files not seen yet
+    assert [(e.argument, e.error.split(":")[0]) for e in found.errors] == [
+        (str(root / "nope.pdf"), "not found"), (str(root / "*.docx"), "no supported file matches '" + str(root / "*.docx") + "'")]

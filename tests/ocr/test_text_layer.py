@@ -1,0 +1,172 @@
+"""The text-layer engine on generated and real born-digital pages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ocr.engines.text_layer import TextLayerEngine, assess_text_layer
+from ocr.render import open_document
+from ocr.samples import SAMPLE_FACTS, SAMPLE_TABLE, write_sample_pdf
+from ocr.schema import BlockType, PageStatus
+from tests.ocr import docs
+
+
+@pytest.fixture(scope="module")
+def sample_pages(tmp_path_factory):
+    path = write_sample_pdf(tmp_path_factory.mktemp("text") / "sample.pdf")
+    engine = TextLayerEngine()
+    with open_document(path) as doc:
+        return [engine.convert_page(doc.page(n)) for n in (1, 2)]
+
+
+def _pipe_rows(markdown: str) -> list[list[str]]:
+    rows = [line for line in markdown.splitlines() if line.startswith("|")]
+    return [[c.strip() for c in row.strip("|").split("|")] for row in rows if not re.fullmatch(r"\|[-|: ]+\|", row)]
+
+
+def test_headings_become_markdown_headings(sample_pages):
+    page1, page2 = sample_pages
+    assert "# Northwind Capital Holdings Annual Report 2025" in page1.markdown.splitlines()
+    heading_lines = [ln for ln in (page1.markdown + "\n" + page2.markdown).splitlines() if ln.startswith("#")]
+    assert any(ln.endswith("1 Financial Highlights") for ln in heading_lines)
+    assert any(ln.endswith("2 Risk-Adjusted Return") for ln in heading_lines)
+    assert any(ln.endswith("3 Governing Law") for ln in heading_lines)
+    assert page1.blocks[0].type == BlockType.TITLE
+
+
+def test_table_is_a_pipe_table_with_the_right_cells(sample_pages):
+    table = [b for b in sample_pages[0].blocks if b.type == BlockType.TABLE]
+    assert len(table) == 1
+    assert _pipe_rows(table[0].text) == SAMPLE_TABLE
+    assert table[0].text in sample_pages[0].markdown
+
+
+def test_formula_and_paragraphs(sample_pages):
+    page2 = sample_pages[1]
+    formulas = [b for b in page2.blocks if b.type == BlockType.FORMULA]
+    assert len(formulas) == 1
+    assert formulas[0].text.startswith("$$") and formulas[0].text.endswith("$$")
+    assert r"\sigma_{p}" in formulas[0].text and "R_{f}" in formulas[0].text
+    assert SAMPLE_FACTS["law"] in page2.markdown
+    assert SAMPLE_FACTS["revenue"] in sample_pages[0].markdown
+
+
+def test_footer_is_labelled_and_kept_out_of_markdown(sample_pages):
+    for page in sample_pages:
+        footers = [b for b in page.blocks if b.type == BlockType.PAGE_FOOTER]
+        assert footers and footers[0].text.startswith("Northwind Capital Holdings - Annual Report 2025")
+        assert "Annual Report 2025 - Page" not in page.markdown
+
+
+def test_bboxes_are_top_left_points(sample_pages):
+    page1 = sample_pages[0]
+    title = page1.blocks[0].bbox
+    table = next(b for b in page1.blocks if b.type == BlockType.TABLE).bbox
+    footer = next(b for b in page1.blocks if b.type == BlockType.PAGE_FOOTER).bbox
+    assert 0 <= title.y0 < table.y0 < footer.y0 <= page1.height
+    assert all(0 <= b.bbox.x0 < b.bbox.x1 <= page1.width for b in page1.blocks)
+
+
+def test_rotated_page_boxes_are_in_display_space(tmp_path):
+    path = docs.rotated_pdf(tmp_path)
+    with open_document(path) as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    assert (page.width, page.height) == (792, 612)
+    title = next(b for b in page.blocks if b.type == BlockType.TITLE)
+    # /Rotate 90 turns the top edge to the right: the title's line runs down the right side
+    assert title.bbox.x0 > 600 and title.bbox.height > title.bbox.width
+
+
+def test_two_columns_read_left_then_right(tmp_path):
+    path = docs.two_column_pdf(tmp_path / "cols.pdf")
+    with open_document(path) as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    text = page.markdown
+    assert text.startswith("# Columns Report")
+    positions = [text.index(s) for s in docs.LEFT + docs.RIGHT]
+    assert positions == sorted(positions)
+
+
+def test_unusable_page_fails_with_reason(tmp_path):
+    from ocr.samples import write_scanned_copy
+
+    scan = write_scanned_copy(write_sample_pdf(tmp_path / "s.pdf"), tmp_path / "scan.pdf", dpi=100)
+    with open_document(scan) as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    assert page.status == PageStatus.FAILED
+    assert "no text layer" in page.errors[0]
+
+
+# ---------------------------------------------------------------------------------- real corpus
+
+BORN_DIGITAL = [
+    ("A_finance/financebench/pdfs/AMAZON_2017_10K.pdf", 38),
+    ("A_finance/financebench/pdfs/3M_2022_10K.pdf", 25),
+    ("A_finance/financebench/pdfs/BOEING_2018_10K.pdf", 52),
+    ("A_finance/financebench/pdfs/NIKE_2023_10K.pdf", 30),
+]
+
+UNUSABLE = {
+    "E_malformed/ocrmypdf/truetype_font_nomapping.pdf": "garbage",
+    "E_malformed/ocrmypdf/type3_font_nomapping.pdf": "garbage",
+    "C_scanned_multilang/pdfjs_fonts_scripts/arial_unicode_ab_cidfont.pdf": "garbage",
+    "E_malformed/docling/invisible_text_layer.pdf": "invisible",
+    "C_scanned_multilang/unstructured/pdf-with-ocr-text.pdf": "invisible",
+    "C_scanned_multilang/unstructured/a1977-backus-p21.pdf": "invisible",
+    "C_scanned_multilang/docling_ocr/ocr_test.pdf": "no text layer",
+    "E_malformed/ocrmypdf/vector.pdf": "no text layer",
+}
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("rel,page", BORN_DIGITAL)
+def test_financebench_pages_are_usable(corpus, rel, page):
+    with open_document(corpus / rel) as doc:
+        assessment = assess_text_layer(doc.page(page))
+    assert assessment.usable, assessment.reason
+    assert assessment.visible_chars > 500
+
+
+@pytest.mark.corpus
+def test_cuad_contract_pages_are_usable(corpus):
+    contracts = sorted((corpus / "B_legal/cuad/pdfs").rglob("*.[pP][dD][fF]"))[:12]
+    assert contracts
+    for path in contracts:
+        with open_document(path) as doc:
+            for number in sorted({1, doc.page_count // 2 or 1, doc.page_count}):
+                assessment = assess_text_layer(doc.page(number))
+                assert assessment.usable, f"{path.name} p.{number}: {assessment.reason}"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("rel,kind", sorted(UNUSABLE.items()))
+def test_bad_text_layers_are_rejected(corpus, rel, kind):
+    with open_document(corpus / rel) as doc:
+        assessment = assess_text_layer(doc.page(1))
+    assert not assessment.usable
+    assert kind in assessment.reason
+
+
+@pytest.mark.corpus
+def test_financebench_statement_table(corpus):
+    with open_document(corpus / "A_finance/financebench/pdfs/AMAZON_2017_10K.pdf") as doc:
+        page = TextLayerEngine().convert_page(doc.page(38))
+    tables = [b for b in page.blocks if b.type == BlockType.TABLE]
+    assert len(tables) == 1
+    rows = _pipe_rows(tables[0].text)
+    assert rows[0][1:] == ["2015", "2016", "2017"]
+    assert ["Total net sales", "107,006", "135,987", "177,866"] in rows
+    assert ["Net income", "$596", "$2,371", "$3,033"] in rows
+
+
+@pytest.mark.corpus
+def test_astral_math_letters_and_latex_formula(corpus):
+    """PDFium splits 𝑥 (U+1D465) into UTF-16 surrogates; they must come back as one character."""
+    with open_document(corpus / "D_layout_math_tables/pdfjs/bug1937438_af_from_latex.pdf") as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    assert page.status == PageStatus.OK
+    assert "let 𝑥 and 𝑦 satisfy 𝑥 > 𝑦" in page.markdown
+    formulas = [b.text for b in page.blocks if b.type == BlockType.FORMULA]
+    assert formulas == ["$$\\sqrt x^{2}= |x|$$"]
