@@ -38,9 +38,12 @@ SCRIPT_LANGUAGES = {"Han": ["chi_sim", "eng"], "Japanese": ["jpn", "eng"], "Hang
 
 class AutoCpuEngine(PageEngine):
     """Language/script-aware choice between the tesseract and rapidocr pipelines (see module doc).
-    ``options`` go to both :class:`CpuOcrEngine` pipelines."""
+    ``options`` go to both :class:`CpuOcrEngine` pipelines.
 
-    name = "auto"
+    ``name`` (what pages record in ``Page.engine``) is the primary recogniser's, ``"tesseract"`` or
+    ``"rapidocr"``: "auto" is a policy, the page says which recogniser read it (a page re-read
+    after the script check records the other one). ``dpi`` applies to every pipeline.
+    """
 
     def __init__(self, languages: list[str] | None = None, retry_below: float = 0.6, **options):
         self.languages = list(languages or ["eng"])
@@ -50,6 +53,18 @@ class AutoCpuEngine(PageEngine):
         self._osd = TesseractRecognizer(["eng"])
         self.use_rapid = bool(CJK_LANGUAGES & set(self.languages)) and rapidocr_supports(self.languages)
         self.primary = self._engine("rapidocr" if self.use_rapid else "tesseract", self.languages)
+        self.name = self.primary.name
+
+    @property
+    def dpi(self) -> int:
+        """Render resolution of PDF pages for every pipeline (dots per inch)."""
+        return self.primary.dpi
+
+    @dpi.setter
+    def dpi(self, value: int) -> None:
+        self.options["dpi"] = value
+        for engine in self._engines.values():
+            engine.dpi = value
 
     def _engine(self, kind: str, languages: list[str]) -> CpuOcrEngine:
         key = (kind, tuple(languages))

@@ -115,8 +115,11 @@ def test_rapidocr_reads_the_sample_too(scanned_sample):
 
 
 def test_registry_contract():
-    assert DEFAULT_CPU_ENGINE in CPU_ENGINES
-    assert get_cpu_engine().name == DEFAULT_CPU_ENGINE
+    assert DEFAULT_CPU_ENGINE == "auto" and DEFAULT_CPU_ENGINE in CPU_ENGINES
+    default = get_cpu_engine()
+    assert default.name == "tesseract" and default.cache_key.startswith("auto:tesseract:")  # English default
+    default.dpi = 200
+    assert default.primary.dpi == 200
     assert get_cpu_engine("tesseract", ["eng", "fra"]).languages == ["eng", "fra"]
     assert get_cpu_engine("auto", ["chi_sim", "eng"]).primary.name == "rapidocr"
     assert get_cpu_engine("auto", ["kor", "eng"]).primary.name == "tesseract"
