@@ -9,8 +9,10 @@ Choice (from ``tests/benchmarks/bench_cpu_ocr.py``; numbers in :mod:`ocr.engines
 3. When the page read by tesseract looks wrong (mean line confidence below ``retry_below`` or no
    text on an inked page), tesseract's OSD names the page's script; if it is one the configured
    languages do not cover (Han/Japanese -> rapidocr, Hangul -> tesseract ``kor``, Arabic ->
-   tesseract ``ara``, when their packs are installed), the page is read again that way and the
-   better-scoring result (mean confidence x characters recognised, capped) is kept.
+   tesseract ``ara``, when their packs are installed) the page is read again that way; otherwise
+   rapidocr reads it again when it covers the configured languages (hard Latin pages: coloured
+   backgrounds, and CJK pages OSD misnames). The better-scoring result (mean confidence x
+   characters recognised, capped) is kept.
 
 ``Page.engine`` names the recogniser that produced the kept result; ``attributes["auto"]`` records
 the script found and whether a retry happened.
@@ -32,7 +34,8 @@ __all__ = ["CJK_LANGUAGES", "SCRIPT_LANGUAGES", "AutoCpuEngine"]
 
 CJK_LANGUAGES = frozenset({"chi_sim", "chi_tra", "jpn"})
 #: tesseract OSD script name -> tesseract languages that read it
-SCRIPT_LANGUAGES = {"Han": ["chi_sim", "eng"], "Japanese": ["jpn", "eng"], "Hangul": ["kor", "eng"],
+SCRIPT_LANGUAGES = {"Han": ["chi_sim", "eng"], "Japanese": ["jpn", "eng"], "Hiragana": ["jpn", "eng"],
+                    "Katakana": ["jpn", "eng"], "Korean": ["kor", "eng"], "Hangul": ["kor", "eng"],
                     "Arabic": ["ara"], "Cyrillic": ["rus"], "Greek": ["ell"], "Devanagari": ["hin"]}
 
 
@@ -103,15 +106,18 @@ class AutoCpuEngine(PageEngine):
 
     def _alternative(self, script: str) -> CpuOcrEngine | None:
         wanted = SCRIPT_LANGUAGES.get(script)
-        if not wanted or wanted[0] in self.languages:
-            return None
-        if wanted[0] in CJK_LANGUAGES and rapidocr_supports(wanted):
-            engine = self._engine("rapidocr", wanted)
-        elif all(lang in available_tesseract_languages() for lang in wanted):
-            engine = self._engine("tesseract", wanted)
-        else:
-            return None
-        engine.warm_up()
+        engine = None
+        if wanted and wanted[0] not in self.languages:
+            if wanted[0] in CJK_LANGUAGES and rapidocr_supports(wanted):
+                engine = self._engine("rapidocr", wanted)
+            elif all(lang in available_tesseract_languages() for lang in wanted):
+                engine = self._engine("tesseract", wanted)
+        if engine is None and rapidocr_supports(self.languages):
+            # OSD names no other script (or a wrong one: it says Latin/Cyrillic on pinyin-annotated
+            # Chinese): the multilingual PP-OCR model is the second opinion.
+            engine = self._engine("rapidocr", self.languages)
+        if engine is not None:
+            engine.warm_up()
         return engine
 
 

@@ -79,7 +79,7 @@ class RapidOcrRecognizer:
             except ImportError as exc:
                 raise EngineUnavailableError(f"rapidocr: not installed ({exc})") from exc
             params = {
-                "Global.log_level": "warning",
+                "Global.log_level": "error",  # it warns on every crop without text
                 "Global.text_score": self.min_score,
                 "Global.max_side_len": 100_000,  # the page is already sized by the renderer
                 "Det.limit_type": "max",
