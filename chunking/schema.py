@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from ocr.ids import FOLIOFLOW_NAMESPACE
 from ocr.schema import BBox
 
-__all__ = ["ChunkKind", "PageBBox", "Chunk", "point_id"]
+__all__ = ["Chunk", "ChunkKind", "PageBBox", "point_id"]
 
 
 class ChunkKind(str, Enum):

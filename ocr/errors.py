@@ -19,7 +19,8 @@ raise and catch the same classes::
     ├── ChunkingError             chunker invariants could not be met
     └── IndexingError             embedding or vector store failure
         ├── EmbeddingError
-        └── StoreError                Qdrant unreachable or refused a request
+        ├── StoreError                Qdrant unreachable or refused a request
+        └── TenancyError              tenancy is on and a tenant is missing
 
 Per-page and per-document failures are *data* (``Page.status``/``Page.errors`` and the run report's
 records), not exceptions that stop a batch: converters and flows catch :class:`FolioflowError` per
@@ -45,6 +46,7 @@ __all__ = [
     "IndexingError",
     "EmbeddingError",
     "StoreError",
+    "TenancyError",
 ]
 
 
@@ -111,3 +113,8 @@ class EmbeddingError(IndexingError):
 
 class StoreError(IndexingError):
     """The vector store is unreachable or refused a request (after bounded retries)."""
+
+
+class TenancyError(IndexingError):
+    """Tenancy is on and an index write or a search came without a tenant (never answered with
+    another tenant's chunks)."""

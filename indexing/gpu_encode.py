@@ -1,0 +1,303 @@
+"""Fast encoding of many texts on CUDA GPUs with a sentence-transformers text model.
+
+Why plain ``SentenceTransformer.encode`` leaves an H200 mostly idle (profiled with
+``tests/benchmarks/bench_gpu_embed.py``; MiniLM-L6 needs ~21 MFLOP per token, so 20k texts of
+~165 tokens are ~70 TFLOP-ms of work: a few hundred milliseconds of tensor-core time):
+
+1. **Tokenization on the critical path.** Each batch is tokenized in the loop, while the GPU waits.
+2. **A host sync per batch.** ``encode`` copies each batch's embeddings to the CPU (``.cpu()``)
+   before it tokenizes the next one, and transformers' SDPA mask helper checks
+   ``padding_mask.all()`` on the device for every forward: two round-trips per batch during which
+   the GPU drains and idles.
+3. **Small fixed-size batches.** 32 texts (the default) is a few hundred microseconds of GPU work
+   against a similar launch cost for the ~100 kernels of one forward pass.
+4. **Pageable host memory.** Inputs are copied from pageable tensors (a staged, synchronous copy).
+
+This module removes each: a producer thread gets **token-budget batches** from
+:mod:`indexing.gpu_tokenize` (tokenized ahead, longest first, by a pool of tokenizer processes on
+hosts with enough cores, else in-thread), page-locks them (**pinned** memory) and queues them; the
+GPU thread copies them with ``non_blocking=True``, rebuilds the attention mask from the lengths on
+the device and passes it as a prepared 4-D boolean mask (so transformers never inspects it on the
+host), runs the model in **fp16**, pools and normalises on the device and scatters the rows into
+one preallocated output: **one synchronisation per call**, at the end.
+Several GPUs: :class:`GpuEncoderPool` runs one worker process per GPU (data parallelism, one model
+replica each; processes, not threads, so kernel launches of the replicas never share a GIL) and
+deals the texts out by length so each GPU gets the same amount of work.
+
+Inputs longer than the model's limit are truncated like ``encode`` does (first ``max_tokens - 1``
+tokens then ``[SEP]``) and **counted** (``EncodeResult.over_limit``); folioflow's chunker keeps
+every chunk within the limit, so the count is 0 in ingestion.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from indexing.gpu_tokenize import TokenizerPool, fast_tokenizer, token_batches
+
+__all__ = ["EncodeResult", "GpuEncoder", "GpuEncoderPool", "auto_tokenizer_workers"]
+
+log = logging.getLogger(__name__)
+
+@dataclass
+class EncodeResult:
+    """``embeddings``: (n, dim) float32, L2-normalised, in input order. ``over_limit``: inputs
+    longer than the model's token limit (truncated)."""
+
+    embeddings: np.ndarray
+    over_limit: int = 0
+
+
+@dataclass
+class _Batch:
+    rows: Any       # (B,) int64 positions in the caller's list (pinned tensor on CUDA)
+    ids: Any        # (B, L) int32 (pinned on CUDA)
+    lengths: Any    # (B,) int64 (pinned on CUDA)
+
+
+def auto_tokenizer_workers(gpus_on_host: int = 1) -> int:
+    """Tokenizer processes per GPU: the host's cores shared by its GPUs, two left for the GPU
+    thread and the producer; 0 (tokenize in-thread) below 4 workers. At most 16."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(16, cores // max(1, gpus_on_host) - 2)
+    return workers if workers >= 4 else 0
+
+
+class GpuEncoder:
+    """The fast path on one device (see module docstring).
+
+    ``model``: a loaded ``SentenceTransformer`` whose first module is a Transformer (its
+    ``auto_model``); it is moved to ``device`` and cast to fp16 when ``half`` (CUDA only).
+    ``token_budget``: padded tokens per batch (32k suits MiniLM on an H200). ``prefetch``: batches
+    queued ahead. ``tokenizer_workers``: tokenizer processes (``None``: :func:`auto_tokenizer_workers`
+    on CUDA, 0 on CPU; 0: tokenize in the producer thread), used for calls of at least
+    ``pool_min_texts`` texts (smaller calls tokenize in-thread: lower latency, see
+    ``bench_gpu_embed.py``). Works on CPU too (no pinning, no fp16), which the tests use.
+    :meth:`close` stops the tokenizer processes.
+    """
+
+    def __init__(self, model: Any, device: str = "cuda", *, half: bool = True, token_budget: int = 32768,
+                 max_batch: int = 1024, prefetch: int = 8, tokenizer_workers: int | None = None,
+                 gpus_on_host: int = 1, pool_min_texts: int = 16384):
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        self.model = model.to(self.device).eval()
+        if half and self.cuda:
+            self.model.half()
+        first = self.model[0]
+        if not hasattr(first, "auto_model"):
+            raise TypeError("the fast path needs a sentence-transformers model starting with a Transformer module")
+        self.auto_model = first.auto_model
+        self.rest = [m for i, m in enumerate(self.model) if i > 0]
+        self.max_tokens = int(self.model.max_seq_length)
+        self.tokenizer = fast_tokenizer(self.model.tokenizer, self.max_tokens)
+        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dimension = int(dim())
+        probe = getattr(self.model, "preprocess", None) or self.model.tokenize
+        self.with_token_types = "token_type_ids" in probe(["probe"])
+        self.token_budget, self.max_batch, self.prefetch = token_budget, max_batch, prefetch
+        self.pool_min_texts = pool_min_texts
+        if tokenizer_workers is None:
+            tokenizer_workers = auto_tokenizer_workers(gpus_on_host) if self.cuda else 0
+        self.pool = TokenizerPool(self.tokenizer, tokenizer_workers, token_budget=token_budget,
+                                  max_batch=max_batch) if tokenizer_workers > 0 else None
+
+    def batches(self, texts: Sequence[str], counter: list[int] | None = None) -> Iterator[_Batch]:
+        """Token batches of ``texts`` (pinned on CUDA), longest first; ``counter[0]`` accumulates
+        truncated inputs."""
+        torch = self.torch
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        if self.pool is not None and len(texts) >= self.pool_min_texts:
+            source = self.pool.batches(texts, order, counter=counter)
+        else:
+            source = token_batches(self.tokenizer, texts, order, token_budget=self.token_budget,
+                                   max_batch=self.max_batch, counter=counter)
+        for rows, ids, lengths in source:
+            tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in (rows, ids, lengths)]
+            if self.cuda:
+                tensors = [t.pin_memory() for t in tensors]
+            yield _Batch(*tensors)
+
+    def _producer(self, texts: Sequence[str], out: queue.Queue, counter: list[int], stop: threading.Event) -> None:
+        try:
+            for batch in self.batches(texts, counter):
+                if stop.is_set():
+                    return
+                out.put(batch)
+        except BaseException as exc:  # surfaced by the consumer
+            out.put(exc)
+            return
+        out.put(None)
+
+    def _forward(self, batch: _Batch):
+        torch = self.torch
+        ids = batch.ids.to(self.device, non_blocking=True).long()
+        lengths = batch.lengths.to(self.device, non_blocking=True)
+        rows, width = ids.shape
+        mask = torch.arange(width, device=self.device)[None, :] < lengths[:, None]
+        kwargs = {"input_ids": ids}
+        if self.with_token_types:
+            kwargs["token_type_ids"] = torch.zeros_like(ids)  # one segment per text
+        # A prepared 4-D mask is used as is: no ``padding_mask.all()`` host sync inside transformers.
+        kwargs["attention_mask"] = mask[:, None, None, :].expand(rows, 1, width, width)
+        hidden = self.auto_model(**kwargs, return_dict=True).last_hidden_state
+        features = {"input_ids": ids, "attention_mask": mask.long(), "token_embeddings": hidden}
+        for module in self.rest:
+            features = module(features)
+        emb = features["sentence_embedding"].float()
+        return torch.nn.functional.normalize(emb, p=2, dim=1)
+
+    def run_batches(self, batches, n: int):
+        """Run the model over ``batches`` (token batches, or exceptions to raise) and return the
+        (n, dim) float32 device tensor of normalised rows at their positions. Launches
+        asynchronously; does not synchronise."""
+        torch = self.torch
+        out = torch.empty((n, self.dimension), dtype=torch.float32, device=self.device)
+        with torch.inference_mode():
+            for item in batches:
+                if isinstance(item, BaseException):
+                    raise item
+                rows = item.rows.to(self.device, non_blocking=True)
+                out.index_copy_(0, rows, self._forward(item))
+        return out
+
+    def encode(self, texts: Sequence[str]) -> EncodeResult:
+        """Embed ``texts``: (n, dim) float32 L2-normalised rows in input order, plus the count of
+        truncated inputs. Raises whatever tokenization or the model raised."""
+        n = len(texts)
+        if n == 0:
+            return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32), 0)
+        counter = [0]
+        q: queue.Queue = queue.Queue(maxsize=self.prefetch)
+        stop = threading.Event()
+        worker = threading.Thread(target=self._producer, args=(list(texts), q, counter, stop), daemon=True)
+        worker.start()
+        try:
+            result = self.run_batches(iter(q.get, None), n).cpu().numpy()  # the one synchronisation
+        finally:
+            stop.set()
+            while worker.is_alive():
+                try:
+                    q.get_nowait()
+                except queue.Empty:
+                    worker.join(timeout=0.05)
+        return EncodeResult(result, counter[0])
+
+    def close(self) -> None:
+        """Stop the tokenizer processes (idempotent)."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+
+def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox) -> None:
+    """One GPU worker process: load the model on ``device``, then serve (job, texts) requests."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        encoder = GpuEncoder(SentenceTransformer(model_path, device=device), device, **options)
+        if encoder.pool is not None:
+            log.info("GPU worker %s: %d tokenizer processes", device, encoder.pool.workers)
+        encoder.encode(["warm up"] * 64)
+        if encoder.cuda:
+            encoder.torch.cuda.synchronize()
+        outbox.put(("ready", device, None))
+    except BaseException as exc:  # reported to the parent
+        outbox.put(("error", device, f"{type(exc).__name__}: {exc}"))
+        return
+    while True:
+        job = inbox.get()
+        if job is None:
+            encoder.close()
+            return
+        job_id, texts = job
+        try:
+            res = encoder.encode(texts)
+            outbox.put((job_id, res.embeddings, res.over_limit))
+        except BaseException as exc:
+            outbox.put((job_id, None, f"{type(exc).__name__}: {exc}"))
+
+
+class GpuEncoderPool:
+    """Data parallelism over several GPUs: one worker process (and model replica) per device.
+
+    ``model_path``: a local sentence-transformers folder. ``devices``: e.g. ``["cuda:0", "cuda:1"]``.
+    Starting loads one replica per GPU (seconds); :meth:`encode` then splits the texts so each GPU
+    gets the same share of long and short texts. Raises ``RuntimeError`` when a worker fails.
+    Close it (or use it as a context manager) to stop the workers.
+    """
+
+    def __init__(self, model_path: str, devices: Sequence[str], **options: Any):
+        import torch.multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        self.devices = list(devices)
+        self._outbox = ctx.Queue()
+        self._inboxes = [ctx.Queue() for _ in self.devices]
+        options = {"gpus_on_host": len(self.devices), **options}
+        # Not daemonic: each worker starts its own tokenizer processes.
+        self._procs = [ctx.Process(target=_pool_worker, args=(model_path, d, options, q, self._outbox))
+                       for d, q in zip(self.devices, self._inboxes)]
+        for p in self._procs:
+            p.start()
+        for _ in self._procs:
+            kind, device, err = self._outbox.get()
+            if kind == "error":
+                self.close()
+                raise RuntimeError(f"GPU worker on {device} failed to start: {err}")
+        self._job = 0
+
+    def encode(self, texts: Sequence[str]) -> EncodeResult:
+        """Embed ``texts`` across all workers; same output as :meth:`GpuEncoder.encode`."""
+        texts = list(texts)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        shares = [order[i::len(self._procs)] for i in range(len(self._procs))]
+        jobs = {}
+        for share, inbox in zip(shares, self._inboxes):
+            self._job += 1
+            jobs[self._job] = share
+            inbox.put((self._job, [texts[i] for i in share]))
+        out: np.ndarray | None = None
+        over = 0
+        for _ in shares:
+            job_id, emb, extra = self._outbox.get()
+            if emb is None:
+                raise RuntimeError(f"GPU worker failed: {extra}")
+            if out is None:
+                out = np.empty((len(texts), emb.shape[1]), dtype=np.float32)
+            out[jobs[job_id]] = emb
+            over += int(extra)
+        assert out is not None
+        return EncodeResult(out, over)
+
+    def close(self) -> None:
+        """Stop the workers (idempotent)."""
+        for inbox in self._inboxes:
+            try:
+                inbox.put(None)
+            except (OSError, ValueError):
+                pass
+        for p in self._procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+        self._procs = []
+
+    def __enter__(self) -> "GpuEncoderPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

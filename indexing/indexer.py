@@ -1,0 +1,92 @@
+"""Indexing one document: embed its chunks (dense + BM25) and make its points exactly them.
+
+The flow calls, per source document: :meth:`Indexer.is_current` (skip when the content hash and
+embedding model match the registry: no OCR, chunking or embedding), then after conversion and
+chunking :meth:`Indexer.index` (also for documents with zero chunks, so they are remembered), and
+after a run :meth:`Indexer.prune` for documents gone from their source.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from chunking.schema import Chunk
+from indexing.registry import DocumentRecord
+from indexing.sparse import BM25Encoder
+from indexing.store import ChunkStore
+
+__all__ = ["IndexResult", "Indexer"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IndexResult:
+    """Outcome of :meth:`Indexer.index`: points written and removed, seconds embedding and storing."""
+
+    doc_id: str
+    chunks: int
+    upserted: int
+    deleted: int
+    embed_s: float
+    store_s: float
+
+
+class Indexer:
+    """Embeds chunks and writes them to a :class:`~indexing.store.ChunkStore`.
+
+    ``embedder``: an :class:`~indexing.embedder.Embedder` (or anything with ``model_name``,
+    ``dimension`` and ``encode``). ``sparse``: the BM25 encoder; by default the one recorded with
+    the collection, else :class:`~indexing.sparse.BM25Encoder` defaults. The collection is created
+    on first use (:meth:`ensure`); a collection built with another embedding model raises
+    :class:`~ocr.errors.ConfigurationError`.
+    """
+
+    def __init__(self, embedder, store: ChunkStore, sparse: BM25Encoder | None = None):
+        self.embedder, self.store, self._sparse = embedder, store, sparse
+        self._ready = False
+
+    @property
+    def sparse(self) -> BM25Encoder:
+        """The BM25 encoder in use (the collection's settings once it exists)."""
+        if self._sparse is None:
+            info = self.store.collection_info()
+            self._sparse = BM25Encoder.from_config(info["sparse"]) if info and info.get("sparse") else BM25Encoder()
+        return self._sparse
+
+    def ensure(self) -> None:
+        """Create the collection if needed, checking the embedding model against it."""
+        if not self._ready:
+            self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name, self.sparse.config())
+            self._ready = True
+
+    def is_current(self, doc_id: str, content_hash: str) -> bool:
+        """True when the document is indexed from the same bytes with the same model (skip it)."""
+        return self.store.is_current(doc_id, content_hash, self.embedder.model_name)
+
+    def index(self, record: DocumentRecord, chunks: Sequence[Chunk]) -> IndexResult:
+        """Embed ``chunks`` (their ``embed_text``) and replace the document's points and record.
+        Raises :class:`~ocr.errors.EmbeddingError`, :class:`~ocr.errors.StoreError` or
+        :class:`~ocr.errors.TenancyError`; on error the document's previous points stay."""
+        self.ensure()
+        t0 = time.perf_counter()
+        texts = [c.embed_text for c in chunks]
+        dense = self.embedder.encode(texts)
+        sparse = self.sparse.encode_documents(texts)
+        t1 = time.perf_counter()
+        record = record.model_copy(update={"embedding_model": self.embedder.model_name, "status": "indexed",
+                                           "errors": []})
+        res = self.store.replace_document(record, chunks, dense, sparse)
+        t2 = time.perf_counter()
+        return IndexResult(record.doc_id, len(chunks), res.upserted, res.deleted, t1 - t0, t2 - t1)
+
+    def prune(self, keep: set[str], source: str | None = None) -> list[str]:
+        """Delete the documents (of ``source``, if given) whose ids are not in ``keep``; returns
+        the removed doc ids."""
+        gone = [r.doc_id for r in self.store.list_documents(source) if r.doc_id not in keep]
+        for doc_id in gone:
+            self.store.delete_document(doc_id)
+        return gone

@@ -1,0 +1,116 @@
+"""LangChain retriever over a folioflow collection (langchain-core only).
+
+``FolioRetriever`` is a ``BaseRetriever``: use it alone (``retriever.invoke("question")``) or in an
+LCEL chain (``retriever | format_docs | prompt | llm``). It returns LangChain ``Document``s whose
+``page_content`` is the chunk's Markdown and whose metadata holds ``doc_id``, ``source``, ``uri``,
+``path``, ``page_start``/``page_end`` (1-based, inclusive), ``heading_path``, ``kind`` and ``score``,
+so answers can cite pages.
+
+Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) and ``hybrid``
+(both, fused by Reciprocal Rank Fusion inside Qdrant: prefetch + fusion on every backend, so no
+client-side fusion is needed). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
+Relevance on the dense vector, also inside Qdrant). Filters: doc ids, sources, kinds, page range,
+tenant. With tenancy on (the store's setting), a retriever without a tenant raises
+:class:`~ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
+Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
+from indexing.payload import hit_metadata
+from indexing.sparse import BM25Encoder
+from indexing.store import SearchFilter
+from ocr.errors import TenancyError
+
+__all__ = ["FolioRetriever", "FolioEmbeddings", "format_docs"]
+
+_FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
+_SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold")
+
+
+class FolioRetriever(BaseRetriever):
+    """Retrieve chunks from a :class:`~indexing.store.ChunkStore` (see module docstring).
+
+    ``store`` and ``embedder`` (an :class:`~indexing.embedder.Embedder` of the collection's model)
+    are required; ``sparse`` defaults to the BM25 settings recorded with the collection.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    store: Any
+    embedder: Any
+    sparse: Any = None
+    k: int = 4
+    mode: Literal["dense", "sparse", "hybrid"] = "hybrid"
+    mmr: bool = False
+    mmr_diversity: float = 0.3
+    fetch_k: int | None = None
+    score_threshold: float | None = None
+    doc_ids: list[str] | None = None
+    sources: list[str] | None = None
+    tenant: str | None = None
+    kinds: list[str] | None = None
+    page_from: int | None = None
+    page_to: int | None = None
+
+    def _encoder(self) -> BM25Encoder:
+        if self.sparse is None:
+            info = self.store.collection_info() or {}
+            self.sparse = BM25Encoder.from_config(info["sparse"]) if info.get("sparse") else BM25Encoder()
+        return self.sparse
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> list[Document]:
+        opts = {key: kwargs.get(key, getattr(self, key)) for key in _SEARCH_KEYS + _FILTER_KEYS}
+        unknown = set(kwargs) - set(opts)
+        if unknown:
+            raise TypeError(f"unknown retriever options: {sorted(unknown)}")
+        if self.store.settings.tenancy and not opts["tenant"]:
+            raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
+        mode = opts["mode"]
+        dense = self.embedder.encode([query])[0] if mode in ("dense", "hybrid") or opts["mmr"] else None
+        sparse = self._encoder().encode_query(query) if mode in ("sparse", "hybrid") else None
+        flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
+        hits = self.store.search(dense, sparse, mode=mode, k=opts["k"], filter=flt,
+                                 score_threshold=opts["score_threshold"],
+                                 mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=opts["fetch_k"])
+        docs = []
+        for hit in hits:
+            meta = hit_metadata(hit.payload, hit.score)
+            if opts["tenant"] and meta.get("tenant") != opts["tenant"]:  # defence in depth; Qdrant filtered already
+                raise TenancyError(f"store returned a chunk of another tenant for tenant {opts['tenant']!r}")
+            meta["id"] = hit.id
+            docs.append(Document(page_content=hit.payload.get("page_content", ""), metadata=meta, id=hit.id))
+        return docs
+
+
+class FolioEmbeddings(Embeddings):
+    """LangChain ``Embeddings`` over an :class:`~indexing.embedder.Embedder` (e.g. to open a
+    folioflow collection with langchain-qdrant's ``QdrantVectorStore``)."""
+
+    def __init__(self, embedder: Any):
+        self.embedder = embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embedder.encode(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embedder.encode([text])[0].tolist()
+
+
+def format_docs(docs: list[Document]) -> str:
+    """Chunks as a citation-friendly context block: ``[path p.N-M] text`` per chunk."""
+    parts = []
+    for d in docs:
+        m = d.metadata
+        pages = f"p.{m.get('page_start')}" + (f"-{m.get('page_end')}" if m.get("page_end") != m.get("page_start") else "")
+        parts.append(f"[{m.get('path', m.get('doc_id'))} {pages}] {d.page_content}")
+    return "\n\n".join(parts)

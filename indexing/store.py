@@ -1,0 +1,348 @@
+"""The chunk store: one indexing interface over Qdrant server, qdrant-client local mode and Qdrant Edge.
+
+Collections. A chunk collection (default ``folioflow``) with a named dense vector ``dense``
+(cosine) and a sparse vector ``bm25`` with Qdrant's IDF modifier (:mod:`indexing.sparse`), payload
+indexes created at creation, before any upload (:mod:`indexing.payload`); and its documents
+registry ``<collection>__documents`` (:mod:`indexing.registry`). Point ids are
+:func:`chunking.schema.point_id` (uuid5 of doc id, chunk index, chunk content hash).
+
+Writes. :meth:`ChunkStore.replace_document` makes a document's points exactly its new chunks:
+upsert the new points (unchanged chunks keep their ids and are overwritten in place), then delete
+the document's points whose ids are not in the new set, then write its registry record. Searches
+see the old or the new version of a chunk, or both for a moment, never neither; a crash before the
+record is written leaves the old record, so the next run redoes the document and lands in the same
+state (writes are idempotent).
+
+Backends (``StoreSettings.backend``):
+
+* ``server``: a Qdrant server or cluster by URL (:mod:`indexing.qdrant_client_store`);
+* ``local``: qdrant-client's local mode under ``<data_dir>/qdrant`` (pure Python, exact search);
+* ``edge``: qdrant-edge-py, the Qdrant engine in-process, under ``<data_dir>/edge``
+  (:mod:`indexing.edge_store`);
+* ``auto`` (default): ``server`` when ``url`` is set, else the embedded backend whose folder
+  already exists in ``data_dir``, else :data:`EMBEDDED_DEFAULT`.
+
+Embedded default, measured with ``tests/benchmarks/bench_stores.py`` (see :data:`EMBEDDED_DEFAULT`).
+
+Embedded stores hold their folder exclusively: a second process (or a second store in the same
+process) opening the same data dir gets a :class:`StoreError` naming the holder's pid.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import numpy as np
+from pydantic import BaseModel, SecretStr
+
+from chunking.schema import Chunk
+from indexing.payload import chunk_payload
+from indexing.registry import (COLLECTION_RECORD_ID, REGISTRY_SCHEMA, DocumentRecord, record_from_payload,
+                               record_payload, record_point_id)
+from indexing.sparse import SparseVec
+from ocr.errors import ConfigurationError, StoreError, TenancyError
+
+__all__ = ["EMBEDDED_DEFAULT", "DENSE", "SPARSE", "StoreSettings", "DocumentRecord", "SearchFilter", "SearchHit",
+           "PointData", "ReplaceResult", "ChunkStore", "open_store", "DataDirLock"]
+
+log = logging.getLogger(__name__)
+
+#: Embedded backend used when nothing else decides (see the module docstring for the measurement).
+EMBEDDED_DEFAULT = "edge"
+#: Names of the two vectors of every chunk point.
+DENSE, SPARSE = "dense", "bm25"
+
+Mode = Literal["dense", "sparse", "hybrid"]
+
+
+class StoreSettings(BaseModel):
+    """Where and how chunks are stored.
+
+    ``data_dir``: embedded storage root. ``url``/``api_key``: Qdrant server (``https://`` for TLS).
+    ``shard_number``/``replication_factor``/``write_consistency_factor``: applied when the
+    collection is created on a server. ``tenancy``: every write needs a tenant and every search
+    must name one. ``batch_size``/``parallel``: server upload batching; ``retries``: attempts per
+    server request (tenacity, exponential backoff) before :class:`StoreError`; ``timeout`` in seconds.
+    """
+
+    data_dir: Path = Path("./.folioflow")
+    url: str | None = None
+    api_key: SecretStr | None = None
+    collection: str = "folioflow"
+    backend: Literal["auto", "edge", "local", "server"] = "auto"
+    tenancy: bool = False
+    shard_number: int | None = None
+    replication_factor: int | None = None
+    write_consistency_factor: int | None = None
+    prefer_grpc: bool = False
+    timeout: float = 60.0
+    batch_size: int = 256
+    parallel: int = 2
+    retries: int = 4
+
+    def resolved_backend(self) -> str:
+        """The backend ``auto`` stands for (see module docstring)."""
+        if self.backend != "auto":
+            return self.backend
+        if self.url:
+            return "server"
+        root = Path(self.data_dir)
+        if (root / "edge" / self.collection).exists():
+            return "edge"
+        if (root / "qdrant" / "collection" / self.collection).exists():
+            return "local"
+        return EMBEDDED_DEFAULT
+
+
+@dataclass
+class SearchFilter:
+    """Metadata filter applied inside Qdrant. Lists match any of their values; the page range
+    keeps chunks overlapping ``[page_from, page_to]`` (1-based, inclusive)."""
+
+    doc_ids: Sequence[str] | None = None
+    sources: Sequence[str] | None = None
+    tenant: str | None = None
+    kinds: Sequence[str] | None = None
+    page_from: int | None = None
+    page_to: int | None = None
+
+
+@dataclass
+class SearchHit:
+    """One scored point: ``payload`` is ``{"page_content", "metadata"}`` (see :mod:`indexing.payload`).
+    ``score``: cosine similarity (dense), BM25 (sparse) or the RRF score (hybrid)."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+@dataclass
+class PointData:
+    """A point to upsert: ``dense`` (dim,) float32, ``sparse`` or None, ``payload``."""
+
+    id: str
+    dense: np.ndarray
+    sparse: SparseVec | None
+    payload: dict[str, Any]
+
+
+@dataclass
+class ReplaceResult:
+    """Outcome of :meth:`ChunkStore.replace_document`: points written and stale points removed."""
+
+    upserted: int = 0
+    deleted: int = 0
+    ids: list[str] = field(default_factory=list)
+
+
+class DataDirLock:
+    """Exclusive, non-blocking lock on an embedded backend's folder (``filelock``, ``flock`` on
+    POSIX). Raises :class:`StoreError` naming the holder's pid when another process (or another
+    open store in this process) holds it."""
+
+    def __init__(self, folder: Path):
+        from filelock import FileLock, Timeout
+
+        folder.mkdir(parents=True, exist_ok=True)
+        self._owner = folder / ".folioflow-owner"
+        self._lock = FileLock(str(folder / ".folioflow.lock"), timeout=0)
+        try:
+            self._lock.acquire()
+        except Timeout:
+            holder = self._owner.read_text().strip() if self._owner.exists() else "unknown"
+            raise StoreError(f"data dir {folder} is in use (held by pid {holder}); embedded Qdrant "
+                             "allows one process per data dir: stop it, or use a Qdrant server (--qdrant-url)") from None
+        self._owner.write_text(str(os.getpid()))
+
+    def release(self) -> None:
+        """Release the lock (idempotent)."""
+        if self._lock.is_locked:
+            self._lock.release()
+
+
+class ChunkStore(ABC):
+    """The indexing interface; backends implement the ``_``-prefixed primitives."""
+
+    backend = "abstract"
+
+    def __init__(self, settings: StoreSettings):
+        self.settings = settings
+        self.collection = settings.collection
+        self._info: dict[str, Any] | None = None
+
+    # -- backend primitives --------------------------------------------------------------------
+    @abstractmethod
+    def _create_collections(self, dim: int) -> None: ...
+    @abstractmethod
+    def _upsert(self, points: list[PointData]) -> None: ...
+    @abstractmethod
+    def _delete_where(self, doc_id: str, keep: set[str]) -> None: ...
+    @abstractmethod
+    def _ids_where(self, doc_id: str) -> set[str]: ...
+    @abstractmethod
+    def _count(self, flt: SearchFilter | None) -> int: ...
+    @abstractmethod
+    def _search(self, dense: np.ndarray | None, sparse: SparseVec | None, mode: Mode, k: int,
+                flt: SearchFilter | None, score_threshold: float | None, mmr_diversity: float | None,
+                fetch_k: int, rrf_k: int) -> list[SearchHit]: ...
+    @abstractmethod
+    def _reg_put(self, point_id: str, payload: dict[str, Any]) -> None: ...
+    @abstractmethod
+    def _reg_get(self, point_id: str) -> dict[str, Any] | None: ...
+    @abstractmethod
+    def _reg_scroll(self, source: str | None) -> list[dict[str, Any]]: ...
+    @abstractmethod
+    def _reg_delete(self, point_id: str) -> None: ...
+    @abstractmethod
+    def _close(self) -> None: ...
+
+    # -- public API ------------------------------------------------------------------------------
+    def ensure_collection(self, dim: int, model: str, sparse: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Create the chunk and registry collections (vectors, payload indexes) if missing, and
+        return the collection record. Raises :class:`ConfigurationError` when the collection exists
+        with another embedding model or dimension (mixing models would make search meaningless)."""
+        info = self.collection_info()
+        if info is not None:
+            if info.get("dimension") != dim or info.get("model") != model:
+                raise ConfigurationError(
+                    f"collection {self.collection!r} holds {info.get('model')} ({info.get('dimension')} dims), "
+                    f"not {model} ({dim} dims): use another collection or delete it")
+            return info
+        self._create_collections(dim)
+        info = {"kind": "collection", "model": model, "dimension": dim, "sparse": sparse or {},
+                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(timezone.utc).isoformat()}
+        self._reg_put(COLLECTION_RECORD_ID, info)
+        self._info = info
+        return info
+
+    def collection_info(self) -> dict[str, Any] | None:
+        """The collection record (model, dimension, sparse settings), or None before creation."""
+        if self._info is None:
+            self._info = self._reg_get(COLLECTION_RECORD_ID)
+        return self._info
+
+    def get_document(self, doc_id: str) -> DocumentRecord | None:
+        """The registry record of ``doc_id``, or None."""
+        payload = self._reg_get(record_point_id(doc_id))
+        return record_from_payload(payload) if payload and payload.get("kind") == "document" else None
+
+    def list_documents(self, source: str | None = None) -> list[DocumentRecord]:
+        """Every registry record (of one source if given), sorted by path."""
+        recs = [record_from_payload(p) for p in self._reg_scroll(source) if p.get("kind") == "document"]
+        return sorted(recs, key=lambda r: (r.source, r.path, r.doc_id))
+
+    def is_current(self, doc_id: str, content_hash: str, model: str | None = None) -> bool:
+        """True when ``doc_id`` is indexed from bytes with ``content_hash`` (and ``model``): the
+        flow can skip it with no OCR, chunking or embedding."""
+        rec = self.get_document(doc_id)
+        return bool(rec and rec.status == "indexed" and rec.content_hash == content_hash
+                    and (model is None or rec.embedding_model in (None, model)))
+
+    def replace_document(self, record: DocumentRecord, chunks: Sequence[Chunk], dense: np.ndarray,
+                         sparse: Sequence[SparseVec] | None) -> ReplaceResult:
+        """Make ``record.doc_id``'s points exactly ``chunks``: upsert, delete stale, write record.
+
+        ``dense``: (len(chunks), dim) float32; ``sparse``: one vector per chunk or None. Raises
+        :class:`TenancyError` (tenancy on, no tenant), ``ValueError`` (shapes, foreign chunks),
+        :class:`StoreError` (backend)."""
+        if self.settings.tenancy and not record.tenant:
+            raise TenancyError(f"tenancy is on: document {record.path} has no tenant")
+        if len(dense) != len(chunks) or (sparse is not None and len(sparse) != len(chunks)):
+            raise ValueError(f"{len(chunks)} chunks but {len(dense)} dense / "
+                             f"{'no' if sparse is None else len(sparse)} sparse vectors")
+        if any(c.doc_id != record.doc_id for c in chunks):
+            raise ValueError(f"chunks of another document passed for {record.doc_id}")
+        points = [PointData(c.id, np.asarray(dense[i], dtype=np.float32), sparse[i] if sparse is not None else None,
+                            chunk_payload(c, record)) for i, c in enumerate(chunks)]
+        new_ids = {p.id for p in points}
+        if points:
+            self._upsert(points)
+        stale = self._ids_where(record.doc_id) - new_ids
+        if stale:
+            self._delete_where(record.doc_id, new_ids)
+        record = record.model_copy(update={"chunks": len(chunks), "indexed_at": datetime.now(timezone.utc)})
+        self._reg_put(record_point_id(record.doc_id), record_payload(record))
+        return ReplaceResult(upserted=len(points), deleted=len(stale), ids=[p.id for p in points])
+
+    def record_failure(self, record: DocumentRecord) -> None:
+        """Record a failed document without touching its points (its previous version, if any,
+        stays searchable); a later run retries it because its status is not ``indexed``."""
+        prev = self.get_document(record.doc_id)
+        rec = record.model_copy(update={"status": "failed", "chunks": prev.chunks if prev else 0})
+        self._reg_put(record_point_id(record.doc_id), record_payload(rec))
+
+    def delete_document(self, doc_id: str) -> int:
+        """Remove a document's points and its record (pruning); returns points removed."""
+        n = len(self._ids_where(doc_id))
+        if n:
+            self._delete_where(doc_id, set())
+        self._reg_delete(record_point_id(doc_id))
+        return n
+
+    def point_ids(self, doc_id: str) -> set[str]:
+        """Ids of ``doc_id``'s points."""
+        return self._ids_where(doc_id)
+
+    def count(self, flt: SearchFilter | None = None) -> int:
+        """Points in the chunk collection (matching ``flt``)."""
+        return self._count(flt)
+
+    def search(self, dense: np.ndarray | None = None, sparse: SparseVec | None = None, *, mode: Mode = "dense",
+               k: int = 10, filter: SearchFilter | None = None, score_threshold: float | None = None,
+               mmr_diversity: float | None = None, fetch_k: int | None = None, rrf_k: int = 60) -> list[SearchHit]:
+        """Top ``k`` chunks for a query, best first.
+
+        ``mode``: ``dense`` (needs ``dense``), ``sparse`` (needs ``sparse``) or ``hybrid`` (both,
+        fused server-side with Reciprocal Rank Fusion, ``score = sum 1/(rrf_k + rank)``, over
+        ``fetch_k`` candidates per vector). ``mmr_diversity`` in [0, 1] re-ranks candidates by
+        Maximal Marginal Relevance on the dense vector (0: relevance only). ``score_threshold``
+        drops hits scoring below it. Raises :class:`TenancyError` when tenancy is on and
+        ``filter.tenant`` is missing: the tenant condition is then always part of the query."""
+        if self.settings.tenancy and (filter is None or not filter.tenant):
+            raise TenancyError("tenancy is on: a search must name its tenant")
+        if mode in ("dense", "hybrid") and dense is None or mode in ("sparse", "hybrid") and sparse is None:
+            raise ValueError(f"mode {mode!r} needs {'a dense' if dense is None else 'a sparse'} query vector")
+        if mmr_diversity is not None and dense is None:
+            raise ValueError("MMR needs the dense query vector")
+        fetch_k = max(fetch_k or 4 * k, k)
+        return self._search(None if dense is None else np.asarray(dense, dtype=np.float32), sparse, mode, k, filter,
+                            score_threshold, mmr_diversity, fetch_k, rrf_k)
+
+    def optimize(self) -> None:
+        """Build indexes after bulk writes where the backend needs telling (Edge); no-op elsewhere."""
+
+    def close(self) -> None:
+        """Flush and release the store (idempotent)."""
+        self._close()
+
+    def __enter__(self) -> "ChunkStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(settings: StoreSettings | None = None) -> ChunkStore:
+    """Open the store ``settings`` describe (see module docstring for backend choice).
+    Raises :class:`StoreError` (unreachable server, data dir held by another process) or
+    :class:`ConfigurationError` (bad settings)."""
+    settings = settings or StoreSettings()
+    backend = settings.resolved_backend()
+    if backend == "edge":
+        from indexing.edge_store import EdgeStore
+
+        return EdgeStore(settings)
+    if backend in ("local", "server"):
+        if backend == "server" and not settings.url:
+            raise ConfigurationError("backend 'server' needs a url (QDRANT_URL / --qdrant-url)")
+        from indexing.qdrant_client_store import QdrantClientStore
+
+        return QdrantClientStore(settings, local=backend == "local")
+    raise ConfigurationError(f"unknown store backend {backend!r}")

@@ -1,0 +1,262 @@
+"""Behaviour of the chunker on realistic filing-style Markdown, with MiniLM's real tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from chunking.chunker import Chunker, ChunkerOptions, contextualize
+from chunking.schema import ChunkKind
+from chunking.tokens import default_counter
+from ocr.errors import ConfigurationError
+from ocr.schema import BBox, Block, BlockType
+from tests.chunking.helpers import make_doc, pipe_table, prose
+from tests.chunking.invariants import check_chunks
+
+
+@pytest.fixture(scope="module")
+def counter():
+    return default_counter()
+
+
+def chunk(counter, *pages, **options):
+    doc = make_doc(*pages)
+    chunks = Chunker(counter, ChunkerOptions(**options)).chunk(doc)
+    limit = options.get("max_tokens", counter.max_tokens)
+    assert check_chunks(doc, chunks, counter, limit) == []
+    return chunks
+
+
+def test_heading_path_is_counted_in_the_limit(counter):
+    """docling#3428: chunks overran the limit by the heading length. Text that alone fills the
+    limit must be split once the heading path is added."""
+    heading = "Management's Discussion and Analysis of Financial Condition and Results of Operations"
+    body = prose(40)
+    chunks = chunk(counter, f"# {heading}\n\n## Liquidity and Capital Resources\n\n{body}")
+    assert len(chunks) > 1
+    for c in chunks:
+        assert c.embed_text == contextualize([heading, "Liquidity and Capital Resources"], c.text)
+        assert counter.count(c.embed_text) == c.token_count <= 256
+    assert max(c.token_count for c in chunks) > 200  # packed close to the limit, not timidly
+
+
+def test_a_heading_path_too_long_is_shortened_in_the_embedded_text_only(counter):
+    titles = [f"Part {i} " + "of the consolidated statements of comprehensive income " * 3 for i in range(1, 5)]
+    md = "\n\n".join(f"{'#' * (i + 1)} {t}" for i, t in enumerate(titles)) + "\n\n" + prose(3)
+    chunks = chunk(counter, md, max_tokens=128)
+    c = chunks[0]
+    assert c.heading_path == [t.strip() for t in titles]
+    rendered = c.metadata["heading_path_rendered"]
+    assert rendered[-1] == c.heading_path[-1] or rendered[-1].endswith("…")
+    assert counter.count("\n".join(rendered)) - 2 <= 128 // 4
+    assert c.embed_text == contextualize(rendered, c.text)
+
+
+def test_sections_follow_the_heading_tree_across_pages(counter):
+    p1 = "# Annual Report 2025\n\n## 1 Financial Highlights\n\n" + prose(2)
+    p2 = prose(2, 3) + "\n\n### 1.1 Revenue\n\n" + prose(2, 1)
+    p3 = "## 2 Risk Factors\n\n" + prose(2, 5)
+    chunks = chunk(counter, p1, p2, p3)
+    paths = [(c.heading_path, c.page_start, c.page_end) for c in chunks]
+    assert paths == [
+        (["Annual Report 2025", "1 Financial Highlights"], 1, 2),  # the section continues on page 2
+        (["Annual Report 2025", "1 Financial Highlights", "1.1 Revenue"], 2, 2),
+        (["Annual Report 2025", "2 Risk Factors"], 3, 3),
+    ]
+
+
+def test_flat_numbered_headings_nest_by_their_numbers(counter):
+    md = "# 3. Results\n\n" + prose(1) + "\n\n# 3.1. Soxhlet extraction\n\n" + prose(1, 2) + "\n\n# 4. Conclusions\n\n" + prose(1, 4)
+    paths = [c.heading_path for c in chunk(counter, md)]
+    assert paths == [["3. Results"], ["3. Results", "3.1. Soxhlet extraction"], ["4. Conclusions"]]
+    flat = [c.heading_path for c in chunk(counter, md, infer_heading_levels=False)]
+    assert flat[1] == ["3.1. Soxhlet extraction"]
+
+
+def test_small_neighbours_merge_and_tables_stay_whole(counter):
+    md = "## Segment results\n\n" + prose(1) + "\n\n" + pipe_table(5) + "\n\n" + prose(1, 1)
+    chunks = chunk(counter, md)
+    assert len(chunks) == 1 and chunks[0].kind == ChunkKind.MIXED
+    assert pipe_table(5) in chunks[0].text
+    alone = chunk(counter, md, merge_tables_with_text=False)
+    assert [c.kind for c in alone] == [ChunkKind.TEXT, ChunkKind.TABLE, ChunkKind.TEXT]
+
+
+def test_a_long_table_is_split_between_rows_with_its_header_repeated(counter):
+    table = pipe_table(60)
+    caption = "Table 4: Revenue by segment (USD millions)"
+    chunks = chunk(counter, f"## Segments\n\n{caption}\n\n{table}")
+    parts = [c for c in chunks if c.kind == ChunkKind.TABLE]
+    assert len(parts) > 2
+    header = "\n".join(table.split("\n")[:2])
+    n = len(parts)
+    rows_seen = []
+    for i, c in enumerate(parts, 1):
+        assert c.part == (i, n)
+        assert header in c.text
+        assert c.text.startswith(caption)  # a short caption heads every part
+        rows_seen += c.text.split("\n")[4:]  # caption, blank line, header, delimiter, rows
+    assert rows_seen == table.split("\n")[2:]  # every row once, in order, none cut
+
+
+def test_html_rowspan_groups_are_never_split(counter):
+    rows = []
+    for g in range(16):
+        rows.append(f'<tr><td rowspan="3">Region {g}</td><td>Q1</td><td>{g * 10 + 1}</td></tr>')
+        rows.append(f"<tr><td>Q2</td><td>{g * 10 + 2}</td></tr>")
+        rows.append(f"<tr><td>Q3</td><td>{g * 10 + 3}</td></tr>")
+    html = "<table>\n<tr><th>Region</th><th>Quarter</th><th>Sales</th></tr>\n" + "\n".join(rows) + "\n</table>"
+    chunks = chunk(counter, "## Sales by region\n\n" + html)
+    assert len(chunks) > 3
+    for c in chunks:
+        assert c.text.count('rowspan="3"') * 3 == c.text.count("<tr>") - 1  # whole groups + header
+        assert c.text.startswith("<table>") and c.text.endswith("</table>")
+        assert "<tr><th>Region</th>" in c.text
+
+
+def test_a_table_continued_on_the_next_page_is_merged_first(counter):
+    footer = "Northwind Capital Holdings - Annual Report 2025"
+    p1 = "## Balance sheet\n\n" + prose(1) + "\n\n" + pipe_table(4, page_tag="a") + f"\n\n{footer}\n\n1"
+    p2 = pipe_table(4, page_tag="b") + "\n\n" + prose(1, 2) + f"\n\n{footer}\n\n2"
+    chunks = chunk(counter, p1, p2, furniture_min_pages=2)
+    tables = [c for c in chunks if "Segment a0" in c.text]
+    assert len(tables) == 1 and "Segment b3" in tables[0].text
+    assert tables[0].text.count("| Line item |") == 1  # the repeated header is dropped
+    assert (tables[0].page_start, tables[0].page_end) == (1, 2)
+    assert all(footer not in c.text for c in chunks)
+    assert chunks[0].metadata["page_footers"] == [footer, "1", "2"] or footer in chunks[0].metadata["page_footers"]
+
+
+def test_tables_with_text_between_are_not_merged(counter):
+    p1 = pipe_table(3, page_tag="a")
+    p2 = prose(1) + "\n\n" + pipe_table(3, page_tag="b")
+    chunks = chunk(counter, p1, p2, merge_tables_with_text=False)
+    tables = [c for c in chunks if c.kind == ChunkKind.TABLE]
+    assert len(tables) == 2
+
+
+def test_a_row_larger_than_the_limit_becomes_key_value_text(counter):
+    big = "Includes " + prose(20)
+    md = "| Item | Description | Amount |\n|---|---|---|\n| Leases | short | 12 |\n| Other | " + big + " | 99 |"
+    chunks = chunk(counter, md)
+    kv = [c for c in chunks if c.metadata.get("table_rows_as_text")]
+    assert kv and kv[0].text.startswith("Item: Other")
+    assert len(kv) == 2  # "Item" and "Description" lines pack together; the long cell splits once
+    assert any(line.startswith("Amount: 99") for c in kv for line in c.text.split("\n"))
+    assert all(c.part is not None for c in chunks if c.kind == ChunkKind.TABLE)
+
+
+def test_a_formula_is_never_cut_and_an_oversized_one_embeds_its_prefix(counter):
+    small = "$$\nR = \\frac{E[r_p] - r_f}{\\sigma_p}\n$$"
+    big = "$$\n\\begin{aligned}\n" + " \\\\\n".join(f"x_{{{i}}} &= \\sum_{{j=1}}^{{n}} a_{{{i}j}} y_j + b_{{{i}}}" for i in range(30)) + "\n\\end{aligned}\n$$"
+    chunks = chunk(counter, "## Risk-adjusted return\n\n" + prose(1) + "\n\n" + small + "\n\n" + big + "\n\n" + prose(1, 3))
+    assert any(small in c.text for c in chunks)
+    holder = [c for c in chunks if big in c.text]
+    assert len(holder) == 1 and holder[0].kind == ChunkKind.FORMULA
+    assert holder[0].metadata["embed_truncated"] is True
+    assert holder[0].token_count <= 256 and len(holder[0].embed_text) < len(big)
+
+
+def test_merge_small_off_keeps_blocks_apart(counter):
+    md = "## Notes\n\n" + prose(1) + "\n\n" + prose(1, 1) + "\n\n" + prose(20, 2)
+    merged = chunk(counter, md, max_tokens=128)
+    apart = chunk(counter, md, max_tokens=128, merge_small=False)
+    assert len(apart) > len(merged)
+    assert apart[0].text == prose(1) and apart[1].text == prose(1, 1)
+    assert all(c.token_count > 60 for c in apart[2:-1])  # a long paragraph's sentences still pack
+
+
+def test_lists_split_between_items_and_text_at_sentences(counter):
+    items = [f"- Covenant {i}: " + prose(2, i) for i in range(12)]
+    chunks = chunk(counter, "## Covenants\n\n" + "\n".join(items), max_tokens=96)
+    assert len(chunks) > 3
+    for c in chunks:
+        for line in c.text.split("\n"):
+            assert line in items or any(line in it for it in items)
+    long = prose(30)
+    for c in chunk(counter, long, max_tokens=64):
+        assert c.text.endswith((".", "%")) or c.text == long
+
+
+def test_sentence_splits_never_cut_inline_math(counter):
+    text = ("The estimate $ \\hat{\\beta} = (X^T X)^{-1} X^T y. $ is unbiased. " * 30).strip()
+    for c in chunk(counter, text, max_tokens=48):
+        assert c.text.count("$") % 2 == 0
+
+
+def test_overlap_repeats_trailing_sentences(counter):
+    text = prose(40)
+    plain = chunk(counter, "## Notes\n\n" + text, max_tokens=96)
+    overlapped = chunk(counter, "## Notes\n\n" + text, max_tokens=96, overlap_tokens=30)
+    assert len(overlapped) >= len(plain)
+    first_end = overlapped[0].text.split(". ")[-1]
+    assert overlapped[1].text.startswith(first_end) and overlapped[1].metadata["overlap_tokens"] <= 30
+
+
+def test_repeating_headers_and_footers_are_metadata_not_text(counter):
+    pages = [f"Northwind Capital - 10-K 2025\n\n## Section {i}\n\n{prose(2, i)}\n\nPage {i} of 4" for i in range(1, 5)]
+    chunks = chunk(counter, *pages)
+    assert all("Northwind Capital" not in c.text and "Page " not in c.text for c in chunks)
+    assert chunks[0].metadata["page_headers"] == ["Northwind Capital - 10-K 2025"]
+    assert chunks[0].metadata["page_footers"] == ["Page 1 of 4"]
+    kept = chunk(counter, *pages, strip_furniture=False)
+    assert any("Page 1 of 4" in c.text for c in kept)
+
+
+def test_engine_blocks_give_bboxes_and_labels(counter):
+    md = "ACME Corp Confidential\n\n## Liquidity\n\n" + prose(2) + "\n\n" + pipe_table(3)
+    blocks = [
+        Block(type=BlockType.PAGE_HEADER, text="ACME Corp Confidential", bbox=BBox(x0=72, y0=20, x1=300, y1=32)),
+        Block(type=BlockType.HEADING, text="## Liquidity", bbox=BBox(x0=72, y0=60, x1=200, y1=76), level=2),
+        Block(type=BlockType.PARAGRAPH, text=prose(2), bbox=BBox(x0=72, y0=80, x1=540, y1=140)),
+        Block(type=BlockType.TABLE, text=pipe_table(3), bbox=BBox(x0=72, y0=150, x1=540, y1=260)),
+    ]
+    doc = make_doc(md, blocks={1: blocks})
+    chunks = Chunker(counter).chunk(doc)
+    assert len(chunks) == 1
+    assert [b.bbox for b in chunks[0].bboxes] == [blocks[2].bbox, blocks[3].bbox]
+    assert "ACME" not in chunks[0].text and chunks[0].metadata["page_headers"] == ["ACME Corp Confidential"]
+
+
+def test_failed_and_empty_pages_add_nothing(counter):
+    assert Chunker(counter).chunk(make_doc("", "   ")) == []
+    doc = make_doc("## A\n\n" + prose(1), "", "## B\n\n" + prose(1, 1), failed=(2,))
+    chunks = Chunker(counter).chunk(doc)
+    assert [c.page_start for c in chunks] == [1, 3]
+
+
+def test_chunks_are_deterministic(counter):
+    doc = make_doc("## A\n\n" + prose(20) + "\n\n" + pipe_table(40))
+    first = Chunker(counter).chunk(doc)
+    second = Chunker(counter).chunk(doc)
+    assert [c.id for c in first] == [c.id for c in second]
+    assert len({c.id for c in first}) == len(first)
+
+
+def test_options_cannot_exceed_the_model_limit(counter):
+    with pytest.raises(ConfigurationError):
+        Chunker(counter, ChunkerOptions(max_tokens=512))
+    with pytest.raises(ConfigurationError):
+        Chunker(counter, ChunkerOptions(max_tokens=32, max_heading_tokens=30))
+
+
+def test_a_bpe_tokenizer_is_held_to_the_limit_exactly():
+    """Byte-level BPE counts are not additive (newlines cost tokens, merges cross joins): the
+    exact check and repair pass keeps every chunk within the limit."""
+    from tests.chunking.bpe import bpe_counter
+
+    counter = bpe_counter(128)
+    doc = make_doc("# Report\n\n## Results\n\n" + prose(30) + "\n\n" + pipe_table(40) + "\n\n- " + "\n- ".join(prose(2, i) for i in range(8)))
+    chunks = Chunker(counter).chunk(doc)
+    assert check_chunks(doc, chunks, counter, 128) == []
+    assert max(c.token_count for c in chunks) > 100
+
+
+def test_two_html_tables_in_one_block_are_never_mixed(counter):
+    rows = "\n".join(f"<tr><td>Item {i}</td><td>{i * 7}</td></tr>" for i in range(40))
+    other = "\n".join(f"<tr><td>Entry {i}</td><td>{i * 9}</td></tr>" for i in range(40))
+    html = f"<table>\n<tr><th>A</th><th>B</th></tr>\n{rows}\n</table>\n<table>\n<tr><th>C</th><th>D</th></tr>\n{other}\n</table>"
+    chunks = chunk(counter, "## Two tables\n\n" + html)
+    assert len(chunks) > 2
+    for c in chunks:
+        assert ("Item" in c.text) != ("Entry" in c.text)  # parts of one table each
+        assert ("<th>A</th>" in c.text) == ("Item" in c.text) and ("<th>C</th>" in c.text) == ("Entry" in c.text)
