@@ -101,3 +101,11 @@ def test_low_resolution_paper_page_with_figure(scans):
     assert not any(b.type == BlockType.TABLE for b in page.blocks)  # the grid drawn inside the figure
     assert "2206.01062v1 [cs.CV]" in page.blocks[-1].text or "2206.01062v1 [cs.CV]" in page.blocks[-2].text
     assert "Accurate document layout analysis is a key requirement for" in page.markdown
+
+
+@pytest.mark.slow
+def test_korean_found_by_script_with_default_languages(scans):
+    page = first_page(get_cpu_engine("auto", ["eng"]), scans / "unstructured" / "korean-text-with-tables.pdf")
+    assert page.attributes["auto"]["script"] == "Korean"
+    assert page.attributes["auto"]["retried"] == "tesseract:kor+eng" and page.engine == "tesseract"
+    assert count(r"[\uac00-\ud7af]", page.markdown) >= 200
