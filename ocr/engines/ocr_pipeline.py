@@ -26,7 +26,14 @@ import numpy as np
 
 from ocr.engines.base import PageEngine
 from ocr.engines.layout import LayoutDetector
-from ocr.engines.orientation import OrientationDetector, deskew, estimate_skew, ink_ratio, rotate_upright, text_height
+from ocr.engines.orientation import (
+    OrientationDetector,
+    deskew,
+    estimate_skew,
+    ink_ratio,
+    rotate_upright,
+    text_height,
+)
 from ocr.postprocess.blocks import blocks_markdown, compose_blocks
 from ocr.postprocess.lines import OcrLine
 from ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find_ruled_tables

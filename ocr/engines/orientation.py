@@ -56,7 +56,7 @@ def text_height(gray: np.ndarray) -> float:
     wider than tall) of the binarised image: about the x-height to cap-height of the body text.
     0.0 when there are fewer than 20 such components."""
     _, ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-    count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     heights = stats[1:, cv2.CC_STAT_HEIGHT]
     widths = stats[1:, cv2.CC_STAT_WIDTH]
     glyphs = heights[(heights >= 3) & (heights <= 150) & (widths <= 3 * heights)]
