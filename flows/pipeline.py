@@ -87,7 +87,8 @@ class Pipeline:
         """The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :mod:`ocr.vlm`)."""
         from ocr.vlm import VlmEngine, VlmOptions
 
-        return VlmEngine(VlmOptions(endpoints=s.ocr_endpoints, profile=s.profile, api_key=s.ocr_api_key))
+        return VlmEngine(VlmOptions(**{**s.vlm, "endpoints": s.ocr_endpoints, "profile": s.profile,
+                                       "api_key": s.ocr_api_key}))
 
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
@@ -180,4 +181,6 @@ class Pipeline:
         report.engines = document.engines()
         report.fallback_pages = [p.number for p in document.pages if p.status == PageStatus.FALLBACK]
         report.failed_pages = [p.number for p in document.pages if p.status == PageStatus.FAILED]
-        report.page_errors = [f"page {p.number}: {e}" for p in document.pages for e in p.errors][:20]
+        notes = [f"page {p.number}: fallback: {p.fallback_reason}" for p in document.pages if p.fallback_reason]
+        notes += [f"page {p.number}: {e}" for p in document.pages for e in p.errors]
+        report.page_errors = notes[:50]
