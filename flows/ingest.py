@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -120,11 +120,12 @@ def ingest_flow(
     paths: Sequence[str],
     settings: Settings | None = None,
     prune: bool = False,
-    progress: IngestProgress | None = None,
+    progress: Any = None,
 ) -> RunReport:
     """Ingest every PDF/image under ``paths`` (files, folders recursively, globs).
 
-    Returns the :class:`RunReport`; raises only when the run cannot proceed at all (settings,
+    ``progress`` is an :class:`IngestProgress` (typed ``Any`` because Prefect builds a parameter
+    schema from the signature). Returns the :class:`RunReport`; raises only when the run cannot proceed at all (settings,
     model or store unavailable: :class:`~ocr.errors.FolioflowError`).
     """
     settings = settings or Settings()

@@ -24,6 +24,14 @@ def _quiet_prefect(verbose: bool) -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    _quiet_models()
+
+
+def _quiet_models() -> None:
+    """No model-loading progress bars or hub lookups from transformers/sentence-transformers."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 @app.command()
@@ -100,6 +108,7 @@ def query(
     --json prints a list of objects with keys text, score, doc_id, source, page_start, page_end
     (1-based), heading_path (list of strings) and kind.
     """
+    _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
                               embedding_model=embedding_model)
     from flows.cli.query_view import print_results, run_query

@@ -5,13 +5,17 @@ horizontal gap exceeds :data:`SPLIT_EM` times the font size (column gutters, tab
 stops), and words are separated wherever PDFium put a space or the gap exceeds
 :data:`WORD_EM` em. Right-to-left rows (Arabic, Hebrew) keep PDFium's content order, which is the
 logical order in the PDFs we see; left-to-right rows are ordered by x.
+
+The builder works on parallel lists of character attributes indexed by position (a page has
+thousands of characters and is grouped several times); its hot loops compare floats inline
+instead of calling ``min``/``max``, with the same results.
 """
 
 from __future__ import annotations
 
-import statistics
 import unicodedata
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from ocr.layout.pdfpage import Char
 
@@ -48,97 +52,158 @@ class Line:
         return self.x1 - self.x0
 
 
-def _is_rtl(chars: list[Char]) -> bool:
-    strong = [unicodedata.bidirectional(c.text) for c in chars if c.text.strip()]
-    rtl = sum(1 for b in strong if b in ("R", "AL"))
-    ltr = sum(1 for b in strong if b == "L")
-    return rtl > ltr
+#: Strong direction per character: -1 right-to-left (bidi class R, AL), 1 left-to-right (L), 0 other.
+_DIRECTION: dict[str, int] = {}
 
 
-def _make_line(chars: list[Char], rtl: bool, spaced: dict[int, int]) -> Line | None:
-    parts: list[str] = []
-    prev: Char | None = None
-    for ch in chars:
-        if prev is not None and parts and parts[-1] != " ":
-            gap = (prev.x0 - ch.x1) if rtl else (ch.x0 - prev.x1)
-            if spaced.get(id(ch)) or gap > WORD_EM * max(ch.size, prev.size, 1.0):
+def _direction(text: str) -> int:
+    known = _DIRECTION.get(text)
+    if known is None:
+        bidi = unicodedata.bidirectional(text)
+        known = _DIRECTION[text] = -1 if bidi in ("R", "AL") else (1 if bidi == "L" else 0)
+    return known
+
+
+def _median(values: list[float] | tuple[float, ...]) -> float:
+    """``statistics.median`` of a non-empty sequence (the same arithmetic, without its overhead)."""
+    data = sorted(values)
+    n = len(data)
+    if n % 2:
+        return data[n // 2]
+    return (data[n // 2 - 1] + data[n // 2]) / 2
+
+
+class _Columns:
+    """Parallel lists of the character attributes the line builder reads, by index in ``chars``."""
+
+    def __init__(self, chars: list[Char]):
+        self.chars = chars
+        self.text = text = [c.text for c in chars]
+        self.x0 = [c.x0 for c in chars]
+        self.y0 = [c.y0 for c in chars]
+        self.x1 = [c.x1 for c in chars]
+        self.y1 = [c.y1 for c in chars]
+        self.size = [c.size for c in chars]
+        # bidi direction per char, only on pages that have right-to-left letters at all
+        self.any_rtl = min(map(_direction, set(text)), default=0) < 0
+        self.direction = list(map(_DIRECTION.__getitem__, text)) if self.any_rtl else []
+        # 1 = preceded (in content order) by a space PDFium generated, 2 = by a real space character
+        self.spaced = [0] * len(chars)
+        self.blank = blank = [t.isspace() for t in text]
+        for i in [i for i, b in enumerate(blank[:-1]) if b and not blank[i + 1]]:
+            self.spaced[i + 1] = 1 if chars[i].generated else 2
+
+
+def _values(pick: itemgetter, column: list) -> tuple:
+    """``pick(column)`` as a tuple (itemgetter of one index returns the bare value)."""
+    got = pick(column)
+    return got if isinstance(got, tuple) else (got,)
+
+
+def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
+    """A line from the non-space characters ``run`` (indices, in reading order)."""
+    text_of, size_of, spaced, x0, x1 = cols.text, cols.size, cols.spaced, cols.x0, cols.x1
+    parts: list[str] = [text_of[run[0]]]
+    prev = run[0]
+    for i in run[1:]:
+        if parts[-1] != " ":
+            gap = (x0[prev] - x1[i]) if rtl else (x0[i] - x1[prev])
+            a, b = size_of[i], size_of[prev]
+            em = a if a >= b else b  # noqa: FURB136 (max() costs more; same value)
+            if spaced[i] or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
                 parts.append(" ")
-        parts.append(ch.text)
-        prev = ch
+        parts.append(text_of[i])
+        prev = i
     text = "".join(parts).strip()
-    visible = [c for c in chars if not c.text.isspace()]
-    if not text or not visible:
+    if not text:
         return None
-    letters = [c for c in visible if c.text.isalnum()] or visible
+    pick = itemgetter(*run)
+    chars = list(_values(pick, cols.chars))
+    letters = [c for c in chars if c.text.isalnum()] or chars
     return Line(
-        x0=min(c.x0 for c in visible), y0=min(c.y0 for c in visible),
-        x1=max(c.x1 for c in visible), y1=max(c.y1 for c in visible),
+        x0=min(_values(pick, x0)), y0=min(_values(pick, cols.y0)),
+        x1=max(_values(pick, x1)), y1=max(_values(pick, cols.y1)),
         text=text,
-        size=statistics.median(c.size for c in visible),
-        bold=sum(c.bold for c in letters) >= 0.8 * len(letters),
-        italic=sum(c.italic for c in letters) >= 0.8 * len(letters),
-        fonts=tuple(dict.fromkeys(c.font for c in visible)),
-        chars=visible,
+        size=_median(_values(pick, size_of)),
+        bold=sum([c.bold for c in letters]) >= 0.8 * len(letters),
+        italic=sum([c.italic for c in letters]) >= 0.8 * len(letters),
+        fonts=tuple(dict.fromkeys([c.font for c in chars])),
+        chars=chars,
     )
 
 
-def _rows(chars: list[Char]) -> list[list[Char]]:
-    """Group characters whose vertical centres fall within each other's band."""
-    rows: list[tuple[float, float, list[Char]]] = []
-    for ch in sorted(chars, key=lambda c: (c.y0 + c.y1) / 2):
-        mid = (ch.y0 + ch.y1) / 2
-        if rows:
-            top, bottom, members = rows[-1]
-            if top <= mid <= bottom and (ch.y1 - ch.y0) < 2.5 * (bottom - top):
-                members.append(ch)
-                # keep the band of the row's main text (superscripts must not stretch it much)
-                rows[-1] = (min(top, ch.y0) if ch.size >= 0.8 * members[0].size else top,
-                            max(bottom, ch.y1) if ch.size >= 0.8 * members[0].size else bottom, members)
-                continue
-        rows.append((ch.y0, ch.y1, [ch]))
-    return [members for _, _, members in rows]
+def _rows(upright: list[int], cols: _Columns) -> list[list[int]]:
+    """Group characters (indices) whose vertical centres fall within each other's band."""
+    y0_of, y1_of, size_of = cols.y0, cols.y1, cols.size
+    mids = [(a + b) / 2 for a, b in zip(y0_of, y1_of)]
+    rows: list[list[int]] = []
+    members: list[int] = []
+    top = bottom = lead = 0.0
+    for i in sorted(upright, key=mids.__getitem__):
+        y0, y1 = y0_of[i], y1_of[i]
+        mid = mids[i]
+        if rows and top <= mid <= bottom and (y1 - y0) < 2.5 * (bottom - top):
+            members.append(i)
+            # keep the band of the row's main text (superscripts must not stretch it much)
+            if size_of[i] >= lead:
+                if y0 < top:  # noqa: PLR1730
+                    top = y0
+                if y1 > bottom:  # noqa: PLR1730
+                    bottom = y1
+            continue
+        members = [i]
+        rows.append(members)
+        top, bottom, lead = y0, y1, 0.8 * size_of[i]
+    return rows
 
 
-def _split_row(row: list[Char], order: dict[int, int], spaced: dict[int, int]) -> list[list[Char]]:
-    """Split one row at large horizontal gaps; return runs in left-to-right order."""
-    row = sorted(row, key=lambda c: (c.x0, order[id(c)]))
-    runs: list[list[Char]] = [[]]
-    right = None
-    for ch in row:
-        if right is not None and runs[-1]:
-            em = max(ch.size, runs[-1][-1].size, 1.0)
-            bridged = spaced.get(id(ch)) == 2
-            gap = ch.x0 - right
-            if gap > SPLIT_EM * em and not (bridged and gap < 3 * em):
-                runs.append([])
-        runs[-1].append(ch)
-        right = ch.x1 if right is None else max(right, ch.x1)
-    return [r for r in runs if any(not c.text.isspace() for c in r)]
+def _split_row(row: list[int], cols: _Columns) -> list[list[int]]:
+    """Split one row (character indices) at large horizontal gaps; return runs left to right."""
+    x0_of, x1_of, size_of, spaced = cols.x0, cols.x1, cols.size, cols.spaced
+    runs: list[list[int]] = []
+    run: list[int] = []
+    right = 0.0
+    for i in sorted(sorted(row), key=x0_of.__getitem__):  # by x, then content order
+        if run:
+            a, b = size_of[i], size_of[run[-1]]
+            em = a if a >= b else b  # noqa: FURB136
+            if em < 1.0:  # noqa: PLR1730
+                em = 1.0
+            gap = x0_of[i] - right
+            if gap > SPLIT_EM * em and not (spaced[i] == 2 and gap < 3 * em):
+                run = []
+                runs.append(run)
+            x1 = x1_of[i]
+            if x1 > right:  # noqa: PLR1730
+                right = x1
+        else:
+            run = []
+            runs.append(run)
+            right = x1_of[i]
+        run.append(i)
+    return runs
 
 
 def build_lines(chars: list[Char]) -> list[Line]:
     """Group upright, visible characters into :class:`Line` objects (unsorted across columns;
     see :mod:`ocr.layout.order` for reading order). Rotated characters are returned as their own
     lines in content order."""
-    order = {id(c): i for i, c in enumerate(chars)}
-    # 1 = preceded (in content order) by a space PDFium generated, 2 = by a real space character
-    spaced: dict[int, int] = {}
-    for prev, ch in zip(chars, chars[1:]):
-        if prev.text.isspace() and not ch.text.isspace():
-            spaced[id(ch)] = 1 if prev.generated else 2
-    upright = [c for c in chars if c.upright and not c.invisible and not c.text.isspace()]
+    cols = _Columns(chars)
+    blank = cols.blank
+    upright = [i for i, c in enumerate(chars) if c.upright and not c.invisible and not blank[i]]
+    direction = cols.direction
     lines: list[Line] = []
-    for row in _rows(upright):
-        for run in _split_row(row, order, spaced):
-            rtl = _is_rtl(run)
+    for row in _rows(upright, cols):
+        for run in _split_row(row, cols):
+            rtl = cols.any_rtl and sum([direction[i] for i in run]) < 0
             if rtl:
-                run = sorted(run, key=lambda c: order[id(c)])
-            line = _make_line(run, rtl, spaced)
+                run = sorted(run)
+            line = _make_line(run, rtl, cols)
             if line is not None:
                 lines.append(line)
-    rotated = [c for c in chars if not c.upright and not c.invisible and not c.text.isspace()]
+    rotated = [i for i, c in enumerate(chars) if not c.upright and not c.invisible and not blank[i]]
     if rotated:
-        line = _make_line(rotated, False, spaced)
+        line = _make_line(rotated, False, cols)
         if line is not None:
             lines.append(line)
     return lines

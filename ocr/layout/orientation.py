@@ -24,6 +24,8 @@ _DIRECTION = {0: (1.0, 0.0), 90: (0.0, 1.0), 180: (-1.0, 0.0), 270: (0.0, -1.0)}
 
 def dominant_angle(chars: list[Char]) -> int:
     """The reading direction (0/90/180/270, clockwise degrees) of most visible characters."""
+    if not any(c.angle for c in chars if c.angle and not c.invisible):  # all upright (or only hidden)
+        return 0
     counts = Counter(c.angle for c in chars if not c.invisible and not c.text.isspace() and c.angle >= 0)
     return counts.most_common(1)[0][0] if counts else 0
 

@@ -79,38 +79,78 @@ def _bad(ch: str) -> bool:
 
 def coverage(rects: list[Rect] | list[tuple[float, float, float, float]], width: float, height: float,
              cells: int = 128) -> float:
-    """Share of the page (0..1) covered by the union of ``rects``, on a ``cells`` x ``cells`` grid."""
+    """Share of the page (0..1) covered by the union of ``rects``, on a ``cells`` x ``cells`` grid
+    (a cell counts when any box touches it; boxes are clipped to the page)."""
     if not rects or width <= 0 or height <= 0:
         return 0.0
-    grid = np.zeros((cells, cells), dtype=bool)
-    for r in rects:
-        x0, y0, x1, y1 = (r.x0, r.y0, r.x1, r.y1) if isinstance(r, Rect) else r
-        i0, i1 = int(max(0, y0) / height * cells), int(np.ceil(min(height, y1) / height * cells))
-        j0, j1 = int(max(0, x0) / width * cells), int(np.ceil(min(width, x1) / width * cells))
-        if i1 > i0 and j1 > j0:
-            grid[i0:i1, j0:j1] = True
-    return float(grid.mean())
+    boxes = [(r.x0, r.y0, r.x1, r.y1) if isinstance(r, Rect) else r for r in rects]
+    x0, y0, x1, y1 = (np.array(v, dtype=np.float64) for v in zip(*boxes))
+    return _grid_coverage(x0, y0, x1, y1, width, height, cells)
+
+
+def _grid_coverage(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, width: float,
+                   height: float, cells: int = 128) -> float:
+    """:func:`coverage` of boxes given as coordinate arrays (display points)."""
+    if not len(x0) or width <= 0 or height <= 0:
+        return 0.0
+    i0 = (np.maximum(y0, 0.0) / height * cells).astype(np.int64)
+    i1 = np.ceil(np.minimum(y1, height) / height * cells).astype(np.int64)
+    j0 = (np.maximum(x0, 0.0) / width * cells).astype(np.int64)
+    j1 = np.ceil(np.minimum(x1, width) / width * cells).astype(np.int64)
+    keep = (i1 > i0) & (j1 > j0)
+    if not keep.any():
+        return 0.0
+    i0, i1, j0, j1 = i0[keep], i1[keep], j0[keep], j1[keep]
+    # paint all boxes at once: +1/-1 at the corners of each box, then a 2-D prefix sum
+    marks = np.zeros((cells + 1, cells + 1), dtype=np.int64)
+    np.add.at(marks, (i0, j0), 1)
+    np.add.at(marks, (i0, j1), -1)
+    np.add.at(marks, (i1, j0), -1)
+    np.add.at(marks, (i1, j1), 1)
+    covered = marks.cumsum(axis=0).cumsum(axis=1)[:cells, :cells] > 0
+    return float(covered.mean())
 
 
 def measure_quality(content: PageContent) -> TextQuality:
     """Measure the text layer of one page (see the module docstring for what is counted)."""
-    chars = [c for c in content.chars if not c.text.isspace()]
-    visible = [c for c in chars if not c.invisible]
-    text = "".join(c.text if not c.generated else " " for c in content.chars if not c.invisible)
+    parts: list[str] = []  # text of the visible layer, PDFium's generated chars as spaces
+    visible: list = []  # visible, non-space characters
+    invisible = bad = map_errors = 0
+    bad_text: dict[str, bool] = {}  # a page has few distinct characters: classify each once
+    for c in content.chars:
+        text = c.text
+        if c.invisible:
+            invisible += not text.isspace()
+            continue
+        parts.append(" " if c.generated else text)
+        if text.isspace():
+            continue
+        visible.append(c)
+        if c.map_error:
+            map_errors += 1
+            bad += 1
+        else:
+            known = bad_text.get(text)
+            if known is None:
+                known = bad_text[text] = _bad(text)
+            bad += known
+    text = "".join(parts)
     tokens = text.split()
-    implausible = sum(1 for t in tokens if _implausible(t))
-    boxes = [(c.x0, c.y0, c.x1, c.y1) for c in visible]
+    # a token of letters and digits only is never implausible (no odd category is alphanumeric)
+    implausible = sum(1 for t in tokens if not t.isalnum() and _implausible(t))
     return TextQuality(
-        chars=len(chars),
+        chars=len(visible) + invisible,
         visible_chars=len(visible),
-        invisible_chars=len(chars) - len(visible),
-        bad_chars=sum(1 for c in visible if _bad(c.text) or c.map_error),
-        map_errors=sum(1 for c in visible if c.map_error),
+        invisible_chars=invisible,
+        bad_chars=bad,
+        map_errors=map_errors,
         glyph_name_tokens=len(_GLYPH_NAMES.findall(text)),
         mojibake=len(_MOJIBAKE.findall(text)),
         implausible_tokens=implausible,
         tokens=len(tokens),
-        text_coverage=coverage(boxes, content.width, content.height),
+        text_coverage=_grid_coverage(np.array([c.x0 for c in visible]), np.array([c.y0 for c in visible]),
+                                     np.array([c.x1 for c in visible]), np.array([c.y1 for c in visible]),
+                                     content.width, content.height),
         image_coverage=coverage(content.images, content.width, content.height),
         has_paths=bool(content.paths),
     )

@@ -26,7 +26,15 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from pdfplumber.table import TableFinder
+import numpy as np
+from pdfplumber.table import (
+    Table,
+    TableFinder,
+    TableSettings,
+    cells_to_tables,
+    edges_to_intersections,
+    intersections_to_cells,
+)
 
 from ocr.layout.lines import Line, build_lines
 from ocr.layout.pdfpage import Char, PageContent
@@ -75,6 +83,49 @@ def _edges(content: PageContent) -> list[dict]:
     return edges
 
 
+def _cells(intersections: dict) -> list[tuple[float, float, float, float]]:
+    """pdfplumber's ``intersections_to_cells``, run on each group of intersections linked by
+    shared edges instead of on the whole page: a cell's four corners always share edges, so
+    the cells are the same, and sorting them by their top-left corner restores pdfplumber's
+    order. Its search is quadratic in the points of a row or column, which matters on
+    EDGAR pages that shade every other row (hundreds of small rectangles)."""
+    parent = {p: p for p in intersections}
+
+    def root(p):
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    owner: dict[tuple, tuple] = {}  # edge (compared by bbox, as pdfplumber does) -> a point on it
+    for point, touching in intersections.items():
+        for edge in touching["v"] + touching["h"]:
+            other = owner.setdefault((edge["x0"], edge["top"], edge["x1"], edge["bottom"]), point)
+            a, b = root(point), root(other)
+            if a != b:
+                parent[a] = b
+    groups: dict[tuple, dict] = {}
+    for point, touching in intersections.items():
+        groups.setdefault(root(point), {})[point] = touching
+    cells = [cell for group in groups.values() if len(group) >= 4 for cell in intersections_to_cells(group)]
+    cells.sort(key=lambda c: (c[0], c[1]))
+    return cells
+
+
+class _TableFinder(TableFinder):
+    """pdfplumber's ``TableFinder`` (same steps and settings) with :func:`_cells` for the cells."""
+
+    def __init__(self, page: _EdgePage, settings: dict):
+        # not super().__init__(): it would run the whole search once more
+        self.page = page
+        self.settings = TableSettings.resolve(settings)
+        self.edges = self.get_edges()
+        self.intersections = edges_to_intersections(
+            self.edges, self.settings.intersection_x_tolerance, self.settings.intersection_y_tolerance)
+        self.cells = _cells(self.intersections)
+        self.tables = [Table(self.page, group) for group in cells_to_tables(self.cells)]
+
+
 def _cell_text(chars: list[Char]) -> str:
     lines = sorted(build_lines(chars), key=lambda ln: (round(ln.y0), ln.x0))
     return " ".join(ln.text for ln in lines).strip()
@@ -84,26 +135,29 @@ def _ruled_tables(content: PageContent) -> list[TableResult]:
     edges = _edges(content)
     if len(edges) < 4:
         return []
-    finder = TableFinder(_EdgePage(edges, content.width, content.height),
+    finder = _TableFinder(_EdgePage(edges, content.width, content.height),
                          {"vertical_strategy": "lines", "horizontal_strategy": "lines"})
+    if not finder.tables:
+        return []
+    # character centres, once per page: each table then looks only at the characters inside it
+    # (EDGAR pages yield a ruled "table" per shaded row; most are dropped below)
+    visible = [ch for ch in content.chars if not ch.invisible]
+    cxs = (np.array([ch.x0 for ch in visible]) + np.array([ch.x1 for ch in visible])) / 2
+    cys = (np.array([ch.y0 for ch in visible]) + np.array([ch.y1 for ch in visible])) / 2
     results = []
     for table in finder.tables:
         rows = table.rows
         tops = [r.bbox[1] for r in rows]
         grid: list[list[list[Char]]] = [[[] for _ in r.cells] for r in rows]
         x0, y0, x1, y1 = table.bbox
-        for ch in content.chars:
-            if ch.invisible:
-                continue
-            cx, cy = (ch.x0 + ch.x1) / 2, (ch.y0 + ch.y1) / 2
-            if not (x0 <= cx < x1 and y0 <= cy < y1):
-                continue
+        inside = np.flatnonzero((x0 <= cxs) & (cxs < x1) & (y0 <= cys) & (cys < y1)).tolist()
+        for k, cx, cy in zip(inside, cxs[inside].tolist(), cys[inside].tolist()):
             i = bisect.bisect_right(tops, cy) - 1
             if i < 0 or cy >= rows[i].bbox[3]:
                 continue
             for j, cell in enumerate(rows[i].cells):
                 if cell is not None and cell[0] <= cx < cell[2] and cell[1] <= cy < cell[3]:
-                    grid[i][j].append(ch)
+                    grid[i][j].append(visible[k])
                     break
         cells = [[_cell_text(c) if c else "" for c in row] for row in grid]
         cells = _drop_empty(cells)

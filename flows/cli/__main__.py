@@ -1,0 +1,5 @@
+"""``python -m flows.cli`` runs the folioflow CLI."""
+
+from flows.cli import main
+
+main()

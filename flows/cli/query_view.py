@@ -1,0 +1,160 @@
+"""Implementation of ``folioflow query``, ``status`` and ``show`` (kept out of the command
+definitions so ``--help`` does not import torch or Qdrant)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from rich.table import Table
+
+from flows.cli.options import fail
+from flows.cli.ui import stdout
+from flows.settings import Settings
+
+__all__ = ["QUERY_KEYS", "run_query", "print_results", "print_status", "print_document"]
+
+#: Keys of every object printed by ``folioflow query --json`` (the documented contract).
+QUERY_KEYS = ("text", "score", "doc_id", "source", "page_start", "page_end", "heading_path", "kind")
+
+
+def _open_store(settings: Settings, must_exist: bool = True):
+    from flows.pipeline import Pipeline
+    from indexing.store import open_store
+    from ocr.errors import StoreError
+
+    store_settings = Pipeline.store_settings(settings)
+    if must_exist and not settings.qdrant_url and not Path(store_settings.data_dir).exists():
+        fail(f"no index under {settings.data_dir} (run `folioflow ingest` first, or pass --data-dir / --qdrant-url)")
+    try:
+        return open_store(store_settings)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", doc_ids=None, source=None,
+              tenant=None) -> list[dict]:
+    """Search with :class:`indexing.retriever.FolioRetriever`; returns one dict per hit with
+    :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``)."""
+    from indexing.embedder import Embedder
+    from indexing.retriever import FolioRetriever
+    from ocr.errors import FolioflowError
+
+    if mode not in ("dense", "sparse", "hybrid"):
+        fail(f"--mode must be dense, sparse or hybrid, not {mode!r}")
+    store = _open_store(settings)
+    try:
+        info = store.collection_info()
+        if info is None:
+            fail(f"collection {settings.collection!r} does not exist (nothing ingested yet)")
+        model = settings.embedding_model or info.get("model")
+        embedder = Embedder(model=model, device=settings.device) if mode != "sparse" else None
+        if embedder is not None:
+            embedder.warm_up()
+        retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=mode, doc_ids=doc_ids,
+                                   sources=[source] if source else None, tenant=tenant)
+        try:
+            documents = retriever.invoke(text)
+        except FolioflowError as exc:
+            fail(str(exc))
+    finally:
+        store.close()
+    hits = []
+    for doc in documents:
+        meta = doc.metadata
+        hits.append({
+            "text": doc.page_content,
+            "score": float(meta.get("score", 0.0)),
+            "doc_id": meta.get("doc_id"),
+            "source": meta.get("uri") or meta.get("source"),
+            "page_start": int(meta.get("page_start", 0)),
+            "page_end": int(meta.get("page_end", 0)),
+            "heading_path": list(meta.get("heading_path") or []),
+            "kind": meta.get("kind"),
+            "path": meta.get("path"),
+            "chunk_index": meta.get("chunk_index"),
+        })
+    return hits
+
+
+def print_results(hits: list[dict], as_json: bool = False) -> None:
+    """Print hits as a JSON list (``as_json``) or as numbered panels with their provenance."""
+    if as_json:
+        print(json.dumps(hits, indent=2, ensure_ascii=False))
+        return
+    if not hits:
+        stdout.print("no results")
+        return
+    for rank, hit in enumerate(hits, 1):
+        pages = f"p. {hit['page_start']}" + (f"-{hit['page_end']}" if hit["page_end"] != hit["page_start"] else "")
+        heading = " > ".join(hit["heading_path"]) or "(no heading)"
+        stdout.print(f"[bold]{rank}. {hit['path'] or hit['source']}[/bold]  {pages}  "
+                     f"[dim]score {hit['score']:.4f}  {hit['kind']}[/dim]")
+        stdout.print(f"   [cyan]{heading}[/cyan]")
+        body = hit["text"].strip()
+        stdout.print("   " + (body[:700] + " ..." if len(body) > 700 else body).replace("\n", "\n   "))
+        stdout.print()
+
+
+def print_status(settings: Settings, as_json: bool = False) -> None:
+    """Documents, pages and chunks in the index, per source (from the documents registry)."""
+    store = _open_store(settings, must_exist=False)
+    try:
+        records = store.list_documents()
+        points = store.count() if store.collection_info() else 0
+    finally:
+        store.close()
+    per_source: dict[str, dict[str, int]] = defaultdict(lambda: {"documents": 0, "pages": 0, "chunks": 0, "failed": 0})
+    for record in records:
+        row = per_source[record.source]
+        row["documents"] += 1
+        row["pages"] += record.pages
+        row["chunks"] += record.chunks
+        row["failed"] += record.status != "indexed"
+    summary = {"collection": settings.collection, "location": settings.qdrant_url or str(settings.data_dir),
+               "documents": len(records), "chunks": points, "sources": dict(per_source)}
+    if as_json:
+        print(json.dumps(summary, indent=2))
+        return
+    table = Table(title=f"Index {summary['collection']} at {summary['location']}", header_style="bold")
+    for column in ("source", "documents", "pages", "chunks", "failed"):
+        table.add_column(column, justify="left" if column == "source" else "right")
+    for name, row in sorted(per_source.items()):
+        table.add_row(name, *(str(row[c]) for c in ("documents", "pages", "chunks", "failed")))
+    table.add_row("[bold]total", str(len(records)), str(sum(r["pages"] for r in per_source.values())),
+                  str(points), str(sum(r["failed"] for r in per_source.values())))
+    stdout.print(table)
+
+
+def _find_document(settings: Settings, key: str) -> Path:
+    folder = settings.documents_dir
+    if Path(key).exists():
+        from ocr.ids import doc_id_for
+
+        key = doc_id_for(key)
+    matches = sorted(folder.glob(f"{key}*.json")) if folder.exists() else []
+    if not matches:
+        fail(f"no converted document {key!r} under {folder} (see `folioflow status`)")
+    if len(matches) > 1:
+        fail(f"{key!r} matches {len(matches)} documents; give more of the id")
+    return matches[0]
+
+
+def print_document(settings: Settings, key: str, page: int | None = None, fmt: str = "markdown") -> None:
+    """Print the converted document kept by ``ingest`` (Markdown with page markers, or JSON)."""
+    from ocr.export import document_markdown
+    from ocr.schema import Document
+
+    document = Document.model_validate_json(_find_document(settings, key).read_text())
+    if page is not None:
+        selected = [p for p in document.pages if p.number == page]
+        if not selected:
+            fail(f"page {page} outside 1..{document.page_count}")
+        document = document.model_copy(update={"pages": selected})
+    if fmt == "json":
+        print(document.model_dump_json(indent=2))
+    elif fmt == "markdown":
+        print(document_markdown(document), end="")
+    else:
+        fail(f"--format must be markdown or json, not {fmt!r}")

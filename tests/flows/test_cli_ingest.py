@@ -1,0 +1,69 @@
+"""The CLI as a user runs it: `folioflow ingest` in Prefect's ephemeral mode (no server started by
+the test), then `query --json`, `status --json` and `show`, in fresh processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flows.cli.query_view import QUERY_KEYS
+from ocr.samples import SAMPLE_FACTS, write_sample_pdf
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def folioflow(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home)}
+    env.pop("PREFECT_API_URL", None)  # ephemeral mode, as on a fresh machine
+    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=900, stdin=subprocess.DEVNULL)
+
+
+def test_ingest_query_status_show(tmp_path):
+    pdf = write_sample_pdf(tmp_path / "sample.pdf")
+    (tmp_path / "notes.pdf").write_text("plain text saved with a .pdf name")
+    home = tmp_path / "prefect-home"
+
+    run = folioflow("ingest", str(pdf), str(tmp_path / "notes.pdf"), "--report", "report.json", "--no-progress",
+                    cwd=tmp_path, home=home)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "pages per second" in run.stdout and "Failures" in run.stdout
+    records = {Path(r["source"]).name: r for r in json.loads((tmp_path / "report.json").read_text())}
+    assert records["sample.pdf"]["status"] == "indexed"
+    assert records["sample.pdf"]["engines"] == ["text", "text"]
+    assert records["notes.pdf"]["status"] == "failed"
+    assert records["notes.pdf"]["error"].startswith("not a PDF")
+    assert (tmp_path / ".folioflow").is_dir()  # default data dir in the working directory
+
+    query = folioflow("query", "What was the Sharpe ratio of the flagship fund?", "-k", "3", "--json",
+                      cwd=tmp_path, home=home)
+    assert query.returncode == 0, query.stderr[-3000:]
+    hits = json.loads(query.stdout)
+    assert len(hits) == 3 and all(set(QUERY_KEYS) <= set(hit) for hit in hits)
+    assert SAMPLE_FACTS["sharpe"] in hits[0]["text"] and hits[0]["page_start"] == 2
+    assert hits[0]["heading_path"] == ["2 Risk-Adjusted Return"]
+
+    status = folioflow("status", "--json", cwd=tmp_path, home=home)
+    summary = json.loads(status.stdout)
+    assert summary["documents"] == 1 and summary["chunks"] == records["sample.pdf"]["chunks"]
+
+    show = folioflow("show", str(pdf), "--page", "1", cwd=tmp_path, home=home)
+    assert show.returncode == 0 and "<!-- page 1 -->" in show.stdout and "| Advisory fees |" in show.stdout
+
+    again = folioflow("ingest", str(pdf), "--report", "again.json", "--no-progress", cwd=tmp_path, home=home)
+    assert again.returncode == 0
+    assert json.loads((tmp_path / "again.json").read_text())[0]["status"] == "skipped"
+
+
+def test_run_that_cannot_proceed_exits_nonzero(tmp_path):
+    pdf = write_sample_pdf(tmp_path / "sample.pdf")
+    run = folioflow("ingest", str(pdf), "--embedding-model", str(tmp_path / "no-such-model"), "--no-progress",
+                    cwd=tmp_path, home=tmp_path / "prefect-home")
+    assert run.returncode == 1
+    assert "ingest cannot proceed" in run.stderr
