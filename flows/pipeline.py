@@ -153,7 +153,8 @@ class Pipeline:
                 continue
             with self._write_lock:
                 self.store.delete_document(record.doc_id)
-            pruned.append(DocumentReport(source=record.path, doc_id=record.doc_id, status="pruned", pages=record.pages,
+            shown = record.path if roots is not None else f"{source_name}:{record.path}"  # as listings show it
+            pruned.append(DocumentReport(source=shown, doc_id=record.doc_id, status="pruned", pages=record.pages,
                                          chunks=record.chunks, source_name=source_name, tenant=record.tenant))
         return pruned
 

@@ -53,3 +53,21 @@ def s3_endpoint(tmp_path_factory):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """A real ``prefect server start`` on a free loopback port with its own PREFECT_HOME (SQLite),
+    services on (scheduler, triggers). Yields ``(api_url, env)`` where ``env`` holds the variables
+    a subprocess needs to talk to it. Always stopped at the end of the session."""
+    from tests.flows.servers import free_port, python_module, serve_process
+
+    home = tmp_path_factory.mktemp("prefect-server-home")
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {"PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_UI_ENABLED": "false",
+           "PREFECT_SERVER_UI_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"}
+    log = home / "server.log"
+    with serve_process(python_module("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)),
+                       f"{api}/health", log, timeout=240, env={**env, "PREFECT_API_URL": ""}):
+        yield api, {**env, "PREFECT_API_URL": api}
