@@ -57,7 +57,7 @@ def build_task_runner(settings: Settings):
         try:
             from prefect_dask import DaskTaskRunner
         except ImportError as exc:
-            raise ConfigurationError("task_runner 'dask' needs prefect-dask: pip install 'folioflow[dask]'") from exc
+            raise ConfigurationError("task_runner 'dask' needs prefect-dask: pip install 'folioflow[orchestration]'") from exc
         if settings.runner_address:
             return DaskTaskRunner(address=settings.runner_address)
         workers = settings.runner_workers or settings.resolved_convert_processes

@@ -77,7 +77,8 @@ def test_deploy_creates_pool_limit_and_scheduled_deployments(deployed):
         assert schedule.active and schedule.schedule.interval == timedelta(minutes=15)
         assert ingest.schedules == []  # on demand only
         assert watch.parameters == {"config": str(deployed[1]), "prune": True}
-        assert watch.concurrency_limit == 1
+        assert watch.global_concurrency_limit.limit == 1
+        assert watch.concurrency_options.collision_strategy.value == "ENQUEUE"
         assert client.read_concurrency_limit_by_tag(OCR_TAG).concurrency_limit == 1
 
 
