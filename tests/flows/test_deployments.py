@@ -83,10 +83,15 @@ def test_deploy_creates_pool_limit_and_scheduled_deployments(deployed):
 
 
 def _intervals(client, flow_run_ids) -> list[tuple[float, float, str]]:
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, TaskRunFilter, TaskRunFilterName
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, TaskRunFilter, TaskRunFilterTags
 
-    runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=flow_run_ids)),
-                                 task_run_filter=TaskRunFilter(name=TaskRunFilterName(any_=["convert"])))
+    deadline = time.monotonic() + 60  # task run states reach the server as events: allow a short lag
+    while True:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=flow_run_ids)),
+                                     task_run_filter=TaskRunFilter(tags=TaskRunFilterTags(all_=[OCR_TAG])))
+        if (len(runs) >= 4 and all(r.state and r.state.is_final() for r in runs)) or time.monotonic() > deadline:
+            break
+        time.sleep(2)
     out = []
     for run in runs:
         states = sorted(client.read_task_run_states(run.id), key=lambda s: s.timestamp)
@@ -100,7 +105,6 @@ def test_worker_runs_two_ingests_within_the_ocr_limit(deployed, tmp_path):
     from prefect import get_client
     from prefect.deployments import run_deployment
 
-    url, env = deployed[0], None
     work = deployed[0]
     runs = []
     for n in (1, 2):
