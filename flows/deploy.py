@@ -118,9 +118,11 @@ def serve_deployments(config: Path | None, prefect_file: Path = PREFECT_FILE, li
                       ocr_slots: int | None = None) -> None:
     """Serve every deployment of ``prefect_file`` from this process until interrupted (flow runs
     are subprocesses; at most ``limit`` at once). Creates the OCR limit like :func:`deploy`."""
+    import importlib
+
     from prefect import serve
+    from prefect.deployments.runner import EntrypointType
     from prefect.events.schemas.deployment_triggers import DeploymentEventTrigger
-    from prefect.flows import load_flow_from_entrypoint
 
     from flows.settings import load_settings
 
@@ -130,7 +132,10 @@ def serve_deployments(config: Path | None, prefect_file: Path = PREFECT_FILE, li
     config_path = str(Path(config).resolve()) if config else None
     runners = []
     for spec in load_project(prefect_file)["deployments"]:
-        flow = load_flow_from_entrypoint(str(ROOT / spec["entrypoint"]))
+        # Served flow runs import the installed package by module path ("flows.watch.watch_flow"),
+        # so they need no code storage or pull step.
+        file, _, attr = spec["entrypoint"].partition(":")
+        flow = getattr(importlib.import_module(file.removesuffix(".py").replace("/", ".")), attr)
         parameters = {k: v for k, v in (spec.get("parameters") or {}).items() if k != "config"}
         if config_path:
             parameters["config"] = config_path
@@ -139,5 +144,5 @@ def serve_deployments(config: Path | None, prefect_file: Path = PREFECT_FILE, li
         runners.append(flow.to_deployment(
             name=spec["name"], description=spec.get("description"), tags=spec.get("tags"), parameters=parameters,
             triggers=triggers or None, concurrency_limit=(limit_spec or {}).get("limit") if isinstance(limit_spec, dict)
-            else limit_spec, **_schedule_kwargs(spec.get("schedules"))))
+            else limit_spec, entrypoint_type=EntrypointType.MODULE_PATH, **_schedule_kwargs(spec.get("schedules"))))
     serve(*runners, limit=limit)

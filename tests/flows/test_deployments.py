@@ -167,5 +167,22 @@ def test_serve_runs_the_watch_deployment(deployed, tmp_path):
             assert finished.state.type.value == "COMPLETED", log.read_text()[-3000:]
             summary = [a for a in client.read_artifacts() if a.key == "watch-summary" and a.flow_run_id == run.id]
             assert "| indexed | 1 |" in summary[0].data
+
+            # A file event for source "memos" fires the ingest deployment's trigger.
+            from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+
+            ingest = client.read_deployment_by_name("ingest/folioflow-ingest")
+            of_ingest = DeploymentFilter(id=DeploymentFilterId(any_=[ingest.id]))
+            earlier = {r.id for r in client.read_flow_runs(deployment_filter=of_ingest)}
+            emit = [sys.executable, "-c", "from flows.events import emit_source_changed as e; e('memos', ['memo.pdf'])"]
+            subprocess.run(emit, cwd=ROOT, env=_env(server_env), check=True, timeout=120, stdin=subprocess.DEVNULL)
+            deadline, triggered = time.monotonic() + 180, []
+            while not triggered and time.monotonic() < deadline:
+                triggered = [r for r in client.read_flow_runs(deployment_filter=of_ingest) if r.id not in earlier]
+                time.sleep(2)
+            assert triggered, "the trigger started no ingest run"
+            [ran] = _wait_runs(client, [triggered[0].id])
+            assert ran.state.type.value == "COMPLETED", log.read_text()[-3000:]
+            assert ran.parameters["sources"] == ["memos"] and ran.parameters["prune"] is True
     finally:
         stop(served)
