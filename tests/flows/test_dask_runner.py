@@ -34,7 +34,7 @@ def test_dask_runner_matches_thread_runner(tmp_path, prefect_harness):
 
     dask = load_settings(data_dir=tmp_path / "dask", task_runner="dask", runner_workers=2)
     runner = build_task_runner(dask)
-    assert isinstance(runner, DaskTaskRunner) and runner._cluster_kwargs["n_workers"] == 2
+    assert isinstance(runner, DaskTaskRunner) and runner.cluster_kwargs["n_workers"] == 2
     on_dask = run_ingest([str(docs)], dask)
     threads = run_ingest([str(docs)], load_settings(data_dir=tmp_path / "threads"))
 
