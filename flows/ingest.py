@@ -66,6 +66,8 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
         for listing in listings:
             if prune and listing.complete:
                 report.documents += pipeline.prune(listing.source.name, {f.uri for f in listing.files})
+        if report.count("indexed") or report.count("pruned"):
+            pipeline.store.optimize()  # Edge builds its HNSW index only when told; no-op elsewhere
     finally:
         pipeline.close()
     report.finished_at = datetime.now(timezone.utc)

@@ -15,15 +15,25 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from chunking.schema import Chunk
-from indexing.embedder import Embedder
-from indexing.indexer import Indexer
-from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
-from ocr.schema import Document, PageStatus
-
 from flows.report import DocumentReport
 from flows.settings import Settings
 from flows.sources import SourceFile
-from flows.stages import Known, Planned, Prepared, StageSpec, Stages, register_stages, unregister_stages
+from flows.stages import (
+    Known,
+    Planned,
+    Prepared,
+    Stages,
+    StageSpec,
+    build_vlm_engine,
+    chunker_options,
+    register_stages,
+    unregister_stages,
+)
+from indexing.embedder import Embedder
+from indexing.indexer import Indexer
+from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
+from ocr.ids import sha256_text
+from ocr.schema import Document, PageStatus
 
 __all__ = ["Pipeline", "Planned", "Prepared"]
 
@@ -49,17 +59,20 @@ class Pipeline:
         self.embedder = Embedder(model=s.embedding_model, device=s.device)
         self.embedder.warm_up()
         counter = self.embedder.token_counter()
-        if s.max_tokens:
-            counter.max_tokens = min(s.max_tokens, counter.max_tokens)
+        options = chunker_options(s)
         self.store = open_store(self.store_settings(s))
         self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
         self.indexer = Indexer(self.embedder, self.store)
-        fingerprint = f"{self.embedder.model_name}|{counter.max_tokens}"
-        self.spec = StageSpec(settings=s, max_tokens=counter.max_tokens, fingerprint=fingerprint,
-                              in_process=self._in_process)
+        # What else than the bytes decides the indexed content: the embedding model and the chunker's
+        # options (limit included).
+        fingerprint = f"{self.embedder.model_name}|{sha256_text(options.model_dump_json())[:12]}"
+        self.spec = StageSpec(settings=s, fingerprint=fingerprint, in_process=self._in_process)
         self.stages = Stages(self.spec, counter=counter, vlm_engine=self._vlm_engine).warm_up()
         register_stages(self.stages)
         return self
+
+    #: The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :func:`flows.stages.build_vlm_engine`).
+    vlm_engine_for = staticmethod(build_vlm_engine)
 
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
@@ -72,7 +85,8 @@ class Pipeline:
 
     @property
     def fingerprint(self) -> str:
-        """What else than the bytes decides the indexed content: model and chunk limit."""
+        """What else than the bytes decides the indexed content: the embedding model and the
+        chunker's options (limit included)."""
         assert self.spec is not None
         return self.spec.fingerprint
 
@@ -166,5 +180,7 @@ class Pipeline:
         report.fallback_pages = [p.number for p in document.pages if p.status == PageStatus.FALLBACK]
         report.failed_pages = [p.number for p in document.pages if p.status == PageStatus.FAILED]
         report.cached_pages = [p.number for p in document.pages if p.attributes.get("cache") == "hit"]
-        report.page_errors = [f"page {p.number}: {e}" for p in document.pages for e in p.errors][:20]
+        notes = [f"page {p.number}: fallback: {p.fallback_reason}" for p in document.pages if p.fallback_reason]
+        notes += [f"page {p.number}: {e}" for p in document.pages for e in p.errors]
+        report.page_errors = notes[:50]
 

@@ -20,38 +20,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from chunking.chunker import Chunker
+from chunking.chunker import Chunker, ChunkerOptions
 from chunking.schema import Chunk
+from flows.cache import PageCache
+from flows.convert_pool import ConvertPool
+from flows.report import DocumentReport
+from flows.settings import Settings
+from flows.sources import SourceFile
 from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from ocr.errors import ConfigurationError
 from ocr.ids import sha256_bytes, sha256_text
 from ocr.render import open_document
 from ocr.schema import Document, Page, SourceRef
 
-from flows.cache import PageCache
-from flows.convert_pool import ConvertPool
-from flows.report import DocumentReport
-from flows.settings import Settings
-from flows.sources import SourceFile
-
-__all__ = ["StageSpec", "Known", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine"]
+__all__ = ["StageSpec", "Known", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
+           "chunker_options"]
 
 
 @dataclass(frozen=True)
 class StageSpec:
-    """What a process needs to build the stages: settings, the chunk token limit and the index
-    fingerprint decided by the flow process (from its embedding model)."""
+    """What a process needs to build the stages: settings and the index fingerprint decided by the
+    flow process (embedding model and chunker options)."""
 
     settings: Settings
-    max_tokens: int
     fingerprint: str
     in_process: bool = True  # False on Dask/Ray workers: no page-conversion pool inside them
 
     @property
     def key(self) -> str:
         secret = self.settings.ocr_api_key.get_secret_value() if self.settings.ocr_api_key else ""
-        return sha256_text(f"{self.settings.model_dump_json()}|{sha256_text(secret)}|{self.max_tokens}|"
-                           f"{self.fingerprint}|{self.in_process}")
+        return sha256_text(f"{self.settings.model_dump_json()}|{sha256_text(secret)}|{self.fingerprint}|{self.in_process}")
 
 
 @dataclass(frozen=True)
@@ -91,18 +89,23 @@ class Prepared:
 
 
 def build_vlm_engine(settings: Settings):
-    """The VLM page engine for ``settings.ocr_endpoints`` (``None`` without endpoints and engine
-    other than ``vlm``). Raises :class:`ConfigurationError` when :mod:`ocr.vlm` is missing."""
-    if not settings.ocr_endpoints and settings.engine != "vlm":
+    """The vLLM OCR engine for ``settings.ocr_endpoints``, ``profile``, ``ocr_api_key`` and the
+    further ``vlm`` options (see :mod:`ocr.vlm`); ``None`` without endpoints."""
+    if not settings.ocr_endpoints:
         return None
+    from ocr.vlm import VlmEngine, VlmOptions
+
+    return VlmEngine(VlmOptions(**{**settings.vlm, "endpoints": settings.ocr_endpoints, "profile": settings.profile,
+                                   "api_key": settings.ocr_api_key}))
+
+
+def chunker_options(settings: Settings) -> ChunkerOptions:
+    """:class:`ChunkerOptions` from ``settings.chunking`` and ``max_tokens``. Raises
+    :class:`ConfigurationError` naming the problem."""
     try:
-        from ocr.vlm import VlmEngine, VlmOptions  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise ConfigurationError(f"OCR endpoints configured but the VLM engine is unavailable: {exc}") from exc
-    fields: dict = {"endpoints": settings.ocr_endpoints, "profile": settings.profile}
-    if settings.ocr_api_key is not None and "api_key" in getattr(VlmOptions, "model_fields", {}):
-        fields["api_key"] = settings.ocr_api_key.get_secret_value()
-    return VlmEngine(VlmOptions(**fields))
+        return ChunkerOptions(**{**settings.chunking, "max_tokens": settings.max_tokens})
+    except ValueError as exc:  # pydantic's ValidationError
+        raise ConfigurationError(f"invalid chunking settings: {exc}") from exc
 
 
 class Stages:
@@ -122,8 +125,8 @@ class Stages:
         if self._counter is None:
             from chunking.tokens import HFTokenCounter
 
-            self._counter = HFTokenCounter.from_pretrained(s.embedding_model, self.spec.max_tokens)
-        self.chunker = Chunker(self._counter)
+            self._counter = HFTokenCounter.from_pretrained(s.embedding_model)
+        self.chunker = Chunker(self._counter, chunker_options(s))
         if self._vlm is None:
             self._vlm = build_vlm_engine(s)
         self.options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi,

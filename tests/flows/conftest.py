@@ -1,4 +1,6 @@
-"""Prefect runs inside a test harness (a temporary real API server, torn down after the session)."""
+"""Flow tests run offline (no hub lookups); the Prefect harness fixture lives in tests/conftest.py.
+Real servers on loopback for the orchestration tests: a static HTTP server, moto's S3 API and a
+Prefect API server (see tests/flows/servers.py)."""
 
 from __future__ import annotations
 
@@ -9,15 +11,6 @@ import pytest
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-@pytest.fixture(scope="session")
-def prefect_harness():
-    """A real Prefect API for flows run in this session (``prefect_test_harness``)."""
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=180):
-        yield
 
 
 @pytest.fixture(scope="session")

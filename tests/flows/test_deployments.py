@@ -11,14 +11,13 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from flows.deploy import ROOT
 from flows.tasks import OCR_TAG
 from tests.flows.docs import write_memo
-from tests.flows.servers import serve_process, stop
+from tests.flows.servers import stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
