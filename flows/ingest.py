@@ -28,6 +28,7 @@ from flows.pipeline import Pipeline
 from flows.report import DocumentReport, RunReport
 from flows.runner import run_documents
 from flows.settings import Settings, load_settings
+from flows.source_config import SourceConfig
 from flows.sources import discover
 from flows.tasks import OCR_TAG, IngestProgress, list_source_task
 
@@ -42,16 +43,31 @@ def resolve_settings(settings: Settings | None, config: str | None, overrides: d
     return load_settings(config, **(overrides or {}))
 
 
+def adhoc_source(settings: Settings, url: str) -> SourceConfig:
+    """A source for an object-store URL given as a path (``s3://bucket/prefix``, ``https://host/docs/``,
+    a glob like ``s3://bucket/*.pdf``): the settings' source name, tenant and passwords; credentials
+    from the store's own chain (``AWS_*`` variables, instance roles)."""
+    return SourceConfig(name=settings.source_name, url=url, tenant=settings.tenant, passwords=settings.passwords)
+
+
+def _url_root(url: str) -> str:
+    parts = url.split("/")
+    fixed = next((i for i, part in enumerate(parts) if set("*?[") & set(part)), len(parts))
+    return "/".join(parts[:fixed]).rstrip("/")
+
+
 def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), source_names: Sequence[str] | None = None,
              prune: bool = False, progress: Any = None) -> RunReport:
     """What both flows do: collect documents, run them, prune, publish artifacts."""
     report = RunReport()
     started = time.perf_counter()
-    discovery = discover(list(paths)) if paths else None
+    local = [p for p in paths if "://" not in p or p.startswith("file://")]
+    discovery = discover(local) if local else None
     files = list(discovery.files) if discovery else []
     if discovery:
         report.documents += [DocumentReport(source=p.display, status="failed", error=p.error) for p in discovery.errors]
     configs = [settings.source(name) for name in source_names] if source_names else []
+    configs += [adhoc_source(settings, url) for url in paths if url not in local]
     listings = [list_source_task(config) for config in configs]
     for listing in listings:
         files += listing.files
@@ -62,10 +78,12 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
     try:
         report.documents += run_documents(pipeline, files, flow_name, progress)
         if prune and discovery and discovery.roots:
-            report.documents += pipeline.prune(settings.source_name, {f.uri for f in discovery.files}, discovery.roots)
+            report.documents += pipeline.prune(settings.source_name, {f.uri for f in discovery.files}, discovery.roots,
+                                               labelled=False)
         for listing in listings:
             if prune and listing.complete:
-                report.documents += pipeline.prune(listing.source.name, {f.uri for f in listing.files})
+                roots = [_url_root(listing.source.url)] if listing.source in configs[len(source_names or ()):] else None
+                report.documents += pipeline.prune(listing.source.name, {f.uri for f in listing.files}, roots)
         if report.count("indexed") or report.count("pruned"):
             pipeline.store.optimize()  # Edge builds its HNSW index only when told; no-op elsewhere
     finally:
@@ -89,7 +107,8 @@ def ingest_flow(
     settings: Any = None,
     progress: Any = None,
 ) -> RunReport:
-    """Ingest documents: ``paths`` (files, folders recursively, globs) and/or the configured
+    """Ingest documents: ``paths`` (files, folders recursively, globs; object-store URLs such as
+    ``s3://bucket/prefix`` or ``https://host/docs/`` are listed like a source) and/or the configured
     ``sources`` named (all configured sources when neither is given).
 
     ``config``: YAML settings file (default ``$FOLIOFLOW_CONFIG``); ``overrides``: setting values

@@ -155,9 +155,11 @@ class Pipeline:
             self.indexer.index(record, chunks)
         return record
 
-    def prune(self, source_name: str, keep_uris: set[str], roots: list[str] | None = None) -> list[DocumentReport]:
+    def prune(self, source_name: str, keep_uris: set[str], roots: list[str] | None = None,
+              labelled: bool = True) -> list[DocumentReport]:
         """Delete documents of ``source_name`` whose URI is not in ``keep_uris`` (and, when
-        ``roots`` is given, lies under one of those URI prefixes); a ``pruned`` report each."""
+        ``roots`` is given, lies under one of those URI prefixes); a ``pruned`` report each, shown
+        as ``source:path`` like listed documents (``labelled``) or as the bare path."""
         assert self.store is not None
         pruned = []
         for record in self.store.list_documents(source=source_name):
@@ -167,7 +169,7 @@ class Pipeline:
                 continue
             with self._write_lock:
                 self.store.delete_document(record.doc_id)
-            shown = record.path if roots is not None else f"{source_name}:{record.path}"  # as listings show it
+            shown = f"{source_name}:{record.path}" if labelled else record.path
             pruned.append(DocumentReport(source=shown, doc_id=record.doc_id, status="pruned", pages=record.pages,
                                          chunks=record.chunks, source_name=source_name, tenant=record.tenant))
         return pruned

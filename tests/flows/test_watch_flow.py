@@ -90,3 +90,18 @@ def test_watch_new_unchanged_changed_removed(tmp_path, s3_endpoint, prefect_harn
 def test_watch_needs_sources(tmp_path, prefect_harness):
     with pytest.raises(ConfigurationError, match="configured sources"):
         watch_flow(settings=load_settings(data_dir=tmp_path / "data"))
+
+
+def test_ingest_takes_object_store_urls_as_paths(tmp_path, http_server, prefect_harness):
+    from flows.ingest import run_ingest
+
+    root, base = http_server
+    write_memo(root / "adhoc" / "memo.pdf", "Board memo", ["The board approved the dividend of 40 cents."])
+    write_memo(root / "adhoc" / "old.pdf", "Old memo", GAMMA)
+    settings = load_settings(data_dir=tmp_path / "data", source_name="web")
+    first = run_ingest([f"{base}/adhoc/"], settings)
+    assert {(d.source, d.status) for d in first.documents} == {("web:memo.pdf", "indexed"), ("web:old.pdf", "indexed")}
+    assert {path: src for path, (src, _) in _index(settings).items()} == {"memo.pdf": "web", "old.pdf": "web"}
+    (root / "adhoc" / "old.pdf").unlink()
+    second = run_ingest([f"{base}/adhoc/"], settings, prune=True)
+    assert {(d.source, d.status) for d in second.documents} == {("web:memo.pdf", "skipped"), ("web:old.pdf", "pruned")}
