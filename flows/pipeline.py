@@ -77,7 +77,7 @@ class Pipeline:
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
         return StoreSettings(
-            data_dir=s.store_dir,
+            data_dir=s.data_dir,
             url=s.qdrant_url,
             api_key=s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None,
             collection=s.collection,

@@ -7,7 +7,8 @@ them. Secrets are :class:`pydantic.SecretStr` so they never print in logs, repor
 
 Data directory layout (``data_dir``, default ``./.folioflow``)::
 
-    qdrant/ or edge/ embedded Qdrant store (one process at a time)
+    edge/            embedded Qdrant store (Qdrant Edge; qdrant/ for qdrant-client's local mode),
+                     one process at a time
     ocr-cache/       finished OCR per page, keyed by content hash, page and engine cache key
                      (``cache_url`` moves it, e.g. to ``s3://bucket/ocr-cache`` shared by workers)
     documents/       the converted Document JSON of every indexed document (``folioflow show``)
@@ -105,10 +106,6 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return init_settings, env_settings, dotenv_settings, file_secret_settings
-
-    @property
-    def store_dir(self) -> Path:
-        return self.data_dir / "qdrant"
 
     @property
     def cache_dir(self) -> str:
