@@ -24,6 +24,8 @@ document with its state message; nothing fails unseen and no document failure fa
 
 from __future__ import annotations
 
+import os
+
 import contextvars
 import logging
 import threading
@@ -60,7 +62,7 @@ def build_task_runner(settings: Settings):
             raise ConfigurationError("task_runner 'dask' needs prefect-dask: pip install 'folioflow[orchestration]'") from exc
         if settings.runner_address:
             return DaskTaskRunner(address=settings.runner_address)
-        workers = settings.runner_workers or settings.resolved_convert_processes
+        workers = settings.runner_workers or max(1, os.cpu_count() or 1)
         return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
                                               "dashboard_address": None})
     try:

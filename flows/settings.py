@@ -72,7 +72,11 @@ class Settings(BaseSettings):
     task_runner: Literal["thread", "dask", "ray"] = Field(default="thread", description="Prefect task runner for the document tasks")
     runner_address: str | None = Field(default=None, description="Dask scheduler (tcp://host:8786) or Ray cluster address; local cluster when unset")
     runner_workers: int | None = Field(default=None, ge=1, description="Workers of a local Dask cluster (default: CPU count)")
-    convert_processes: int | None = Field(default=None, ge=1, description="Processes converting pages of one document (default: CPU count; 1 = in-process)")
+    # Default 1 (in-process): on the 2-core reference machine the process pool measured 0.83x the
+    # in-process threads (tests/benchmarks/bench_convert_pool.py, 26.7 vs 32.1 pages/s): the
+    # thread runner already overlaps one document's embedding with another's conversion.
+    # Raise it on hosts with idle cores.
+    convert_processes: int = Field(default=1, ge=1, description="Processes converting pages of one document (1 = in-process; see bench_convert_pool.py before raising)")
     ocr_slots: int | None = Field(default=None, ge=1, description="Size of the Prefect concurrency limit on the OCR tag (default: 2 per OCR endpoint, else 1 per machine)")
     retries: int = Field(default=3, ge=0, description="Retries of transient errors (source reads, store writes, engines) per task")
     retry_delay: float = Field(default=2.0, ge=0, description="First retry delay in seconds; doubles on each retry (with jitter)")
@@ -123,8 +127,8 @@ class Settings(BaseSettings):
 
     @property
     def resolved_convert_processes(self) -> int:
-        """Processes for page conversion: ``convert_processes`` or the CPU count."""
-        return self.convert_processes or max(1, os.cpu_count() or 1)
+        """Processes for page conversion (``convert_processes``)."""
+        return self.convert_processes
 
     @property
     def resolved_ocr_slots(self) -> int:
