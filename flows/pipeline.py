@@ -25,7 +25,6 @@ from indexing.indexer import Indexer
 from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from ocr.ids import sha256_bytes
-from ocr.render import open_document
 from ocr.schema import Document, Page, PageStatus, SourceRef
 
 from flows.cache import PageCache
@@ -128,9 +127,10 @@ class Pipeline:
         skip = bool(record and record.content_hash == content_hash
                     and record.metadata.get("fingerprint") == self.fingerprint)
         page_count = 0
-        if not skip:  # opening also rejects unreadable documents before any OCR is scheduled
-            with open_document(data, password=self.password_for(file)) as opened:
-                page_count = opened.page_count
+        if not skip:  # opening (in a guard process, see ocr.guard) rejects unreadable documents before any OCR
+            assert self.converter is not None
+            item = DocumentInput(data=data, source=source, password=self.password_for(file))
+            page_count = self.converter.inspect(item, content_hash).page_count
         return Planned(file=file, data=data, content_hash=content_hash, source=source, skip=skip,
                        page_count=page_count)
 
