@@ -284,13 +284,25 @@ class ChunkStore(ABC):
                 raise ConfigurationError(
                     f"collection {self.collection!r} holds {info.get('model')} ({info.get('dimension')} dims), "
                     f"not {model} ({dim} dims): use another collection or delete it")
+            if self.settings.tenancy and not info.get("tenancy"):  # turned on: recorded for every later process
+                info = {**info, "tenancy": True}
+                self._reg_put(COLLECTION_RECORD_ID, info)
+                self._info = info
             return info
         self._create_collections(dim)
         info = {"kind": "collection", "model": model, "dimension": dim, "sparse": sparse or {},
-                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(UTC).isoformat()}
+                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(UTC).isoformat(),
+                "tenancy": self.settings.tenancy}
         self._reg_put(COLLECTION_RECORD_ID, info)
         self._info = info
         return info
+
+    @property
+    def tenancy(self) -> bool:
+        """Tenancy is on when these settings say so or the collection was created (or once
+        written) with it: it is recorded with the collection, so a process that forgets the
+        setting still cannot search without a tenant."""
+        return bool(self.settings.tenancy or (self.collection_info() or {}).get("tenancy"))
 
     def collection_info(self) -> dict[str, Any] | None:
         """The collection record (model, dimension, sparse settings), or None before creation."""
@@ -322,7 +334,7 @@ class ChunkStore(ABC):
         ``dense``: (len(chunks), dim) float32; ``sparse``: one vector per chunk or None. Raises
         :class:`TenancyError` (tenancy on, no tenant), ``ValueError`` (shapes, foreign chunks),
         :class:`StoreError` (backend)."""
-        if self.settings.tenancy and not record.tenant:
+        if self.tenancy and not record.tenant:
             raise TenancyError(f"tenancy is on: document {record.path} has no tenant")
         if len(dense) != len(chunks) or (sparse is not None and len(sparse) != len(chunks)):
             raise ValueError(f"{len(chunks)} chunks but {len(dense)} dense / "
@@ -399,7 +411,7 @@ class ChunkStore(ABC):
         drops hits scoring below it. Pending points (a write not yet committed) are never returned.
         Raises :class:`TenancyError` when tenancy is on and ``filter.tenant`` is missing: the
         tenant condition is then always part of the query."""
-        if self.settings.tenancy and (filter is None or not filter.tenant):
+        if self.tenancy and (filter is None or not filter.tenant):
             raise TenancyError("tenancy is on: a search must name its tenant")
         if mode in ("dense", "hybrid") and dense is None or mode in ("sparse", "hybrid") and sparse is None:
             raise ValueError(f"mode {mode!r} needs {'a dense' if dense is None else 'a sparse'} query vector")
