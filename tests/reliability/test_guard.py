@@ -22,7 +22,7 @@ from ocr.errors import SourceError
 from ocr.guard import DocumentGuard
 from ocr.render import open_document
 from ocr.schema import PageStatus, SourceRef
-from tests.reliability.hostile import image_page, raw_pdf, text_page
+from flows.reliability.hostile import image_page, raw_pdf, text_page
 
 
 @pytest.fixture(scope="module")

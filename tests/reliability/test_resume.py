@@ -28,7 +28,7 @@ import pytest
 from indexing.store import StoreSettings, open_store
 from ocr.ids import sha256_file
 from ocr.samples import write_sample_pdf, write_scanned_copy
-from tests.reliability.hostile import long_pdf
+from flows.reliability.hostile import long_pdf
 
 pytestmark = pytest.mark.slow
 

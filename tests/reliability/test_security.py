@@ -23,7 +23,7 @@ from flows.sources import discover
 from ocr.export import document_html
 from ocr.schema import Document, Page, SourceRef
 from ocr.samples import write_sample_pdf
-from tests.reliability.hostile import raw_pdf, text_page
+from flows.reliability.hostile import raw_pdf, text_page
 
 
 # ----------------------------------------------------------------------------------- source roots

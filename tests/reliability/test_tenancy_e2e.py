@@ -22,7 +22,7 @@ from flows.settings import load_settings
 from indexing.retriever import FolioRetriever
 from indexing.store import open_store
 from ocr.errors import TenancyError
-from tests.reliability.hostile import raw_pdf, text_page
+from flows.reliability.hostile import raw_pdf, text_page
 
 pytestmark = pytest.mark.slow
 

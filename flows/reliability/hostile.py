@@ -1,4 +1,5 @@
-"""Hostile and broken documents, generated fresh into pytest's tmp folders (nothing checked in).
+"""Hostile and broken documents, generated on demand (for the reliability batch and the tests;
+nothing is checked in).
 
 * :func:`raw_pdf`: a hand-written PDF (PDF 32000-1:2008 section 7.5: header, objects, xref table,
   trailer) whose pages hold a line of Helvetica text or one Flate-compressed grey image of any
