@@ -320,7 +320,11 @@ def test_a_server_killed_mid_run_loses_no_page_and_is_restarted(vllm_fleet, tmp_
         assert all(p.status is PageStatus.OK for p in pages), [p.errors for p in pages if p.errors]
         dead = vllm_fleet.urls[1].removesuffix("/v1")
         assert any(e[1] == dead and e[2] == "down" for e in report["events"]), report["events"]
-        assert sum(p.attributes["endpoint"] == dead for p in pages[8:]) == 0
+        # Once it is marked down, no new page goes to the dead server: the pages it served were all
+        # dispatched before the kill, i.e. within the first 4 + 2 x capacity (8) pages the pipeline
+        # keeps in flight or rendered ahead. Without failover it would take about half of the rest.
+        served_by_dead = [p.number for p in pages if p.attributes["endpoint"] == dead]
+        assert max(served_by_dead, default=0) <= 4 + 2 * 8, served_by_dead
         # The launcher notices the crash and restarts the server; the router probes it back in.
         vllm_fleet.wait_for(r"replica 1 exited with code", timeout=30, after=mark)
         vllm_fleet.wait_for(r"ready replica 1", timeout=240, after=mark)
@@ -335,6 +339,7 @@ def test_a_server_killed_mid_run_loses_no_page_and_is_restarted(vllm_fleet, tmp_
 
 
 def test_ctrl_c_stops_every_server(vllm_fleet):
+    vllm_fleet.ensure_ready()
     pids = list(vllm_fleet.pids().values())
     assert vllm_fleet.stop() == 0
     assert vllm_fleet.lines[-1] == "all servers stopped"
