@@ -1,4 +1,9 @@
-"""The ingest process killed with SIGKILL mid-run, then started again.
+"""The ingest process killed with SIGKILL mid-run, then started again: several documents.
+
+Extends ``tests/flows/test_resume.py`` (one scanned document, the whole process group killed, its
+helpers reused here) to a folder of three documents where only the *ingest process* is killed (as
+an out-of-memory killer does: its guard worker and Prefect server are orphaned, and cleaned up by
+the test afterwards), and to an exact comparison of the points with a clean run.
 
 ``folioflow ingest`` runs as a real process (Prefect ephemeral mode, embedded Qdrant Edge store)
 over a folder with a born-digital report and two image-only scans of 6 pages each (CPU OCR, about
@@ -29,6 +34,7 @@ from indexing.store import StoreSettings, open_store
 from ocr.ids import sha256_file
 from ocr.samples import write_sample_pdf, write_scanned_copy
 from flows.reliability.hostile import long_pdf
+from tests.flows.test_resume import _cached_pages
 
 pytestmark = pytest.mark.slow
 
@@ -41,13 +47,14 @@ def ingest_cmd(docs: Path, data: Path, report: Path) -> list[str]:
 
 
 def env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_THREAD_LIMIT": "1",
-            "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    out = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_THREAD_LIMIT": "1",
+           "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    out.pop("PREFECT_API_URL", None)
+    return out
 
 
 def cached_pages(cache: Path, content_hash: str) -> set[int]:
-    folder = cache / content_hash[:2] / content_hash
-    return {int(p.stem) for p in folder.rglob("*.json")} if folder.exists() else set()
+    return _cached_pages(cache.parent, content_hash)
 
 
 def store_state(data: Path) -> tuple[dict[str, set[str]], dict[str, int], int, int]:
