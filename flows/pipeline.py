@@ -81,6 +81,7 @@ class Pipeline:
             url=s.qdrant_url,
             api_key=s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None,
             collection=s.collection,
+            tenancy=s.tenancy,
         )
 
     @property

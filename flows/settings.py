@@ -64,6 +64,7 @@ class Settings(BaseSettings):
     workers: int = Field(default=2, ge=1, description="Documents processed concurrently")
     source_name: str = Field(default="default", description="Source name recorded on each document")
     tenant: str | None = Field(default=None, description="Tenant recorded on each chunk (tenancy)")
+    tenancy: bool = Field(default=False, description="Every document needs a tenant and every query must name one (recorded with the collection once on)")
     passwords: dict[str, SecretStr] = Field(default_factory=dict, description="PDF passwords by file name or glob")
     keep_documents: bool = Field(default=True, description="Keep each converted Document JSON in data_dir/documents")
     sources: list[SourceConfig] = Field(default_factory=list, description="Configured sources (watch flow, ingest without paths)")

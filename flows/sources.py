@@ -12,7 +12,10 @@
 * order is stable: arguments in the order given, each argument's files sorted by relative path;
   a file reached twice (same resolved path) is kept once, at its first position;
 * a path that does not exist, or a glob that matches nothing, becomes a :class:`SourceProblem`
-  in :attr:`Discovery.errors` instead of raising: the batch reports it and goes on.
+  in :attr:`Discovery.errors` instead of raising: the batch reports it and goes on;
+* **no escape**: a file found in a folder or by a glob must resolve (symlinks followed) inside that
+  folder or the glob's fixed prefix; a symlink leading out is left out and reported
+  (``escapes its root: ...``). An explicitly named file is taken wherever it lives.
 
 Identity: ``uri`` is the canonical ``file://`` URI of the resolved path and ``doc_id`` the uuid5 of
 it (:mod:`ocr.ids`), so the same file keeps its id across runs whichever argument reached it.
@@ -190,6 +193,15 @@ def _expand(argument: str) -> tuple[list[tuple[Path, str]], Path | None, str | N
     return [], None, f"not found: {argument}"
 
 
+def _fence(argument: str, root: Path | None) -> Path | None:
+    """The folder a folder's or glob's files must resolve into (``None`` for an explicit file)."""
+    if root is not None:
+        return root.resolve()
+    if _GLOB_CHARS & set(argument) and not Path(argument).expanduser().exists():
+        return _glob_base(str(Path(argument).expanduser())).resolve()
+    return None
+
+
 def discover(paths: list[str]) -> Discovery:
     """Expand ``paths`` (files, folders, globs) into documents, following the module's rules.
 
@@ -205,8 +217,13 @@ def discover(paths: list[str]) -> Discovery:
             continue
         if root is not None:
             result.roots.append(canonical_uri(root))
+        fence = _fence(argument, root)
         for path, relative in sorted(matches, key=lambda m: m[1]):
             resolved = path.resolve()
+            if fence is not None and not resolved.is_relative_to(fence):  # a symlink leading out
+                result.errors.append(SourceProblem(argument=str(path), error=f"escapes its root: {path} resolves "
+                                                   f"outside {fence} (symlink); left out"))
+                continue
             if resolved in seen:
                 continue
             seen.add(resolved)

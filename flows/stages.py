@@ -30,7 +30,6 @@ from flows.sources import SourceFile
 from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from ocr.errors import ConfigurationError
 from ocr.ids import sha256_bytes, sha256_text
-from ocr.render import open_document
 from ocr.schema import Document, Page, SourceRef
 
 __all__ = ["StageSpec", "Known", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
@@ -173,8 +172,9 @@ class Stages:
         source = self.source_ref(file, len(data))
         if current and known.content_hash == content_hash:
             return Planned(file, None, content_hash, source, True, "unchanged (content hash)", known.pages)
-        with open_document(data, password=self.password_for(file)) as opened:
-            page_count = opened.page_count
+        assert self.converter is not None  # opened in a guard process (ocr.guard): a hostile file fails alone
+        item = DocumentInput(data=data, source=source, password=self.password_for(file))
+        page_count = self.converter.inspect(item, content_hash).page_count
         why = "changed" if known is not None else "new"
         return Planned(file, data, content_hash, source, False, why, page_count)
 

@@ -18,6 +18,9 @@ from indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
 from indexing.registry import registry_name
 from indexing.store import (
     DENSE,
+    PENDING,
+    PENDING_SINCE,
+    PENDING_VALUE,
     SPARSE,
     ChunkStore,
     DataDirLock,
@@ -31,8 +34,17 @@ from ocr.errors import StoreError
 __all__ = ["EdgeStore"]
 
 
-def _filter(qe, flt: SearchFilter | None, doc_id: str | None = None, keep: set[str] | None = None):
+def _filter(qe, flt: SearchFilter | None, doc_id: str | None = None, keep: set[str] | None = None,
+            committed: bool = False, pending: bool = False):
+    """Edge filter: ``flt``'s conditions, one document, ids to keep out, and visibility
+    (``committed``: pending points excluded; ``pending``: only pending points)."""
     must = []
+    must_not = []
+    marked = qe.FieldCondition(PENDING, match=qe.MatchValue(PENDING_VALUE))
+    if pending:
+        must.append(marked)
+    elif committed:
+        must_not.append(marked)
     if doc_id is not None:
         must.append(qe.FieldCondition("metadata.doc_id", match=qe.MatchValue(doc_id)))
     if flt is not None:
@@ -46,8 +58,9 @@ def _filter(qe, flt: SearchFilter | None, doc_id: str | None = None, keep: set[s
             must.append(qe.FieldCondition("metadata.page_end", range=qe.RangeFloat(gte=flt.page_from)))
         if flt.page_to is not None:
             must.append(qe.FieldCondition("metadata.page_start", range=qe.RangeFloat(lte=flt.page_to)))
-    must_not = [qe.HasIdCondition({uuid.UUID(i) for i in keep})] if keep else None
-    return qe.Filter(must=must, must_not=must_not) if (must or must_not) else None
+    if keep:
+        must_not.append(qe.HasIdCondition({uuid.UUID(i) for i in keep}))
+    return qe.Filter(must=must or None, must_not=must_not or None) if (must or must_not) else None
 
 
 class EdgeStore(ChunkStore):
@@ -97,6 +110,7 @@ class EdgeStore(ChunkStore):
                 shard.update(qe.UpdateOperation.create_field_index(TENANT_FIELD, qe.KeywordIndexParams(is_tenant=True)))
                 for key in INTEGER_FIELDS:
                     shard.update(qe.UpdateOperation.create_field_index(key, qe.IntegerIndexParams(lookup=True, range=True)))
+                shard.update(qe.UpdateOperation.create_field_index(PENDING, qe.PayloadSchemaType.Keyword))
                 self.chunks = shard
             if self.registry is None:
                 cfg = qe.EdgeConfig(sparse_vectors={"none": qe.EdgeSparseVectorParams()})
@@ -136,21 +150,38 @@ class EdgeStore(ChunkStore):
             if offset is None:
                 return out
 
-    def _ids_where(self, doc_id: str) -> set[str]:
+    def _ids_where(self, doc_id: str, committed: bool = False) -> set[str]:
         if self.chunks is None:
             return set()
-        return {str(r.id) for r in self._scroll(self.chunks, _filter(self.qe, None, doc_id=doc_id), False)}
+        flt = _filter(self.qe, None, doc_id=doc_id, committed=committed)
+        return {str(r.id) for r in self._scroll(self.chunks, flt, False)}
 
-    def _count(self, flt: SearchFilter | None) -> int:
+    def _commit(self, doc_id: str) -> None:
+        flt = _filter(self.qe, None, doc_id=doc_id, pending=True)
+        self._wrap("commit", self._need().update,
+                   self.qe.UpdateOperation.delete_payload_by_filter(flt, [PENDING, PENDING_SINCE]))
+
+    def _pending(self) -> list[tuple[str, str, float]]:
+        if self.chunks is None:
+            return []
+        recs = self._scroll(self.chunks, _filter(self.qe, None, pending=True), True)
+        return [(str(r.id), str((r.payload or {}).get("metadata", {}).get("doc_id")),
+                 float((r.payload or {}).get(PENDING_SINCE) or 0.0)) for r in recs]
+
+    def _delete_ids(self, ids: set[str]) -> None:
+        self._wrap("delete", self._need().update, self.qe.UpdateOperation.delete_points(sorted(ids)))
+
+    def _count(self, flt: SearchFilter | None, pending: bool = False) -> int:
         if self.chunks is None:
             return 0
-        return self._wrap("count", self.chunks.count, self.qe.CountRequest(exact=True, filter=_filter(self.qe, flt)))
+        f = _filter(self.qe, flt, committed=not pending, pending=pending)
+        return self._wrap("count", self.chunks.count, self.qe.CountRequest(exact=True, filter=f))
 
     def _search(self, dense, sparse, mode, k, flt, score_threshold, mmr_diversity, fetch_k, rrf_k) -> list[SearchHit]:
         qe = self.qe
         if self.chunks is None:
             return []
-        f = _filter(qe, flt)
+        f = _filter(qe, flt, committed=True)
         dq = qe.Query.Nearest(dense.tolist(), using=DENSE) if dense is not None else None
         sq = qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE) if sparse is not None else None
         prefetches = None

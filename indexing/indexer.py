@@ -89,4 +89,5 @@ class Indexer:
         gone = [r.doc_id for r in self.store.list_documents(source) if r.doc_id not in keep]
         for doc_id in gone:
             self.store.delete_document(doc_id)
+        self.store.sweep_pending()  # points of writes interrupted long ago and never redone
         return gone

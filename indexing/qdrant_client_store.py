@@ -24,6 +24,9 @@ from indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
 from indexing.registry import registry_name
 from indexing.store import (
     DENSE,
+    PENDING,
+    PENDING_SINCE,
+    PENDING_VALUE,
     SPARSE,
     ChunkStore,
     DataDirLock,
@@ -114,6 +117,8 @@ class QdrantClientStore(ChunkStore):
             for key in INTEGER_FIELDS:
                 self._call("payload index", self.client.create_payload_index, self.collection, key,
                            m.IntegerIndexParams(type=m.IntegerIndexType.INTEGER, lookup=True, range=True), wait=True)
+            self._call("payload index", self.client.create_payload_index, self.collection, PENDING,
+                       m.PayloadSchemaType.KEYWORD, wait=True)
             self._exists[self.collection] = True
         if not self._has(self.registry):
             self._call("collection creation", self.client.create_collection, self.registry, vectors_config={},
@@ -122,9 +127,18 @@ class QdrantClientStore(ChunkStore):
                        m.PayloadSchemaType.KEYWORD, wait=True)
             self._exists[self.registry] = True
 
-    def _filter(self, flt: SearchFilter | None, doc_id: str | None = None, keep: set[str] | None = None):
+    def _filter(self, flt: SearchFilter | None, doc_id: str | None = None, keep: set[str] | None = None,
+                committed: bool = False, pending: bool = False):
+        """Qdrant filter: ``flt``'s conditions, one document, ids to keep out, and visibility
+        (``committed``: pending points excluded; ``pending``: only pending points)."""
         m = self.m
         must: list[Any] = []
+        must_not: list[Any] = []
+        marked = m.FieldCondition(key=PENDING, match=m.MatchValue(value=PENDING_VALUE))
+        if pending:
+            must.append(marked)
+        elif committed:
+            must_not.append(marked)
         if doc_id is not None:
             must.append(m.FieldCondition(key="metadata.doc_id", match=m.MatchValue(value=doc_id)))
         if flt is not None:
@@ -138,8 +152,9 @@ class QdrantClientStore(ChunkStore):
                 must.append(m.FieldCondition(key="metadata.page_end", range=m.Range(gte=flt.page_from)))
             if flt.page_to is not None:
                 must.append(m.FieldCondition(key="metadata.page_start", range=m.Range(lte=flt.page_to)))
-        must_not = [m.HasIdCondition(has_id=sorted(keep))] if keep else None
-        return m.Filter(must=must or None, must_not=must_not) if (must or must_not) else None
+        if keep:
+            must_not.append(m.HasIdCondition(has_id=sorted(keep)))
+        return m.Filter(must=must or None, must_not=must_not or None) if (must or must_not) else None
 
     def _upsert(self, points: list[PointData]) -> None:
         m, s = self.m, self.settings
@@ -166,22 +181,38 @@ class QdrantClientStore(ChunkStore):
             if offset is None:
                 return out
 
-    def _ids_where(self, doc_id: str) -> set[str]:
+    def _ids_where(self, doc_id: str, committed: bool = False) -> set[str]:
         if not self._has(self.collection):
             return set()
-        return {str(r.id) for r in self._scroll(self.collection, self._filter(None, doc_id=doc_id), False)}
+        flt = self._filter(None, doc_id=doc_id, committed=committed)
+        return {str(r.id) for r in self._scroll(self.collection, flt, False)}
 
-    def _count(self, flt: SearchFilter | None) -> int:
+    def _commit(self, doc_id: str) -> None:
+        selector = self.m.FilterSelector(filter=self._filter(None, doc_id=doc_id, pending=True))
+        self._call("commit", self.client.delete_payload, self.collection, keys=[PENDING, PENDING_SINCE],
+                   points=selector, wait=True)
+
+    def _pending(self) -> list[tuple[str, str, float]]:
+        if not self._has(self.collection):
+            return []
+        recs = self._scroll(self.collection, self._filter(None, pending=True), True)
+        return [(str(r.id), str((r.payload or {}).get("metadata", {}).get("doc_id")),
+                 float((r.payload or {}).get(PENDING_SINCE) or 0.0)) for r in recs]
+
+    def _delete_ids(self, ids: set[str]) -> None:
+        self._call("delete", self.client.delete, self.collection, self.m.PointIdsList(points=sorted(ids)), wait=True)
+
+    def _count(self, flt: SearchFilter | None, pending: bool = False) -> int:
         if not self._has(self.collection):
             return 0
-        return int(self._call("count", self.client.count, self.collection, count_filter=self._filter(flt),
-                              exact=True).count)
+        f = self._filter(flt, committed=not pending, pending=pending)
+        return int(self._call("count", self.client.count, self.collection, count_filter=f, exact=True).count)
 
     def _search(self, dense, sparse, mode, k, flt, score_threshold, mmr_diversity, fetch_k, rrf_k) -> list[SearchHit]:
         m = self.m
         if not self._has(self.collection):
             return []
-        f = self._filter(flt)
+        f = self._filter(flt, committed=True)
         dvec = dense.tolist() if dense is not None else None
         svec = m.SparseVector(indices=sparse.indices, values=sparse.values) if sparse is not None else None
         mmr = m.Mmr(diversity=mmr_diversity, candidates_limit=fetch_k) if mmr_diversity is not None else None

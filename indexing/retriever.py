@@ -73,7 +73,7 @@ class FolioRetriever(BaseRetriever):
         unknown = set(kwargs) - set(opts)
         if unknown:
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
-        if self.store.settings.tenancy and not opts["tenant"]:
+        if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
         mode = opts["mode"]
         dense = self.embedder.encode([query])[0] if mode in ("dense", "hybrid") or opts["mmr"] else None

@@ -6,12 +6,23 @@ indexes created at creation, before any upload (:mod:`indexing.payload`); and it
 registry ``<collection>__documents`` (:mod:`indexing.registry`). Point ids are
 :func:`chunking.schema.point_id` (uuid5 of doc id, chunk index, chunk content hash).
 
-Writes. :meth:`ChunkStore.replace_document` makes a document's points exactly its new chunks:
-upsert the new points (unchanged chunks keep their ids and are overwritten in place), then delete
-the document's points whose ids are not in the new set, then write its registry record. Searches
-see the old or the new version of a chunk, or both for a moment, never neither; a crash before the
-record is written leaves the old record, so the next run redoes the document and lands in the same
-state (writes are idempotent).
+Writes. :meth:`ChunkStore.replace_document` makes a document's points exactly its new chunks, in
+four steps, so that a search never sees part of a version:
+
+1. upsert the points whose ids are already committed (unchanged chunks: same id, same text);
+2. upsert the new points *pending*: payload key :data:`PENDING` = :data:`PENDING_VALUE` (and
+   :data:`PENDING_SINCE`, POSIX seconds). Every search and count filters pending points out;
+3. commit: one filtered update removes :data:`PENDING` from the document's points (a single
+   operation in Qdrant's write-ahead log: after a crash it is replayed whole or not at all);
+4. delete the document's points that are not in the new set, then write its registry record.
+
+A crash (or a store that becomes unreachable) before step 3 leaves the old version searchable and
+the new points invisible; between 3 and 4 both whole versions are searchable for a moment, never
+neither and never a part. The registry record is written last, so the next run sees the old record
+(or none), redoes the document, re-uses the same point ids and lands in the same state (writes are
+idempotent). Pending points of a document that is never written again (it vanished from its
+source before its first commit) stay invisible; :meth:`ChunkStore.sweep_pending` removes those
+older than an hour (run by :meth:`indexing.indexer.Indexer.prune`).
 
 Backends (``StoreSettings.backend``):
 
@@ -81,6 +92,9 @@ from ocr.errors import ConfigurationError, StoreError, TenancyError
 __all__ = [
     "DENSE",
     "EMBEDDED_DEFAULT",
+    "PENDING",
+    "PENDING_SINCE",
+    "PENDING_VALUE",
     "SPARSE",
     "ChunkStore",
     "DataDirLock",
@@ -99,6 +113,11 @@ log = logging.getLogger(__name__)
 EMBEDDED_DEFAULT = "edge"
 #: Names of the two vectors of every chunk point.
 DENSE, SPARSE = "dense", "bm25"
+#: Payload key marking a point written but not yet committed (searches never return it), and the
+#: POSIX time it was written at.
+PENDING, PENDING_SINCE = "folioflow_state", "folioflow_pending_since"
+#: Value of :data:`PENDING` on pending points (a keyword: Qdrant Edge 0.9 does not match booleans).
+PENDING_VALUE = "pending"
 
 Mode = Literal["dense", "sparse", "hybrid"]
 
@@ -227,9 +246,18 @@ class ChunkStore(ABC):
     @abstractmethod
     def _delete_where(self, doc_id: str, keep: set[str]) -> None: ...
     @abstractmethod
-    def _ids_where(self, doc_id: str) -> set[str]: ...
+    def _ids_where(self, doc_id: str, committed: bool = False) -> set[str]: ...
     @abstractmethod
-    def _count(self, flt: SearchFilter | None) -> int: ...
+    def _commit(self, doc_id: str) -> None:
+        """Remove :data:`PENDING` and :data:`PENDING_SINCE` from ``doc_id``'s points (one operation)."""
+    @abstractmethod
+    def _pending(self) -> list[tuple[str, str, float]]:
+        """``(point id, doc id, pending since)`` of every pending point."""
+    @abstractmethod
+    def _delete_ids(self, ids: set[str]) -> None: ...
+    @abstractmethod
+    def _count(self, flt: SearchFilter | None, pending: bool = False) -> int:
+        """Committed points matching ``flt`` (with ``pending``: pending ones only)."""
     @abstractmethod
     def _search(self, dense: np.ndarray | None, sparse: SparseVec | None, mode: Mode, k: int,
                 flt: SearchFilter | None, score_threshold: float | None, mmr_diversity: float | None,
@@ -256,13 +284,25 @@ class ChunkStore(ABC):
                 raise ConfigurationError(
                     f"collection {self.collection!r} holds {info.get('model')} ({info.get('dimension')} dims), "
                     f"not {model} ({dim} dims): use another collection or delete it")
+            if self.settings.tenancy and not info.get("tenancy"):  # turned on: recorded for every later process
+                info = {**info, "tenancy": True}
+                self._reg_put(COLLECTION_RECORD_ID, info)
+                self._info = info
             return info
         self._create_collections(dim)
         info = {"kind": "collection", "model": model, "dimension": dim, "sparse": sparse or {},
-                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(UTC).isoformat()}
+                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(UTC).isoformat(),
+                "tenancy": self.settings.tenancy}
         self._reg_put(COLLECTION_RECORD_ID, info)
         self._info = info
         return info
+
+    @property
+    def tenancy(self) -> bool:
+        """Tenancy is on when these settings say so or the collection was created (or once
+        written) with it: it is recorded with the collection, so a process that forgets the
+        setting still cannot search without a tenant."""
+        return bool(self.settings.tenancy or (self.collection_info() or {}).get("tenancy"))
 
     def collection_info(self) -> dict[str, Any] | None:
         """The collection record (model, dimension, sparse settings), or None before creation."""
@@ -294,7 +334,7 @@ class ChunkStore(ABC):
         ``dense``: (len(chunks), dim) float32; ``sparse``: one vector per chunk or None. Raises
         :class:`TenancyError` (tenancy on, no tenant), ``ValueError`` (shapes, foreign chunks),
         :class:`StoreError` (backend)."""
-        if self.settings.tenancy and not record.tenant:
+        if self.tenancy and not record.tenant:
             raise TenancyError(f"tenancy is on: document {record.path} has no tenant")
         if len(dense) != len(chunks) or (sparse is not None and len(sparse) != len(chunks)):
             raise ValueError(f"{len(chunks)} chunks but {len(dense)} dense / "
@@ -304,14 +344,37 @@ class ChunkStore(ABC):
         points = [PointData(c.id, np.asarray(dense[i], dtype=np.float32), sparse[i] if sparse is not None else None,
                             chunk_payload(c, record)) for i, c in enumerate(chunks)]
         new_ids = {p.id for p in points}
-        if points:
-            self._upsert(points)
+        committed = self._ids_where(record.doc_id, committed=True)
+        same = [p for p in points if p.id in committed]
+        fresh = [p for p in points if p.id not in committed]
+        now = datetime.now(UTC).timestamp()
+        for p in fresh:
+            p.payload = {**p.payload, PENDING: PENDING_VALUE, PENDING_SINCE: now}
+        if same:
+            self._upsert(same)
+        if fresh:
+            self._upsert(fresh)
+            self._commit(record.doc_id)
         stale = self._ids_where(record.doc_id) - new_ids
         if stale:
             self._delete_where(record.doc_id, new_ids)
         record = record.model_copy(update={"chunks": len(chunks), "indexed_at": datetime.now(UTC)})
         self._reg_put(record_point_id(record.doc_id), record_payload(record))
         return ReplaceResult(upserted=len(points), deleted=len(stale), ids=[p.id for p in points])
+
+    def pending_count(self) -> int:
+        """Points written but never committed (a write interrupted before its commit)."""
+        return self._count(None, pending=True)
+
+    def sweep_pending(self, older_than_s: float = 3600.0) -> int:
+        """Delete pending points written more than ``older_than_s`` seconds ago (their write was
+        interrupted and never redone); returns how many. Younger ones may belong to a write in
+        progress in another process and are left alone."""
+        cutoff = datetime.now(UTC).timestamp() - older_than_s
+        old = {pid for pid, _doc, since in self._pending() if since <= cutoff}
+        if old:
+            self._delete_ids(old)
+        return len(old)
 
     def record_failure(self, record: DocumentRecord) -> None:
         """Record a failed document without touching its points (its previous version, if any,
@@ -333,12 +396,12 @@ class ChunkStore(ABC):
         self._reg_delete(record_point_id(doc_id))
         return n
 
-    def point_ids(self, doc_id: str) -> set[str]:
-        """Ids of ``doc_id``'s points."""
-        return self._ids_where(doc_id)
+    def point_ids(self, doc_id: str, committed: bool = False) -> set[str]:
+        """Ids of ``doc_id``'s points (``committed``: searchable ones only, see module docstring)."""
+        return self._ids_where(doc_id, committed)
 
     def count(self, flt: SearchFilter | None = None) -> int:
-        """Points in the chunk collection (matching ``flt``)."""
+        """Committed (searchable) points in the chunk collection (matching ``flt``)."""
         return self._count(flt)
 
     def search(self, dense: np.ndarray | None = None, sparse: SparseVec | None = None, *, mode: Mode = "dense",
@@ -350,9 +413,10 @@ class ChunkStore(ABC):
         fused server-side with Reciprocal Rank Fusion, ``score = sum 1/(rrf_k + rank)``, over
         ``fetch_k`` candidates per vector). ``mmr_diversity`` in [0, 1] re-ranks candidates by
         Maximal Marginal Relevance on the dense vector (0: relevance only). ``score_threshold``
-        drops hits scoring below it. Raises :class:`TenancyError` when tenancy is on and
-        ``filter.tenant`` is missing: the tenant condition is then always part of the query."""
-        if self.settings.tenancy and (filter is None or not filter.tenant):
+        drops hits scoring below it. Pending points (a write not yet committed) are never returned.
+        Raises :class:`TenancyError` when tenancy is on and ``filter.tenant`` is missing: the
+        tenant condition is then always part of the query."""
+        if self.tenancy and (filter is None or not filter.tenant):
             raise TenancyError("tenancy is on: a search must name its tenant")
         if mode in ("dense", "hybrid") and dense is None or mode in ("sparse", "hybrid") and sparse is None:
             raise ValueError(f"mode {mode!r} needs {'a dense' if dense is None else 'a sparse'} query vector")

@@ -28,6 +28,7 @@ from ocr.engines.base import PageEngine, failed_page
 from ocr.engines.cpu import get_cpu_engine
 from ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine, analyze_text_layer
 from ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
+from ocr.guard import DocumentGuard, Inspection, shared_guard
 from ocr.ids import doc_id_for, sha256_bytes, sha256_file
 from ocr.pages import PageCache, parse_page_range, validate_page_range
 from ocr.render import OpenedDocument, PageHandle, RenderLimits, open_document
@@ -47,6 +48,9 @@ class ConvertOptions(BaseModel):
     (``None`` keeps each engine's own). ``page_range``: ``"1-5,9"`` (1-based, ``None`` = all).
     ``max_pages`` / ``max_image_pixels`` / ``max_render_pixels``: see :class:`~ocr.render.RenderLimits`.
     ``vlm_window``: pages handed to the VLM engine per ``convert_pages`` call.
+    ``guard``: inspect each document in a time-limited worker process first (:mod:`ocr.guard`), so
+    a file that crashes or hangs PDFium fails alone (pages that did are ``failed`` with the reason;
+    the rest is converted); ``guard_open_timeout_s`` / ``guard_page_timeout_s``: its deadlines.
     """
 
     engine: Literal["auto", "text", "ocr", "vlm"] = "auto"
@@ -59,6 +63,9 @@ class ConvertOptions(BaseModel):
     max_image_pixels: int = 200_000_000
     max_render_pixels: int = 40_000_000
     vlm_window: int = Field(default=8, ge=1)
+    guard: bool = True
+    guard_open_timeout_s: float = Field(default=60.0, gt=0)
+    guard_page_timeout_s: float = Field(default=30.0, gt=0)
 
     @field_validator("page_range")
     @classmethod
@@ -107,6 +114,8 @@ class DocumentConverter:
         self.text_engine = TextLayerEngine()
         self._cpu: PageEngine | None = None
         self._cpu_lock = threading.Lock()  # flows share one converter between worker threads
+        self._guard: DocumentGuard | None = None
+        self._inspections: dict[tuple, Inspection] = {}  # the last few, so plan + convert inspect once
 
     @property
     def cpu_engine(self) -> PageEngine:
@@ -137,6 +146,42 @@ class DocumentConverter:
         for engine in (self._cpu, self.vlm_engine):
             if engine is not None:
                 engine.close()
+        if self._guard is not None:
+            self._guard.close()
+
+    @property
+    def guard(self) -> DocumentGuard:
+        """The inspection pool: the process-wide one for default deadlines, else this converter's."""
+        o = self.options
+        if o.guard_open_timeout_s == 60.0 and o.guard_page_timeout_s == 30.0:
+            return shared_guard()
+        if self._guard is None:
+            self._guard = DocumentGuard(open_timeout_s=o.guard_open_timeout_s, page_timeout_s=o.guard_page_timeout_s)
+        return self._guard
+
+    def inspect(self, item: DocumentInput, content_hash: str | None = None) -> Inspection:
+        """Open ``item`` in a guard worker and check the pages ``options.page_range`` selects
+        (see :mod:`ocr.guard`). Returns the :class:`~ocr.guard.Inspection` (page count, unsafe
+        pages); raises the :class:`~ocr.errors.SourceError` the document deserves. With
+        ``options.guard`` off, opens it in-process instead (no unsafe pages are found)."""
+        data = item.data
+        if isinstance(data, Path) and not data.is_file():
+            raise SourceAccessError(f"not found: {data}" if not data.exists() else f"not a file: {data}")
+        if not self.options.guard:
+            with open_document(data, password=item.password, limits=self.options.limits()) as opened:
+                return Inspection(mime_type=opened.mime_type, page_count=opened.page_count, repairs=opened.repairs)
+        if content_hash is None:
+            content_hash = sha256_file(data) if isinstance(data, Path) else sha256_bytes(data)
+        key = (content_hash, item.password, self.options.page_range, self.options.limits())
+        found = self._inspections.get(key)
+        if found is not None:
+            return found
+        result = self.guard.inspect(data, password=item.password, limits=self.options.limits(),
+                                    page_range=self.options.page_range)
+        while len(self._inspections) >= 8:
+            self._inspections.pop(next(iter(self._inspections)))
+        self._inspections[key] = result
+        return result
 
     # -- one document ---------------------------------------------------------------------------
     def convert(self, item: DocumentInput, on_page: Callable[[Page], None] | None = None) -> Document:
@@ -157,6 +202,8 @@ class DocumentConverter:
         else:
             content_hash = sha256_bytes(data)
         started = time.perf_counter()
+        inspection = self.inspect(item, content_hash) if self.options.guard else None
+        unsafe = inspection.unsafe if inspection is not None else {}
         with open_document(data, password=item.password, limits=self.options.limits()) as opened:
             numbers = parse_page_range(self.options.page_range, opened.page_count)
             document = Document(doc_id=doc_id_for(item.source.uri), content_hash=content_hash, source=item.source,
@@ -165,7 +212,9 @@ class DocumentConverter:
             if not numbers:
                 document.errors.append(f"page range {self.options.page_range!r} selects no page of a "
                                        f"{opened.page_count}-page document")
-            for page in self._pages(opened, numbers, content_hash):
+            if opened.repairs:
+                document.metadata["repairs"] = list(opened.repairs)
+            for page in self._pages(opened, numbers, content_hash, unsafe):
                 document.pages.append(page)
                 if on_page is not None:
                     on_page(page)
@@ -180,7 +229,8 @@ class DocumentConverter:
         return document
 
     # -- routing ----------------------------------------------------------------------------------
-    def _pages(self, doc: OpenedDocument, numbers: list[int], content_hash: str) -> Iterator[Page]:
+    def _pages(self, doc: OpenedDocument, numbers: list[int], content_hash: str,
+               unsafe: dict[int, str] | None = None) -> Iterator[Page]:
         """Yield one page per number, in order. VLM-routed pages are collected into windows of
         ``max(vlm_window, 2 * engine capacity)`` and converted in a background thread while the
         embedded pages in between are converted here, so neither waits for the other; a reorder
@@ -203,6 +253,11 @@ class DocumentConverter:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlm-window") as pool:
             window: list[_Pending] = []
             for number in numbers:
+                if unsafe and number in unsafe:  # crashed or hung the guard: never loaded here
+                    done[number] = Page(number=number, width=0, height=0, engine="guard", status=PageStatus.FAILED,
+                                        errors=[unsafe[number]])
+                    yield from ready()
+                    continue
                 pending = self._route(doc, number)
                 if isinstance(pending, Page):
                     done[number] = pending

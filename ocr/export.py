@@ -6,7 +6,10 @@
   footers are left out unless asked for.
 * **HTML**: the same Markdown rendered with markdown-it-py (CommonMark + GFM tables +
   ``dollarmath``), sanitised with nh3 (ammonia's allow-list, so a ``<script>`` in a document's
-  text stays inert), one ``<section>`` per page, in a self-contained page with its own CSS.
+  text stays inert), one ``<section>`` per page, in a self-contained page with its own CSS. URLs a
+  browser would fetch on opening (``<img src>`` ...) are kept only when relative, and a
+  Content-Security-Policy forbids any other load: a document naming a tracking pixel cannot make
+  its reader's browser call it.
 * **JSON**: :class:`~ocr.schema.Document` as pydantic dumps it; :func:`json_schema` is generated
   from the model and published as ``ocr/document.schema.json`` (regenerate with
   ``python -m ocr.export``; a test fails when it is stale).
@@ -83,6 +86,23 @@ def _renderer() -> MarkdownIt:
 
 
 _ATTRIBUTES = {**nh3.ALLOWED_ATTRIBUTES, "div": {"class"}, "span": {"class"}}
+#: Attributes a browser fetches by itself when the page opens (links are only followed on a click).
+_FETCHED = {"src", "srcset", "poster", "background", "lowsrc", "dynsrc", "longdesc", "cite"}
+
+
+def _local_only(element: str, attribute: str, value: str) -> str | None:
+    """nh3 attribute filter: a URL the browser would load by itself (``src`` ...) is kept only when
+    it is relative (figure crops beside the file); ``https://``, ``//host`` and ``data:`` are dropped,
+    so opening an exported document never contacts a server named inside it."""
+    if attribute not in _FETCHED:
+        return value
+    text = value.strip().lower()
+    if text.startswith("//") or ":" in text.split("/", 1)[0]:
+        return None
+    return value
+
+#: Defence in depth: the exported page may load nothing but its own inline CSS and local images.
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' file:"
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;
@@ -111,11 +131,12 @@ def document_html(document: Document, include_headers_footers: bool = False,
             body = f'<p class="page-failed">Page failed: {html.escape("; ".join(page.errors) or "no content")}</p>'
         else:
             body = nh3.clean(md.render(page_markdown(page, include_headers_footers, image_links)),
-                             attributes=_ATTRIBUTES)
+                             attributes=_ATTRIBUTES, attribute_filter=_local_only)
         sections.append(f'<section class="page" id="page-{page.number}">\n'
                         f'<div class="page-label">Page {page.number} · {html.escape(page.engine)}</div>\n{body}\n</section>')
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">\n"
             f"<title>{html.escape(str(title))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             f"<h1 class=\"document-title\">{html.escape(str(title))}</h1>\n" + "\n".join(sections) + "\n</body>\n</html>\n")
 

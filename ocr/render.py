@@ -10,7 +10,18 @@ uses processes (each opening the document itself), not threads.
 
 Limits against decompression bombs and huge pages (:class:`RenderLimits`): a rendered page is never
 larger than ``max_render_pixels`` (the scale is reduced to fit, and the page records it); a source
-image above ``max_image_pixels`` is refused with :class:`~ocr.errors.ResourceLimitError`.
+image above ``max_image_pixels`` (checked from its header, before any pixel is decoded) and a PDF
+page holding an image above ``max_image_bytes`` decoded are refused with
+:class:`~ocr.errors.ResourceLimitError` ("page 3: image exceeds the pixel limit (...)").
+
+Diagnosis (:mod:`ocr.diagnose`): every refusal carries a specific one-line reason ("encrypted:
+password required", "not a PDF or supported image: a ZIP archive ...", "corrupt PDF: truncated
+...", "corrupt PDF: the document has zero pages ..."). A PDF that ends without ``%%EOF`` in its last
+1024 bytes (where PDF readers look for it) is refused as truncated even when PDFium could recover
+part of it, unless ``RenderLimits.allow_truncated``: indexing part of an interrupted download as
+if it were the whole document would lose pages silently. One repair is made: a PDF whose
+``%PDF-`` header is missing but whose body holds PDF objects is opened with the header restored
+(:attr:`OpenedDocument.repairs` says so).
 """
 
 from __future__ import annotations
@@ -23,8 +34,16 @@ from pathlib import Path
 from typing import Iterator
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from PIL import Image, ImageSequence
 
+from ocr.diagnose import (
+    describe_pdfium_error,
+    format_bytes,
+    headerless_pdf,
+    is_encrypted,
+    pdf_tail_problem,
+)
 from ocr.errors import (
     CorruptDocumentError,
     EncryptedDocumentError,
@@ -58,11 +77,17 @@ class RenderLimits:
     ``max_image_pixels``: largest source image accepted (pixels, width*height); default 200 MP.
     ``max_render_pixels``: largest bitmap a page is rendered to (pixels); the scale is lowered to fit.
     ``max_pages``: documents with more pages are refused (0 = no limit).
+    ``max_image_bytes``: largest image inside a PDF page, decoded (width x height x bits per pixel
+    / 8); default 2 GiB (a colour A0 scan at 600 dpi is 1.7 GB). A page holding a larger one is
+    not rendered (PDFium would decode it, or silently drop it and render a blank page).
+    ``allow_truncated``: open PDFs without ``%%EOF`` at their end (default: refused as truncated).
     """
 
     max_image_pixels: int = 200_000_000
     max_render_pixels: int = 40_000_000
     max_pages: int = 0
+    max_image_bytes: int = 2 << 30
+    allow_truncated: bool = False
 
 
 def sniff_mime_type(head: bytes) -> str:
@@ -81,7 +106,9 @@ def sniff_mime_type(head: bytes) -> str:
         return JPEG
     if head.startswith(b"II*\x00") or head.startswith(b"MM\x00*"):
         return TIFF
-    raise UnsupportedFormatError(f"not a PDF or supported image: starts with {head[:8]!r}")
+    from ocr.diagnose import describe_format
+
+    raise UnsupportedFormatError(f"not a PDF or supported image: {describe_format(head)}")
 
 
 class PageHandle:
@@ -96,6 +123,7 @@ class PageHandle:
         self.doc = doc
         self.number = number
         self._image: Image.Image | None = None
+        self._images_checked = False
         self.pdf_page: pdfium.PdfPage | None = None
         if doc.mime_type == PDF:
             with PDFIUM_LOCK:
@@ -130,6 +158,7 @@ class PageHandle:
         if self.width * self.height * scale * scale > limit:
             scale = (limit / max(self.width * self.height, 1e-6)) ** 0.5
         if self.pdf_page is not None:
+            self.check_images()
             try:
                 with PDFIUM_LOCK:
                     bitmap = self.pdf_page.render(scale=scale, rotation=rotate % 360)
@@ -147,18 +176,59 @@ class PageHandle:
         return image
 
 
+    def check_images(self) -> None:
+        """Refuse a PDF page holding an image over ``limits.max_image_bytes`` decoded: raises
+        :class:`ResourceLimitError` ("page N: image exceeds the pixel limit (...)"). Images in
+        form XObjects count; an image PDFium declined to load (bits per pixel 0) counts as 8 bits
+        per pixel. No-op for image documents (their frames are checked when opened)."""
+        if self.pdf_page is None or self._images_checked:
+            return
+        limit = self.doc.limits.max_image_bytes
+        with PDFIUM_LOCK:
+            sizes = pdf_image_sizes(self.pdf_page)
+        for width, height, bpp in sizes:
+            decoded = width * height * (bpp or 8) // 8
+            if decoded > limit:
+                raise ResourceLimitError(
+                    f"page {self.number}: image exceeds the pixel limit ({width:,} x {height:,} px at "
+                    f"{bpp or 8} bits per pixel = {format_bytes(decoded)} decoded > {format_bytes(limit)})")
+        self._images_checked = True
+
+
+def pdf_image_sizes(pdf_page: pdfium.PdfPage) -> list[tuple[int, int, int]]:
+    """``(width, height, bits_per_pixel)`` of every image object on ``pdf_page``, form XObjects
+    included (pixels as the image dictionary declares them; bits 0 when PDFium cannot load the
+    image). Caller holds :data:`PDFIUM_LOCK`."""
+    out = []
+    for obj in pdf_page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=15):
+        try:
+            width, height = obj.get_px_size()
+        except Exception:  # PdfiumError: no usable dictionary; nothing will be decoded
+            continue
+        try:
+            bpp = int(obj.get_metadata().bits_per_pixel)
+        except Exception:
+            bpp = 0
+        out.append((int(width), int(height), bpp))
+    return out
+
+
 class OpenedDocument:
     """An opened PDF or image document. Use :func:`open_document` as a context manager.
 
-    ``source`` (the bytes or path it was opened from) and ``password`` are kept so that other
-    processes can open the same document themselves (parallel rendering, see :mod:`ocr.vlm.render_pool`).
+    ``source`` (the bytes or path it was opened from; the repaired bytes after a repair) and
+    ``password`` are kept so that other processes can open the same document themselves (parallel
+    rendering, see :mod:`ocr.vlm.render_pool`). ``repairs``: what was fixed to open it (one line
+    each; empty for sound files).
     """
 
-    def __init__(self, data: bytes | Path, mime_type: str, password: str | None, limits: RenderLimits):
+    def __init__(self, data: bytes | Path, mime_type: str, password: str | None, limits: RenderLimits,
+                 repairs: list[str] | None = None):
         self.mime_type = mime_type
         self.limits = limits
         self.source: bytes | Path = data if isinstance(data, bytes) else Path(data)
         self.password = password
+        self.repairs: list[str] = list(repairs or [])
         self.metadata: dict[str, str] = {}
         self._pdf: pdfium.PdfDocument | None = None
         self._image: Image.Image | None = None
@@ -171,6 +241,7 @@ class OpenedDocument:
             raise ResourceLimitError(f"too many pages: {self.page_count} > limit {limits.max_pages}")
 
     def _open_pdf(self, data: bytes | Path, password: str | None) -> None:
+        truncated = None if self.limits.allow_truncated else pdf_tail_problem(_tail(data, 1024), _size(data))
         try:
             with PDFIUM_LOCK:
                 self._pdf = pdfium.PdfDocument(data if isinstance(data, bytes) else str(data), password=password)
@@ -181,13 +252,19 @@ class OpenedDocument:
                     self.metadata = {}
         except pdfium.PdfiumError as exc:
             text = str(exc)
-            if "password" in text.lower():
+            whole = data if isinstance(data, bytes) else _read(Path(data))
+            if "password" in text.lower() and is_encrypted(whole):  # the code alone can be stale
                 reason = "wrong password" if password else "password required"
                 raise EncryptedDocumentError(f"encrypted: {reason}") from exc
-            raise CorruptDocumentError(f"corrupt PDF: {text}") from exc
+            if truncated:
+                raise CorruptDocumentError(f"corrupt PDF: {truncated}") from exc
+            raise CorruptDocumentError(f"corrupt PDF: {describe_pdfium_error(text, whole)}") from exc
+        if truncated:
+            self.close()
+            raise CorruptDocumentError(f"corrupt PDF: {truncated} ({self.page_count} page(s) recoverable)")
         if self.page_count == 0:
             self.close()
-            raise CorruptDocumentError("corrupt PDF: document has zero pages")
+            raise CorruptDocumentError("corrupt PDF: the document has zero pages (empty page tree)")
 
     def _open_image(self, data: bytes | Path) -> None:
         Image.MAX_IMAGE_PIXELS = None  # we apply our own limit below, per frame, with a clear error
@@ -199,22 +276,27 @@ class OpenedDocument:
             raise CorruptDocumentError(f"corrupt image: {exc}") from exc
         if pixels > self.limits.max_image_pixels:
             raise ResourceLimitError(
-                f"page 1: image exceeds the pixel limit ({pixels:,} > {self.limits.max_image_pixels:,} pixels)"
+                f"page 1: image exceeds the pixel limit ({self._image.width:,} x {self._image.height:,} = "
+                f"{pixels:,} > {self.limits.max_image_pixels:,} pixels)"
             )
 
     def _frame(self, index: int) -> Image.Image:
         assert self._image is not None
         try:
             self._image.seek(index)
+            width, height = self._image.size  # from the frame's header: nothing decoded yet
+        except Exception as exc:
+            raise CorruptDocumentError(f"page {index + 1}: corrupt image: {exc}") from exc
+        if width * height > self.limits.max_image_pixels:
+            raise ResourceLimitError(
+                f"page {index + 1}: image exceeds the pixel limit "
+                f"({width:,} x {height:,} = {width * height:,} > {self.limits.max_image_pixels:,} pixels)"
+            )
+        try:
             frame = self._image.copy()
             frame.load()
         except Exception as exc:
             raise CorruptDocumentError(f"page {index + 1}: corrupt image: {exc}") from exc
-        if frame.width * frame.height > self.limits.max_image_pixels:
-            raise ResourceLimitError(
-                f"page {index + 1}: image exceeds the pixel limit "
-                f"({frame.width * frame.height:,} > {self.limits.max_image_pixels:,} pixels)"
-            )
         frame.info.setdefault("dpi", self._image.info.get("dpi"))
         return frame
 
@@ -262,12 +344,39 @@ def open_document(
     else:
         head = data[:1024]
         source = data
-    mime_type = sniff_mime_type(head)
-    doc = OpenedDocument(source, mime_type, password, limits or RenderLimits())
+    repairs: list[str] = []
+    try:
+        mime_type = sniff_mime_type(head)
+    except UnsupportedFormatError:
+        if not headerless_pdf(head):
+            raise
+        source = b"%PDF-1.7\n" + (source if isinstance(source, bytes) else _read(source))
+        mime_type, repairs = PDF, ["added the missing %PDF- header"]
+    doc = OpenedDocument(source, mime_type, password, limits or RenderLimits(), repairs)
     try:
         yield doc
     finally:
         doc.close()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
+
+
+def _size(data: bytes | Path) -> int:
+    return len(data) if isinstance(data, bytes) else Path(data).stat().st_size
+
+
+def _tail(data: bytes | Path, n: int) -> bytes:
+    if isinstance(data, bytes):
+        return data[-n:]
+    with open(data, "rb") as fh:
+        fh.seek(0, 2)
+        fh.seek(max(0, fh.tell() - n))
+        return fh.read()
 
 
 def _image_dpi(image: Image.Image) -> float:

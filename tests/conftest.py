@@ -30,3 +30,20 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="session")
+def _fleet_manager(tmp_path_factory):
+    """The one vLLM CPU fleet manager of the session (see ``tests/ocr/vlm/conftest.py``): shared by
+    every suite, so never more than two servers run."""
+    from tests.ocr.vlm.conftest import start_manager
+
+    manager = start_manager(tmp_path_factory)
+    yield manager
+    manager.close()
+
+
+@pytest.fixture
+def vllm_fleet(_fleet_manager):
+    """Two running vLLM CPU servers (``tests/ocr/vlm/conftest.py``); one fleet per session."""
+    return _fleet_manager.current()

@@ -5,7 +5,8 @@ characters): a line at least 1.6x the body size is a level-1 heading, 1.3x level
 and a short, bold, body-sized line standing alone is level 3 as well; the largest level-1 heading
 on page 1 is the title. Lines starting with a bullet or an enumerator are list items. Lines in the
 top or bottom 7% of the page that are not larger than the body (or a bare page number near the
-bottom) are page headers/footers. Consecutive lines of one column, with a gap below 0.7 line
+bottom) are page headers/footers, unless they flow with the body text (closer to it than 1.5 line
+heights: a paragraph that starts or ends inside the margin, see :func:`_detached_margins`). Consecutive lines of one column, with a gap below 0.7 line
 heights and the same size, form a paragraph.
 """
 
@@ -85,6 +86,42 @@ def _margin_label(line: Line, body: float, height: float) -> BlockType | None:
     return None
 
 
+#: A margin line closer than this many of its line heights to the body text flows with it: it is
+#: body text that starts (ends) high (low) on the page, not a running header (footer).
+MARGIN_DETACH_LINES = 1.5
+
+
+def _detached_margins(lines: list[Line], body: float, height: float) -> dict[int, BlockType]:
+    """Header/footer label by ``id(line)`` for the lines :func:`_margin_label` places in a margin
+    *and* that stand apart from the body: a header (footer) line whose nearest line below (above)
+    in the same column is a body line, or a margin line already found to be body, at a vertical gap
+    under :data:`MARGIN_DETACH_LINES` line heights, is body text (a paragraph running into the
+    margin, as in EDGAR filings typeset with small margins). Bare page numbers are always
+    footers/headers. Decided from the body outwards, so a paragraph's lines all flip together."""
+    labels = {id(ln): lab for ln in lines if (lab := _margin_label(ln, body, height)) is not None}
+    if not labels:
+        return labels
+    body_lines = [ln for ln in lines if id(ln) not in labels]
+
+    def overlaps(a: Line, b: Line) -> bool:
+        return min(a.x1, b.x1) - max(a.x0, b.x0) > 0
+
+    for kind, outward in ((BlockType.PAGE_HEADER, True), (BlockType.PAGE_FOOTER, False)):
+        candidates = sorted((ln for ln in lines if labels.get(id(ln)) == kind), key=lambda ln: ln.y0, reverse=outward)
+        for ln in candidates:
+            if _PAGE_NUMBER.match(ln.text.strip()):
+                continue
+            limit = MARGIN_DETACH_LINES * max(ln.height, 1e-6)
+            if outward:  # header: look down
+                gaps = [o.y0 - ln.y1 for o in body_lines if overlaps(o, ln) and o.y0 >= ln.y1 - 0.3 * ln.height]
+            else:  # footer: look up
+                gaps = [ln.y0 - o.y1 for o in body_lines if overlaps(o, ln) and o.y1 <= ln.y0 + 0.3 * ln.height]
+            if gaps and min(gaps) < limit:
+                del labels[id(ln)]
+                body_lines.append(ln)
+    return labels
+
+
 def _join(texts: list[str]) -> str:
     out = ""
     for t in texts:
@@ -129,10 +166,12 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
     headers: list[Block] = []
     footers: list[Block] = []
     items: list[_Item] = []
+    flowing = [ln for ln in lines if not in_table(ln)]
+    margins = _detached_margins(flowing, body, height)
     for ln in lines:
         if in_table(ln):
             continue
-        margin = _margin_label(ln, body, height)
+        margin = margins.get(id(ln))
         if margin is not None:
             block = Block(type=margin, text=ln.text, bbox=BBox(x0=ln.x0, y0=ln.y0, x1=ln.x1, y1=ln.y1))
             (headers if margin == BlockType.PAGE_HEADER else footers).append(block)

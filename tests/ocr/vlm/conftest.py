@@ -1,6 +1,7 @@
 """The vLLM CPU engine fleet for integration tests.
 
-``vllm_fleet`` (session scope) starts **two** CPU servers with the tiny random Qwen2-VL through the
+``vllm_fleet`` (session scope, defined in ``tests/conftest.py`` so that every suite shares the one
+fleet) starts **two** CPU servers with the tiny random Qwen2-VL through the
 real launcher (``folioflow ocr serve``, as a subprocess) and stops them at the end. It skips with the
 setup command when the engine or the model is missing (``bash infra/vllm/setup_cpu_engine.sh``).
 Each server needs ~40 s to start, ~4 GiB of memory and one core; never more than two run at once.
@@ -171,7 +172,7 @@ def _stop(fleet: Fleet) -> None:
             pass
 
 
-class _FleetManager:
+class FleetManager:
     """One fleet for the whole session, started on first use and again if a test stopped it."""
 
     def __init__(self, vllm: str, tmp_path_factory):
@@ -193,8 +194,8 @@ class _FleetManager:
             _stop(self.fleet)
 
 
-@pytest.fixture(scope="session")
-def _fleet_manager(tmp_path_factory):
+def start_manager(tmp_path_factory) -> FleetManager:
+    """A :class:`FleetManager`, or a skip with the setup command when the engine or model is absent."""
     try:
         vllm = resolve_vllm(None)
     except ConfigurationError as exc:
@@ -206,12 +207,4 @@ def _fleet_manager(tmp_path_factory):
         )
     if not (TINY_VLM / "config.json").is_file():
         pytest.skip(f"tiny test VLM absent at {TINY_VLM}; build it with {SETUP}")
-    manager = _FleetManager(vllm, tmp_path_factory)
-    yield manager
-    manager.close()
-
-
-@pytest.fixture
-def vllm_fleet(_fleet_manager) -> Fleet:
-    """Two running vLLM CPU servers (see module docstring); one fleet per session."""
-    return _fleet_manager.current()
+    return FleetManager(vllm, tmp_path_factory)

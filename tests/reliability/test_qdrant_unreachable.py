@@ -1,0 +1,57 @@
+"""Qdrant unreachable: bounded retries, then one clear error; the API key never printed.
+
+"Unreachable" is real: a loopback port nobody listens on (connection refused), reached through
+qdrant-client exactly as a server URL would be.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from indexing.store import StoreSettings, open_store
+from ocr.errors import StoreError
+from ocr.samples import write_sample_pdf
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "qk-7f3a9c-unreachable-secret"
+
+
+@pytest.fixture
+def dead_url() -> str:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now: connections are refused
+    return f"http://127.0.0.1:{port}"
+
+
+def test_store_retries_then_raises_a_clear_error(dead_url):
+    store = open_store(StoreSettings(url=dead_url, api_key=SECRET, retries=3, timeout=2))
+    started = time.perf_counter()
+    with pytest.raises(StoreError) as info:
+        store.ensure_collection(384, "all-MiniLM-L6-v2")
+    elapsed = time.perf_counter() - started
+    message = str(info.value)
+    assert message.startswith(f"Qdrant collection lookup failed ({dead_url}): ") and "refused" in message
+    assert "\n" not in message and SECRET not in message
+    assert 1.4 <= elapsed < 20  # 3 attempts: backoff 0.5 s + 1 s between them, then give up
+    store.close()
+
+
+@pytest.mark.slow
+def test_ingest_cli_stops_with_the_reason_and_exit_code_1(dead_url, tmp_path):
+    sample = write_sample_pdf(tmp_path / "report.pdf")
+    env = {**os.environ, "QDRANT_API_KEY": SECRET, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(sample), "--data-dir", str(tmp_path / "d"),
+                           "--qdrant-url", dead_url, "--no-progress"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"error: ingest cannot proceed: Qdrant collection lookup failed ({dead_url})" in proc.stderr
+    assert SECRET not in proc.stdout + proc.stderr
