@@ -135,6 +135,11 @@ class EdgeStore(ChunkStore):
             return set()
         return {str(r.id) for r in self._scroll(self.chunks, _filter(self.qe, None, doc_id=doc_id), False)}
 
+    def _payloads_where(self, doc_id: str) -> list[dict[str, Any]]:
+        if self.chunks is None:
+            return []
+        return [dict(r.payload or {}) for r in self._scroll(self.chunks, _filter(self.qe, None, doc_id=doc_id), True)]
+
     def _count(self, flt: SearchFilter | None) -> int:
         if self.chunks is None:
             return 0

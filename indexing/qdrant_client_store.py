@@ -162,6 +162,11 @@ class QdrantClientStore(ChunkStore):
             return set()
         return {str(r.id) for r in self._scroll(self.collection, self._filter(None, doc_id=doc_id), False)}
 
+    def _payloads_where(self, doc_id: str) -> list[dict[str, Any]]:
+        if not self._has(self.collection):
+            return []
+        return [dict(r.payload or {}) for r in self._scroll(self.collection, self._filter(None, doc_id=doc_id), True)]
+
     def _count(self, flt: SearchFilter | None) -> int:
         if not self._has(self.collection):
             return 0

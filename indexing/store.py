@@ -187,6 +187,8 @@ class ChunkStore(ABC):
     @abstractmethod
     def _ids_where(self, doc_id: str) -> set[str]: ...
     @abstractmethod
+    def _payloads_where(self, doc_id: str) -> list[dict[str, Any]]: ...
+    @abstractmethod
     def _count(self, flt: SearchFilter | None) -> int: ...
     @abstractmethod
     def _search(self, dense: np.ndarray | None, sparse: SparseVec | None, mode: Mode, k: int,
@@ -289,6 +291,11 @@ class ChunkStore(ABC):
     def point_ids(self, doc_id: str) -> set[str]:
         """Ids of ``doc_id``'s points."""
         return self._ids_where(doc_id)
+
+    def payloads(self, doc_id: str) -> list[dict[str, Any]]:
+        """Payloads (see :mod:`indexing.payload`) of ``doc_id``'s points, in chunk order."""
+        found = self._payloads_where(doc_id)
+        return sorted(found, key=lambda p: (p.get("metadata") or {}).get("chunk_index", 0))
 
     def count(self, flt: SearchFilter | None = None) -> int:
         """Points in the chunk collection (matching ``flt``)."""
