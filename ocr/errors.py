@@ -14,7 +14,8 @@ raise and catch the same classes::
     │   └── SourceAccessError         path escapes its root, file vanished, permission denied
     ├── OcrError                  a page could not be converted by an engine
     │   ├── EngineUnavailableError    engine not installed / not configured / all endpoints down
-    │   ├── EndpointError             one VLM endpoint failed (connection, timeout, HTTP status)
+    │   ├── EndpointError             one VLM endpoint failed (connection, timeout, HTTP 5xx)
+    │   ├── RequestRejectedError      a VLM endpoint refused a request as invalid (HTTP 4xx)
     │   └── OutputValidationError     a VLM answer was truncated, repetitive or unparsable
     ├── ChunkingError             chunker invariants could not be met
     └── IndexingError             embedding or vector store failure
@@ -42,6 +43,7 @@ __all__ = [
     "EngineUnavailableError",
     "EndpointError",
     "OutputValidationError",
+    "RequestRejectedError",
     "ChunkingError",
     "IndexingError",
     "EmbeddingError",
@@ -93,6 +95,11 @@ class EngineUnavailableError(OcrError):
 
 class EndpointError(OcrError):
     """One VLM endpoint failed a request (connection error, timeout, non-2xx status)."""
+
+
+class RequestRejectedError(OcrError):
+    """A VLM endpoint answered HTTP 4xx: the request itself is wrong for that server (prompt longer
+    than the context, image refused, unknown model). Retrying it elsewhere does not help."""
 
 
 class OutputValidationError(OcrError):

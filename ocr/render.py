@@ -148,11 +148,17 @@ class PageHandle:
 
 
 class OpenedDocument:
-    """An opened PDF or image document. Use :func:`open_document` as a context manager."""
+    """An opened PDF or image document. Use :func:`open_document` as a context manager.
+
+    ``source`` (the bytes or path it was opened from) and ``password`` are kept so that other
+    processes can open the same document themselves (parallel rendering, see :mod:`ocr.vlm.render_pool`).
+    """
 
     def __init__(self, data: bytes | Path, mime_type: str, password: str | None, limits: RenderLimits):
         self.mime_type = mime_type
         self.limits = limits
+        self.source: bytes | Path = data if isinstance(data, bytes) else Path(data)
+        self.password = password
         self.metadata: dict[str, str] = {}
         self._pdf: pdfium.PdfDocument | None = None
         self._image: Image.Image | None = None

@@ -16,6 +16,7 @@ app = typer.Typer(
 # Sub-modules register their commands on import (order = order in --help).
 from flows.cli import ingest_cmd  # noqa: E402,F401
 from flows.cli import convert_cmd  # noqa: E402,F401
+from flows.cli import ocr_cmd  # noqa: E402,F401
 
 
 def main() -> None:

@@ -1,0 +1,96 @@
+"""Benchmark: folioflow's VLM path against a raw client flooding the same vLLM servers.
+
+Prints pages/s, output tokens/s and p50/p95 latency of both clients on the same pages, run side by
+side and alternating; folioflow's efficiency (its pages/s / the raw client's) on one endpoint and
+on all, the scaling from one endpoint to all, and optionally a sweep over in-flight requests (plot).
+
+    # on running servers (GPU or CPU):
+    python tests/benchmarks/bench_vlm.py --endpoint http://gpu1:8000/v1 --endpoint http://gpu1:8001/v1 --pages 256
+    # self-contained on the CPU engine (starts 2 tiny-model servers, stops them after):
+    python tests/benchmarks/bench_vlm.py --cpu-replicas 2 --pages 48 --plot /tmp/vlm_sweep.png
+
+Same as ``folioflow ocr bench`` plus the CPU fleet. Needs ``bash infra/vllm/setup_cpu_engine.sh`` for
+the CPU mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from ocr.vlm.bench import BenchSettings, plot_sweep, print_report, run_bench  # noqa: E402
+from ocr.vlm.bench_doc import write_bench_pdf  # noqa: E402
+from ocr.vlm.serve import load_serve_config, plan_servers  # noqa: E402
+from ocr.vlm.supervisor import Supervisor  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--endpoint", action="append", default=[], help="vLLM endpoint (repeat)")
+    parser.add_argument("--cpu-replicas", type=int, default=0, help="start N CPU servers with the tiny model")
+    parser.add_argument("--port", type=int, default=8011)
+    parser.add_argument("--pages", type=int, default=48)
+    parser.add_argument("--profile", default="markdown")
+    parser.add_argument("--in-flight", type=int, default=None)
+    parser.add_argument("--fixed-tokens", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--render-workers", type=int, default=1)
+    parser.add_argument("--image-format", choices=["png", "jpeg"], default=None)
+    parser.add_argument("--sweep", default="", help="in-flight levels, e.g. 1,2,4,8")
+    parser.add_argument("--plot", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+
+    supervisor = None
+    endpoints = list(args.endpoint)
+    if args.cpu_replicas:
+        model = os.environ.get(
+            "FOLIOFLOW_TINY_VLM", str(Path.home() / ".cache" / "folioflow" / "tiny-qwen2-vl")
+        )
+        config = load_serve_config(
+            ROOT / "infra" / "vllm" / "cpu-test.yaml", model=model, replicas=args.cpu_replicas, port=args.port
+        )
+        specs = plan_servers(config)
+        supervisor = Supervisor(specs, log_dir=tempfile.mkdtemp(prefix="bench-vllm-"), echo=lambda line: None)
+        supervisor.start()
+        if not supervisor.wait_ready(300):
+            supervisor.stop()
+            sys.exit("CPU servers did not become healthy")
+        endpoints += [s.url for s in specs]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            pdf = write_bench_pdf(Path(tmp) / "bench.pdf", args.pages)
+            levels = [int(x) for x in args.sweep.split(",") if x]
+            result = run_bench(
+                BenchSettings(
+                    endpoints=endpoints,
+                    pdf=pdf,
+                    pages=args.pages,
+                    profile=args.profile,
+                    in_flight=args.in_flight,
+                    fixed_tokens=args.fixed_tokens or None,
+                    repeats=args.repeats,
+                    render_workers=args.render_workers,
+                    image_format=args.image_format,
+                    sweep=levels,
+                )
+            )
+    finally:
+        if supervisor is not None:
+            supervisor.stop()
+    print_report(result)
+    if args.plot and result.get("sweep"):
+        print(f"plot: {plot_sweep(result['sweep'], args.plot)}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
