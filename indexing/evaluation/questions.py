@@ -119,7 +119,10 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[Question]
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigurationError(f"{path}: line {number} is not JSON ({exc.msg})") from exc
-        out.append(parse_question(row, number))
+        try:
+            out.append(parse_question(row, number))
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{path}: {exc}") from None
         if limit and len(out) >= limit:
             break
     ids = [q.id for q in out]
