@@ -19,8 +19,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from chunking.invariants import (coverage_failures, expected_heading_paths, formula_failures, norm, path_failures,
-                                 source_facts, table_failures)
+from chunking.invariants import (
+    coverage_failures,
+    expected_heading_paths,
+    formula_failures,
+    norm,
+    path_failures,
+    source_facts,
+    table_failures,
+)
 from chunking.schema import Chunk
 from ocr.schema import Document
 

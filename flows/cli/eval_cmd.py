@@ -7,7 +7,7 @@ Command definitions only; the work is in :mod:`flows.cli.eval_views` (imported i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,19 +18,19 @@ eval_app = typer.Typer(name="eval", no_args_is_help=True,
                        help="Evaluate OCR engines, retrieval and chunking on labelled documents (tables, JSON, plots).")
 app.add_typer(eval_app, name="eval")
 
-JsonOut = Annotated[Optional[Path], typer.Option("--json", help="Write the full results (per test/question/chunk) as JSON")]
-PlotOut = Annotated[Optional[Path], typer.Option("--plot", help="Draw per-category bars to this PNG (needs matplotlib: pip install 'folioflow[plot]')")]
+JsonOut = Annotated[Path | None, typer.Option("--json", help="Write the full results (per test/question/chunk) as JSON")]
+PlotOut = Annotated[Path | None, typer.Option("--plot", help="Draw per-category bars to this PNG (needs matplotlib: pip install 'folioflow[plot]')")]
 
 
 @eval_app.command("ocr")
 def eval_ocr(
     tests: Annotated[list[Path], typer.Option("--tests", help="olmOCR-bench-format tests (JSONL), repeatable")],
     pdfs: Annotated[Path, typer.Option("--pdfs", help="Folder holding the PDFs the tests name")],
-    engine: Annotated[Optional[list[str]], typer.Option("--engine", help="auto | text | ocr | ocr:NAME (CPU OCR engine) | vlm; repeat to compare engines")] = None,
-    lang: Annotated[Optional[list[str]], typer.Option("--lang", help="OCR language (tesseract code), repeatable")] = None,
-    dpi: Annotated[Optional[int], typer.Option("--dpi", help="Render resolution for OCR/VLM engines")] = None,
-    ocr_endpoint: Annotated[Optional[list[str]], typer.Option("--ocr-endpoint", help="vLLM endpoint URL for the vlm engine, repeatable")] = None,
-    profile: Annotated[Optional[str], typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr, olmocr, markdown, auto")] = None,
+    engine: Annotated[list[str] | None, typer.Option("--engine", help="auto | text | ocr | ocr:NAME (CPU OCR engine) | vlm; repeat to compare engines")] = None,
+    lang: Annotated[list[str] | None, typer.Option("--lang", help="OCR language (tesseract code), repeatable")] = None,
+    dpi: Annotated[int | None, typer.Option("--dpi", help="Render resolution for OCR/VLM engines")] = None,
+    ocr_endpoint: Annotated[list[str] | None, typer.Option("--ocr-endpoint", help="vLLM endpoint URL for the vlm engine, repeatable")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr, olmocr, markdown, auto")] = None,
     failures: Annotated[int, typer.Option("--failures", help="Failing tests listed per engine (all are in --json)")] = 25,
     json_out: JsonOut = None,
     plot: PlotOut = None,
@@ -57,8 +57,8 @@ def eval_retrieval(
     k: Annotated[str, typer.Option("--k", help="Cut-offs for hit@k, comma-separated")] = "1,5,10",
     modes: Annotated[str, typer.Option("--modes", help="Retrieval modes, comma-separated: dense, sparse, hybrid")] = "dense,sparse,hybrid",
     own_doc: Annotated[bool, typer.Option("--own-doc/--no-own-doc", help="Also search within each question's own evidence documents")] = True,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Only the first N questions")] = None,
-    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Tenant to search as (tenancy on)")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N questions")] = None,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Tenant to search as (tenancy on)")] = None,
     per_question: Annotated[bool, typer.Option("--per-question/--no-per-question", help="Print the per-question table")] = False,
     json_out: JsonOut = None,
     plot: PlotOut = None,
@@ -82,7 +82,7 @@ def eval_chunks(
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
-    document: Annotated[Optional[list[str]], typer.Option("--document", help="Only documents whose path contains this text, repeatable")] = None,
+    document: Annotated[list[str] | None, typer.Option("--document", help="Only documents whose path contains this text, repeatable")] = None,
     failures: Annotated[int, typer.Option("--failures", help="Failures listed (all are in --json)")] = 25,
     json_out: JsonOut = None,
     plot: PlotOut = None,

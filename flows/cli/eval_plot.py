@@ -6,8 +6,8 @@ matplotlib is the optional extra ``plot`` (``pip install 'folioflow[plot]'``); w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ocr.errors import ConfigurationError
 
@@ -38,7 +38,8 @@ def bar_chart(series: Mapping[str, Mapping[str, float]], path: str | Path, title
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if ylim:
-        ax.set_ylim(*ylim)
+        ax.set_ylim(ylim[0], ylim[1] * 1.1)  # head room for the value labels
+        ax.set_yticks([ylim[0] + (ylim[1] - ylim[0]) * i / 5 for i in range(6)])
         if percent:
             ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
     if len(names) > 1:

@@ -13,7 +13,7 @@ from flows.cli.options import fail
 from flows.cli.ui import stderr, stdout
 from flows.settings import Settings
 
-__all__ = ["run_eval_ocr", "run_eval_retrieval", "run_eval_chunks", "parse_engine"]
+__all__ = ["parse_engine", "run_eval_chunks", "run_eval_ocr", "run_eval_retrieval"]
 
 
 def _write_json(path: Path | None, data: Any) -> None:
@@ -75,7 +75,7 @@ def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], langua
 
         try:
             vlm = _vlm_engine(endpoints, profile, None)
-        except Exception as exc:  # typer.BadParameter (no ocr.vlm) or invalid VLM options
+        except Exception as exc:  # noqa: BLE001 - typer.BadParameter (no ocr.vlm) or pydantic errors of VlmOptions
             fail(f"VLM engine: {exc}")
     reports = []
     for spec in engines:
@@ -91,7 +91,7 @@ def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], langua
         bar, task = _progress(pages, f"{label}: pages", progress)
         try:
             with bar:
-                reports.append(evaluate_ocr(tests, pdfs, converter, label, on_page=lambda: bar.advance(task)))
+                reports.append(evaluate_ocr(tests, pdfs, converter, label, on_page=lambda bar=bar, task=task: bar.advance(task)))
         finally:
             converter.close()
     print_ocr(reports, show)

@@ -10,8 +10,9 @@ was really embedded. The converted documents come from ``<data_dir>/documents/<d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from chunking.evaluation import CATEGORIES, DocumentChunkReport, evaluate_document_chunks
 from chunking.schema import Chunk, ChunkKind, PageBBox

@@ -14,15 +14,23 @@ A question with several evidence pages counts as answered when any of them is re
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
 
 from rapidfuzz import fuzz
 
 from indexing.evaluation.questions import Question
 
-__all__ = ["RankedHit", "QuestionResult", "span_in", "page_relevant", "doc_relevant", "first_rank", "summarize",
-           "SPAN_MIN_RATIO"]
+__all__ = [
+    "SPAN_MIN_RATIO",
+    "QuestionResult",
+    "RankedHit",
+    "doc_relevant",
+    "first_rank",
+    "page_relevant",
+    "span_in",
+    "summarize",
+]
 
 #: Fuzzy threshold (rapidfuzz ``partial_ratio``, 0-100) for an evidence span to count as contained in
 #: a hit's text; tolerates OCR noise and line-break hyphenation of a few characters.

@@ -21,13 +21,14 @@ index, so it is converted to ``evidence_page_num + 1`` here.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ocr.errors import ConfigurationError
 
-__all__ = ["Evidence", "Question", "load_questions", "parse_question", "doc_key"]
+__all__ = ["Evidence", "Question", "doc_key", "load_questions", "parse_question"]
 
 
 _EXTENSIONS = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff")

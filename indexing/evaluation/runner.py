@@ -8,13 +8,20 @@ benchmark builds one over a LangChain baseline, so both are scored by the same c
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
-from indexing.evaluation.metrics import QuestionResult, RankedHit, doc_relevant, first_rank, page_relevant, summarize
+from indexing.evaluation.metrics import (
+    QuestionResult,
+    RankedHit,
+    doc_relevant,
+    first_rank,
+    page_relevant,
+    summarize,
+)
 from indexing.evaluation.questions import Question
 
-__all__ = ["Searcher", "RetrievalReport", "evaluate_retrieval"]
+__all__ = ["RetrievalReport", "Searcher", "evaluate_retrieval"]
 
 Searcher = Callable[[str, int, "Sequence[str] | None"], list[RankedHit]]
 
@@ -47,7 +54,7 @@ def evaluate_retrieval(questions: Sequence[Question], searchers: Mapping[str, Se
     every searcher (``{mode: searcher}``), over the whole collection (scope ``shared``) and, when
     ``own_doc``, restricted to its evidence documents (scope ``own``). Questions with an evidence
     document missing are skipped and listed (FinanceBench filings absent from the corpus)."""
-    ks = sorted(set(int(k) for k in ks))
+    ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1:
         raise ValueError("k values must be positive integers")
     depth = ks[-1]
@@ -69,8 +76,8 @@ def evaluate_retrieval(questions: Sequence[Question], searchers: Mapping[str, Se
                 hits = search(q.question, depth, None if scope == "shared" else q.docs)
                 report.results.append(QuestionResult(
                     id=q.id, mode=mode, scope=scope,
-                    page_rank=first_rank(hits, lambda h: page_relevant(h, q)),
-                    doc_rank=first_rank(hits, lambda h: doc_relevant(h, q)),
+                    page_rank=first_rank(hits, lambda h, q=q: page_relevant(h, q)),
+                    doc_rank=first_rank(hits, lambda h, q=q: doc_relevant(h, q)),
                     top=[f"{h.doc} p.{h.page_start}" + (f"-{h.page_end}" if h.page_end != h.page_start else "")
                          for h in hits[:5]]))
         if on_question:

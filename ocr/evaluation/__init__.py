@@ -5,5 +5,13 @@ comparison in :mod:`ocr.evaluation.math`, engine runs and scores in :mod:`ocr.ev
 from ocr.evaluation.checks import TEST_TYPES, OcrTest, load_tests, parse_test
 from ocr.evaluation.runner import OcrReport, TestOutcome, evaluate_ocr, with_baselines
 
-__all__ = ["TEST_TYPES", "OcrTest", "OcrReport", "TestOutcome", "evaluate_ocr", "load_tests", "parse_test",
-           "with_baselines"]
+__all__ = [
+           "TEST_TYPES",
+           "OcrReport",
+           "OcrTest",
+           "TestOutcome",
+           "evaluate_ocr",
+           "load_tests",
+           "parse_test",
+           "with_baselines",
+]

@@ -46,8 +46,17 @@ from ocr.evaluation.math import formula_matches
 from ocr.evaluation.tables import parse_tables
 from ocr.evaluation.text import ngram_repeats, normalize_text
 
-__all__ = ["OcrTest", "TextPresenceTest", "TextOrderTest", "TableTest", "MathTest", "BaselineTest", "TEST_TYPES",
-           "parse_test", "load_tests"]
+__all__ = [
+    "TEST_TYPES",
+    "BaselineTest",
+    "MathTest",
+    "OcrTest",
+    "TableTest",
+    "TextOrderTest",
+    "TextPresenceTest",
+    "load_tests",
+    "parse_test",
+]
 
 
 def _threshold(max_diffs: int, text: str) -> float:

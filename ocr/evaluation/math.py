@@ -26,7 +26,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 
-__all__ = ["extract_formulas", "linearize", "formula_matches"]
+__all__ = ["extract_formulas", "formula_matches", "linearize"]
 
 _DELIMITED = [re.compile(r"\\\((.+?)\\\)", re.DOTALL), re.compile(r"\\\[(.+?)\\\]", re.DOTALL)]
 _DOLLARS = [re.compile(r"\$\$(.+?)\$\$", re.DOTALL), re.compile(r"\$(.+?)\$", re.DOTALL)]
@@ -88,7 +88,7 @@ def linearize(latex: str) -> str | None:
         from latex2mathml.converter import convert
 
         root = ET.fromstring(convert(latex))
-    except Exception:  # latex2mathml raises many types on malformed input; unrenderable, as in KaTeX
+    except Exception:  # noqa: BLE001 - latex2mathml raises many types on malformed input: unrenderable, as in KaTeX
         return None
     text = _lin(root)
     return text or None

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from ocr.converter import DocumentConverter, DocumentInput
 from ocr.errors import FolioflowError
 from ocr.evaluation.checks import BaselineTest, OcrTest
 from ocr.schema import PageStatus, SourceRef
 
-__all__ = ["TestOutcome", "OcrReport", "with_baselines", "evaluate_ocr", "page_outputs"]
+__all__ = ["OcrReport", "TestOutcome", "evaluate_ocr", "page_outputs", "with_baselines"]
 
 
 @dataclass
@@ -143,7 +143,7 @@ def evaluate_ocr(tests: Sequence[OcrTest], pdf_dir: str | Path, converter: Docum
         error = facts.get(f"{t.pdf}#{t.page}", {}).get("error")
         try:
             passed, why = t.run(content)
-        except Exception as exc:  # a test must never stop the evaluation; the reason names it
+        except Exception as exc:  # noqa: BLE001 - a test must never stop the evaluation; the reason names it
             passed, why = False, f"test raised {type(exc).__name__}: {exc}"
         if not passed and error and not content:
             why = f"{why} (page not converted: {error})"

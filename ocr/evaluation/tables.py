@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from bs4 import BeautifulSoup
 
-__all__ = ["TableGraph", "parse_markdown_tables", "parse_html_tables", "parse_tables"]
+__all__ = ["TableGraph", "parse_html_tables", "parse_markdown_tables", "parse_tables"]
 
 Cell = tuple[int, int]
 

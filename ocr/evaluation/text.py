@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["normalize_text", "ngram_repeats"]
+__all__ = ["ngram_repeats", "normalize_text"]
 
 # Fancy punctuation -> ASCII, and the micro sign -> Greek mu (olmOCR-bench's replacement table).
 _REPLACEMENTS = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',

@@ -274,7 +274,6 @@ def baseline_searcher(store):
 def tag_doc_keys(store) -> None:
     """Add ``metadata.doc_key`` (file stem) to every baseline point so the own-filing scope can filter
     on it (PyPDFLoader records the absolute path as ``source``); done after timing, untimed."""
-    from qdrant_client.http import models
 
     from indexing.evaluation import doc_key
 
