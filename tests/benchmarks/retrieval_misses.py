@@ -10,7 +10,11 @@ document? a page next to the evidence?), and the other systems' ranks. Totals pe
 * ``table evidence``: the evidence page's chunks are tables (kind ``table``/``mixed``);
 * ``text evidence``: the rest.
 
-Usage: ``python tests/benchmarks/retrieval_misses.py --json /tmp/bench.json --work /tmp/bench-work``.
+``--tokens`` also prints the tokens each system embeds per page (folioflow: the chunks' counted
+``token_count``; baseline: its chunks tokenized by the model, capped at the 256 it can see), the
+figure that decides embedding time on a CPU.
+
+Usage: ``python tests/benchmarks/retrieval_misses.py --json /tmp/bench.json --work /tmp/bench-work [--tokens]``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ def main() -> None:
     ap.add_argument("--system", default="folioflow hybrid")
     ap.add_argument("--scope", default="own", choices=["own", "shared"])
     ap.add_argument("--show", type=int, default=12, help="missed questions printed in full")
+    ap.add_argument("--tokens", action="store_true", help="embedded tokens per page of both systems")
     args = ap.parse_args()
+    if args.tokens:
+        token_stats(args.work, data_pages=json.loads(args.json.read_text())["pages"])
 
     from flows.pipeline import Pipeline
     from flows.settings import Settings
@@ -98,6 +105,47 @@ def main() -> None:
                   f"{tokens_on_evidence[len(tokens_on_evidence) // 2]}, max {tokens_on_evidence[-1]}")
     finally:
         store.close()
+
+
+def token_stats(work: Path, data_pages: int) -> None:
+    """Chunks and embedded tokens per page, folioflow vs the baseline (see module docstring)."""
+    from qdrant_client import QdrantClient
+
+    from chunking.tokens import default_counter
+    from flows.pipeline import Pipeline
+    from flows.settings import Settings
+    from indexing.store import open_store
+
+    store = open_store(Pipeline.store_settings(Settings(data_dir=work / "folio")))
+    try:
+        meta = [p["metadata"] for r in store.list_documents() for p in store.payloads(r.doc_id)]
+    finally:
+        store.close()
+    f_tokens = sum(int(m.get("token_count") or 0) for m in meta)
+    kinds = Counter(m["kind"] for m in meta)
+    headings = sum(len("\n".join(m["heading_path"])) for m in meta)
+    client = QdrantClient(path=str(work / "baseline"))
+    texts, offset, seen = [], None, set()
+    while True:
+        points, offset = client.scroll("baseline", limit=2048, offset=offset, with_payload=True, with_vectors=False)
+        for p in points:
+            key = (p.payload["metadata"].get("source"), p.payload["metadata"].get("page"), p.payload["page_content"][:200])
+            if key not in seen:  # the baseline's re-ingest duplicated some points
+                seen.add(key)
+                texts.append(p.payload["page_content"])
+        if offset is None:
+            break
+    client.close()
+    counter = default_counter()
+    b_counts = counter.count_batch(texts)
+    b_tokens = sum(min(n, counter.max_tokens) for n in b_counts)
+    print(f"pages {data_pages}: folioflow {len(meta)} chunks ({len(meta) / data_pages:.2f}/page), "
+          f"{f_tokens} tokens embedded ({f_tokens / data_pages:.0f}/page, {f_tokens / max(len(meta), 1):.0f}/chunk), "
+          f"kinds {dict(kinds)}, heading-path characters {headings / max(len(meta), 1):.0f}/chunk")
+    print(f"pages {data_pages}: baseline {len(texts)} chunks ({len(texts) / data_pages:.2f}/page), "
+          f"{b_tokens} tokens embedded ({b_tokens / data_pages:.0f}/page, {b_tokens / max(len(texts), 1):.0f}/chunk), "
+          f"{sum(n > counter.max_tokens for n in b_counts)} chunks truncated, "
+          f"{sum(max(0, n - counter.max_tokens) for n in b_counts)} tokens never embedded")
 
 
 if __name__ == "__main__":
