@@ -44,7 +44,8 @@ class TestOutcome:
 @dataclass
 class OcrReport:
     """Scores of one engine. ``by_type[type] = {"passed", "total", "rate"}``; ``pages`` maps
-    ``"pdf#page"`` to ``{"engine", "status", "seconds", "chars"}``."""
+    ``"pdf#page"`` to ``{"engine", "status", "seconds", "chars", "markdown"}`` (the output the tests
+    ran on, so a failure can be read against it) or ``{"engine", "status", "error"}``."""
 
     engine: str
     outcomes: list[TestOutcome] = field(default_factory=list)
@@ -122,6 +123,7 @@ def page_outputs(converter: DocumentConverter, pdf_dir: Path, wanted: dict[str, 
                 outputs[(pdf, p)] = page.markdown if page.status != PageStatus.FAILED else ""
                 facts[f"{pdf}#{p}"] = {"engine": page.engine, "status": page.status.value,
                                        "seconds": round(page.seconds or 0.0, 3), "chars": len(page.markdown),
+                                       "markdown": outputs[(pdf, p)],
                                        **({"error": "; ".join(page.errors)} if page.errors else {})}
             if on_page:
                 on_page()

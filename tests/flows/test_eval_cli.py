@@ -96,6 +96,9 @@ def test_eval_errors_are_one_line(tmp_path):
     assert result.exit_code == 1 and "--engine 'magic'" in result.output
     result = invoke("eval", "ocr", "--tests", str(OCR_TESTS), "--pdfs", str(tmp_path), "--engine", "vlm")
     assert result.exit_code == 1 and "--ocr-endpoint" in result.output
+    result = invoke("eval", "ocr", "--tests", str(OCR_TESTS), "--pdfs", str(tmp_path), "--engine", "vlm",
+                    "--ocr-endpoint", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
+    assert result.exit_code == 1 and "engine vlm: no VLM endpoint answered" in result.output
     result = invoke("eval", "ocr", "--tests", str(tmp_path / "none.jsonl"), "--pdfs", str(tmp_path))
     assert result.exit_code == 1 and "cannot read tests" in result.output
     result = invoke("eval", "retrieval", "--questions", str(OCR_TESTS), "--data-dir", str(tmp_path / "empty"))
