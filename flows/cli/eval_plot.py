@@ -17,7 +17,8 @@ __all__ = ["bar_chart"]
 def bar_chart(series: Mapping[str, Mapping[str, float]], path: str | Path, title: str, ylabel: str,
               ylim: tuple[float, float] | None = (0.0, 1.0), percent: bool = True) -> Path:
     """Grouped bars: one group per category (the inner keys, in first-seen order), one bar per series
-    (outer keys), value labels on the bars. Writes a PNG to ``path`` and returns it."""
+    (outer keys) that has a value for it, value labels on the bars. Writes a PNG to ``path`` and
+    returns it."""
     try:
         import matplotlib
 
@@ -28,10 +29,14 @@ def bar_chart(series: Mapping[str, Mapping[str, float]], path: str | Path, title
     categories = list(dict.fromkeys(c for values in series.values() for c in values))
     names = list(series)
     width = 0.8 / max(len(names), 1)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(categories) * max(1, len(names)) ** 0.5 + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.3 * len(categories) * len(names) + 2.5)), 4.5))
     for i, name in enumerate(names):
-        xs = [j + (i - (len(names) - 1) / 2) * width for j in range(len(categories))]
-        ys = [float(series[name].get(c, 0.0)) for c in categories]
+        # a category a series does not have gets no bar (not a zero bar)
+        points = [(j + (i - (len(names) - 1) / 2) * width, float(series[name][c]))
+                  for j, c in enumerate(categories) if series[name].get(c) is not None]
+        if not points:
+            continue
+        xs, ys = zip(*points)
         bars = ax.bar(xs, ys, width=width, label=name)
         ax.bar_label(bars, labels=[f"{y:.0%}" if percent else f"{y:g}" for y in ys], fontsize=7, padding=2)
     ax.set_xticks(range(len(categories)), categories, rotation=20 if len(categories) > 5 else 0, ha="right" if len(categories) > 5 else "center")

@@ -109,3 +109,16 @@ def test_eval_errors_are_one_line(tmp_path):
     assert result.exit_code == 1 and "no index under" in result.output
     result = invoke("eval", "retrieval", "--questions", str(questions), "--modes", "dense,fuzzy")
     assert result.exit_code == 1 and "fuzzy" in result.output
+
+
+def test_plot_without_matplotlib_says_how_to_install(tmp_path, monkeypatch):
+    import sys
+
+    from flows.cli.eval_plot import bar_chart
+    from ocr.errors import ConfigurationError
+
+    bar_chart({"a": {"x": 0.5, "y": 1.0}, "b": {"x": 0.25}}, tmp_path / "ok.png", "t", "share")
+    assert (tmp_path / "ok.png").stat().st_size > 5_000
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the 'plot' extra were not installed
+    with pytest.raises(ConfigurationError, match=r"pip install 'folioflow\[plot\]'"):
+        bar_chart({"a": {"x": 0.5}}, tmp_path / "no.png", "t", "share")
