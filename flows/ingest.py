@@ -150,6 +150,8 @@ def ingest_flow(
                                                        error=f"task failed: {error}"))
         if prune:
             report.documents.extend(prune_missing(pipeline, discovery.roots, files))
+        if report.count("indexed") or report.count("pruned"):
+            pipeline.store.optimize()  # Edge builds its HNSW index only when told; no-op elsewhere
     finally:
         pipeline.close()
     report.finished_at = datetime.now(timezone.utc)

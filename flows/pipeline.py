@@ -77,8 +77,18 @@ class Pipeline:
         self.indexer = Indexer(self.embedder, self.store)
         options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi,
                                  **({"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}))
+        if self._vlm_engine is None and s.ocr_endpoints:
+            self._vlm_engine = self.vlm_engine_for(s)
         self.converter = DocumentConverter(options, vlm_engine=self._vlm_engine, page_cache=self.cache)
         self.converter.warm_up()
+
+    @staticmethod
+    def vlm_engine_for(s: Settings):
+        """The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :mod:`ocr.vlm`)."""
+        from ocr.vlm import VlmEngine, VlmOptions
+
+        return VlmEngine(VlmOptions(**{**s.vlm, "endpoints": s.ocr_endpoints, "profile": s.profile,
+                                       "api_key": s.ocr_api_key}))
 
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
@@ -171,4 +181,6 @@ class Pipeline:
         report.engines = document.engines()
         report.fallback_pages = [p.number for p in document.pages if p.status == PageStatus.FALLBACK]
         report.failed_pages = [p.number for p in document.pages if p.status == PageStatus.FAILED]
-        report.page_errors = [f"page {p.number}: {e}" for p in document.pages for e in p.errors][:20]
+        notes = [f"page {p.number}: fallback: {p.fallback_reason}" for p in document.pages if p.fallback_reason]
+        notes += [f"page {p.number}: {e}" for p in document.pages for e in p.errors]
+        report.page_errors = notes[:50]

@@ -14,12 +14,18 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
 from indexing.registry import registry_name
-from indexing.sparse import SparseVec
-from indexing.store import DENSE, SPARSE, ChunkStore, DataDirLock, PointData, SearchFilter, SearchHit, StoreSettings
+from indexing.store import (
+    DENSE,
+    SPARSE,
+    ChunkStore,
+    DataDirLock,
+    PointData,
+    SearchFilter,
+    SearchHit,
+    StoreSettings,
+)
 from ocr.errors import StoreError
 
 __all__ = ["EdgeStore"]

@@ -5,21 +5,23 @@ Default model: all-MiniLM-L6-v2 (384 dimensions, 256-token inputs), shipped on P
 sentence-transformers model name or local path works (``Embedder("BAAI/bge-small-en-v1.5")``).
 
 Devices (``device=None`` picks): CUDA when present, with fp16 weights and the fast path of
-:mod:`indexing.gpu_encode` (tokenization ahead in a thread, token-budget batches, pinned
-memory, one sync per call; several GPUs: one worker process per GPU); ``fast=False`` uses plain
-``encode`` (and sentence-transformers' multi-process pool on several GPUs). Otherwise the CPU.
+:mod:`indexing.gpu_encode` (tokenization ahead of the GPU, token-budget batches, pinned memory,
+one sync per call; several GPUs: one worker process per GPU; measured 9.6x plain ``encode`` on one
+H200, see that module); ``fast=False`` uses plain ``encode`` (and sentence-transformers'
+multi-process pool on several GPUs). Otherwise the CPU.
 
-CPU backend, measured (``backend="torch"`` is the default). sentence-transformers' ONNX backend
-(``backend="onnx"``) needs ``optimum-onnx``, whose only release (0.1.0) requires
-``transformers<4.58``; with the transformers 5.x that sentence-transformers 6 requires, loading
-fails at import (``ImportError: cannot import name 'get_parameter_dtype' from
-'transformers.modeling_utils'``), with or without a pre-exported model, so it cannot export offline
-here. To see what ONNX would buy, the model was exported with ``torch.onnx.export`` and run with
-onnxruntime (2 threads) against sentence-transformers' PyTorch path on 600 CUAD pieces of 150 words,
-same tokenization and pooling: min cosine 1.000000 (equivalent), throughput 16.7 vs 20.8 texts/s
-(ORT 1.24x) in one repetition and 17.5 vs 8.3 (ORT 0.47x) in the next on this shared 2-core
-machine: no reliable gain, so PyTorch stays the CPU default and ``backend="onnx"`` is passed through
-for environments with a compatible optimum.
+CPU backend, measured with ``tests/benchmarks/bench_cpu_embed.py --n 300`` (PYTHONPATH also
+holding optimum 2.1.0 + optimum-onnx 0.1.0 + onnx, installed to a scratch folder): sentence-
+transformers' ONNX backend (``backend="onnx"``) goes through ``optimum-onnx``, whose only release
+(0.1.0) requires ``transformers<4.58``; with the transformers 5.x that sentence-transformers 6
+requires, loading fails at import (``ImportError: cannot import name 'get_parameter_dtype' from
+'transformers.modeling_utils'``), with or without a pre-exported model, so it cannot export (or
+run) here, offline or not. To see what ONNX would buy, the benchmark exports the model with
+``torch.onnx.export`` and runs it with onnxruntime (2 threads, all graph optimisations) against
+sentence-transformers' PyTorch path on 300 corpus pieces of 200 tokens, same tokenization and
+pooling: min cosine 1.000000 (equivalent), 5.5 texts/s PyTorch vs 4.7 onnxruntime (0.84x; medians
+of 3 interleaved repetitions on this shared 2-core machine). ONNX is not faster here, so PyTorch
+is the CPU default; ``backend="onnx"`` is passed through for environments with a compatible optimum.
 
 Inputs over the model's limit are truncated by the model (first ``max_tokens - 1`` tokens and the
 end token) and never silently: :attr:`Embedder.over_limit` counts them and each call that meets one
@@ -31,8 +33,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -66,19 +69,21 @@ class Embedder:
     ``devices``: GPUs for data parallelism (default: every visible GPU when ``device`` is CUDA).
     ``batch_size``: texts per batch on the plain path (CPU default 32). ``backend``: CPU backend
     passed to sentence-transformers (``"torch"`` or ``"onnx"``). ``fast``: use the GPU fast path.
+    ``multi_gpu_min_texts``: calls with fewer texts stay on one GPU (worker start-up and transfers
+    cost more than they save).
     The model loads lazily (first property or :meth:`encode`) or with :meth:`warm_up`; loading
     errors raise :class:`EmbeddingError`. Thread-safe.
     """
 
     def __init__(self, model: str | Path | None = None, device: str | None = None, *, batch_size: int = 32,
                  backend: str = "torch", fast: bool = True, devices: Sequence[str] | None = None,
-                 token_budget: int = 32768, pool_min_texts: int = 4096):
+                 token_budget: int = 32768, multi_gpu_min_texts: int = 4096):
         name = None if model is None else str(model)
         self.model_name = DEFAULT_MODEL if name in _DEFAULT_ALIASES else name
         self._path = default_model_path() if name in _DEFAULT_ALIASES else name
         self._device_arg, self._devices_arg = device, list(devices) if devices else None
         self.batch_size, self.backend, self.fast = batch_size, backend, fast
-        self.token_budget, self.pool_min_texts = token_budget, pool_min_texts
+        self.token_budget, self.multi_gpu_min_texts = token_budget, multi_gpu_min_texts
         self.over_limit = 0
         self._lock = threading.RLock()
         self._model: Any = None
@@ -90,11 +95,11 @@ class Embedder:
     def _resolve_device(self) -> str:
         import torch
 
-        if self._device_arg:
+        if self._device_arg and self._device_arg != "auto":
             return self._device_arg
         return "cuda" if torch.cuda.is_available() else "cpu"
 
-    def warm_up(self) -> "Embedder":
+    def warm_up(self) -> Embedder:
         """Load the model (idempotent); returns ``self``. Raises :class:`EmbeddingError`."""
         with self._lock:
             if self._model is not None:
@@ -168,7 +173,7 @@ class Embedder:
         try:
             with self._lock:
                 devices = self._gpu_devices() if self.device.startswith("cuda") else []
-                if len(devices) > 1 and len(texts) >= self.pool_min_texts:
+                if len(devices) > 1 and len(texts) >= self.multi_gpu_min_texts:
                     emb, over = self._encode_multi_gpu(texts, devices)
                 elif self._gpu is not None:
                     res = self._gpu.encode(texts)

@@ -20,10 +20,11 @@ Two producers yield the same batches:
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ProcessPoolExecutor
 from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -25,7 +25,7 @@ from typing import Any
 from chunking.schema import Chunk
 from indexing.registry import DocumentRecord
 
-__all__ = ["KEYWORD_FIELDS", "TENANT_FIELD", "INTEGER_FIELDS", "chunk_payload", "hit_metadata"]
+__all__ = ["INTEGER_FIELDS", "KEYWORD_FIELDS", "TENANT_FIELD", "chunk_payload", "hit_metadata"]
 
 KEYWORD_FIELDS = ("metadata.doc_id", "metadata.source", "metadata.kind")
 TENANT_FIELD = "metadata.tenant"

@@ -22,7 +22,16 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
 from indexing.registry import registry_name
-from indexing.store import DENSE, SPARSE, ChunkStore, DataDirLock, PointData, SearchFilter, SearchHit, StoreSettings
+from indexing.store import (
+    DENSE,
+    SPARSE,
+    ChunkStore,
+    DataDirLock,
+    PointData,
+    SearchFilter,
+    SearchHit,
+    StoreSettings,
+)
 from ocr.errors import StoreError
 
 __all__ = ["QdrantClientStore"]

@@ -16,15 +16,23 @@ needs no OCR, chunking or embedding.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ocr.ids import FOLIOFLOW_NAMESPACE
 
-__all__ = ["REGISTRY_SUFFIX", "COLLECTION_RECORD_ID", "REGISTRY_SCHEMA", "DocumentRecord", "registry_name", "record_point_id",
-           "record_payload", "record_from_payload"]
+__all__ = [
+    "COLLECTION_RECORD_ID",
+    "REGISTRY_SCHEMA",
+    "REGISTRY_SUFFIX",
+    "DocumentRecord",
+    "record_from_payload",
+    "record_payload",
+    "record_point_id",
+    "registry_name",
+]
 
 #: Suffix of the registry collection next to a chunk collection.
 REGISTRY_SUFFIX = "__documents"
@@ -66,7 +74,7 @@ class DocumentRecord(BaseModel):
     pages: int = 0
     chunks: int = 0
     engines: list[str] = Field(default_factory=list)
-    indexed_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    indexed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     status: str = "indexed"
     errors: list[str] = Field(default_factory=list)
     mime_type: str | None = None

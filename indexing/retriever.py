@@ -30,7 +30,7 @@ from indexing.sparse import BM25Encoder
 from indexing.store import SearchFilter
 from ocr.errors import TenancyError
 
-__all__ = ["FolioRetriever", "FolioEmbeddings", "format_docs"]
+__all__ = ["FolioEmbeddings", "FolioRetriever", "format_docs"]
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold")

@@ -22,7 +22,30 @@ Backends (``StoreSettings.backend``):
 * ``auto`` (default): ``server`` when ``url`` is set, else the embedded backend whose folder
   already exists in ``data_dir``, else :data:`EMBEDDED_DEFAULT`.
 
-Embedded default, measured with ``tests/benchmarks/bench_stores.py`` (see :data:`EMBEDDED_DEFAULT`).
+Embedded default: **Edge**, by measurement (``python tests/benchmarks/bench_stores.py --n 100000
+--small 10000``; real chunks: FinanceBench filings and CUAD contracts in 200-token windows, MiniLM
+vectors; 83 FinanceBench questions as queries; everything through this interface: dense + BM25 +
+payload, ``replace_document`` per 100-chunk document; shared 2-core machine)::
+
+    10k chunks, side by side       local mode      Edge    Edge/local
+    upsert points/s                        70     8,258       118x
+    optimize (HNSW build) s               0.0       2.1
+    ready points/s (incl. optimize)        70     2,985        43x
+    re-open s                            2.07      0.09
+    dense search p50 / p95 ms     10.2 / 74.4  1.05 / 1.52
+    hybrid search p95 ms                  343      1.30
+    recall@10 vs exact search          1.0000    0.9916
+    disk MB                                75        81
+
+    100k chunks, Edge: upsert 6,875 points/s; optimize 219 s (ready 429 points/s); re-open 0.98 s;
+    dense p50 3.42 ms, p95 16.5 ms; hybrid p95 2.16 ms; recall@10 0.9904; disk 469 MB.
+
+Local mode was not run on 100k: it commits every point to sqlite on its own (~4 ms a point here,
+profiled) and scans every payload in Python for filters, so 100k points would take it well over
+20 minutes to write; its exact search is slower at 10k already. Edge answers 49x faster at p95,
+writes two orders of magnitude faster and loses under 1% recall@10 to its HNSW index. Caveats:
+qdrant-edge-py is beta (0.9); its BM25 IDF counts deleted points until segments are optimised;
+flows should call :meth:`ChunkStore.optimize` after a bulk ingest.
 
 Embedded stores hold their folder exclusively: a second process (or a second store in the same
 process) opening the same data dir gets a :class:`StoreError` naming the holder's pid.
@@ -33,23 +56,42 @@ from __future__ import annotations
 import logging
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Self
 
 import numpy as np
 from pydantic import BaseModel, SecretStr
 
 from chunking.schema import Chunk
 from indexing.payload import chunk_payload
-from indexing.registry import (COLLECTION_RECORD_ID, REGISTRY_SCHEMA, DocumentRecord, record_from_payload,
-                               record_payload, record_point_id)
+from indexing.registry import (
+    COLLECTION_RECORD_ID,
+    REGISTRY_SCHEMA,
+    DocumentRecord,
+    record_from_payload,
+    record_payload,
+    record_point_id,
+)
 from indexing.sparse import SparseVec
 from ocr.errors import ConfigurationError, StoreError, TenancyError
 
-__all__ = ["EMBEDDED_DEFAULT", "DENSE", "SPARSE", "StoreSettings", "DocumentRecord", "SearchFilter", "SearchHit",
-           "PointData", "ReplaceResult", "ChunkStore", "open_store", "DataDirLock"]
+__all__ = [
+    "DENSE",
+    "EMBEDDED_DEFAULT",
+    "SPARSE",
+    "ChunkStore",
+    "DataDirLock",
+    "DocumentRecord",
+    "PointData",
+    "ReplaceResult",
+    "SearchFilter",
+    "SearchHit",
+    "StoreSettings",
+    "open_store",
+]
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +261,7 @@ class ChunkStore(ABC):
             return info
         self._create_collections(dim)
         info = {"kind": "collection", "model": model, "dimension": dim, "sparse": sparse or {},
-                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(timezone.utc).isoformat()}
+                "schema": REGISTRY_SCHEMA, "created_at": datetime.now(UTC).isoformat()}
         self._reg_put(COLLECTION_RECORD_ID, info)
         self._info = info
         return info
@@ -269,7 +311,7 @@ class ChunkStore(ABC):
         stale = self._ids_where(record.doc_id) - new_ids
         if stale:
             self._delete_where(record.doc_id, new_ids)
-        record = record.model_copy(update={"chunks": len(chunks), "indexed_at": datetime.now(timezone.utc)})
+        record = record.model_copy(update={"chunks": len(chunks), "indexed_at": datetime.now(UTC)})
         self._reg_put(record_point_id(record.doc_id), record_payload(record))
         return ReplaceResult(upserted=len(points), deleted=len(stale), ids=[p.id for p in points])
 
@@ -329,7 +371,7 @@ class ChunkStore(ABC):
         """Flush and release the store (idempotent)."""
         self._close()
 
-    def __enter__(self) -> "ChunkStore":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

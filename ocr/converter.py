@@ -3,8 +3,9 @@
 :class:`DocumentConverter` opens a PDF or image, selects pages (``page_range``), routes every page
 to the text layer, CPU OCR or a VLM (rules in :mod:`ocr.routing`), falls back to the embedded
 route when the VLM fails a page, and streams pages out in order (``on_page``). Pages are
-converted one at a time (VLM pages in windows of ``vlm_window`` so the engine can keep its
-endpoints busy), so no more than a window of rendered images is alive at once.
+converted one at a time; VLM pages go to the engine in windows (at least ``vlm_window``, and twice
+the fleet's capacity) converted in the background while embedded pages proceed, so no more than a
+window of rendered images is alive at once and the endpoints stay busy.
 
 Only a document that cannot be opened raises (a :class:`~ocr.errors.SourceError` subclass);
 page failures are data (``Page.status``/``Page.errors``) and the document's status is derived
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,24 +181,44 @@ class DocumentConverter:
 
     # -- routing ----------------------------------------------------------------------------------
     def _pages(self, doc: OpenedDocument, numbers: list[int], content_hash: str) -> Iterator[Page]:
-        window: list[_Pending] = []
-        for number in numbers:
-            pending = self._route(doc, number)
-            if isinstance(pending, Page):
-                yield from self._run_vlm(doc, window, content_hash)
-                window = []
-                yield pending
-                continue
-            if pending.route == "vlm":
-                window.append(pending)
-                if len(window) >= self.options.vlm_window:
-                    yield from self._run_vlm(doc, window, content_hash)
-                    window = []
-                continue
-            yield from self._run_vlm(doc, window, content_hash)
-            window = []
-            yield self._run_embedded(doc, pending, content_hash)
-        yield from self._run_vlm(doc, window, content_hash)
+        """Yield one page per number, in order. VLM-routed pages are collected into windows of
+        ``max(vlm_window, 2 * engine capacity)`` and converted in a background thread while the
+        embedded pages in between are converted here, so neither waits for the other; a reorder
+        buffer restores page order (it holds finished ``Page`` objects only, never images)."""
+        capacity = int(getattr(self.vlm_engine, "capacity", 0) or 0) if self.vlm_engine is not None else 0
+        size = max(self.options.vlm_window, 2 * capacity)
+        done: dict[int, Page] = {}
+        position = 0
+        windows: list[Future] = []
+
+        def ready() -> Iterator[Page]:
+            nonlocal position
+            for future in [f for f in windows if f.done()]:
+                windows.remove(future)
+                done.update((page.number, page) for page in future.result())
+            while position < len(numbers) and numbers[position] in done:
+                yield done.pop(numbers[position])
+                position += 1
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlm-window") as pool:
+            window: list[_Pending] = []
+            for number in numbers:
+                pending = self._route(doc, number)
+                if isinstance(pending, Page):
+                    done[number] = pending
+                elif pending.route == "vlm":
+                    window.append(pending)
+                    if len(window) >= size:
+                        windows.append(pool.submit(lambda w=window: list(self._run_vlm(doc, w, content_hash))))
+                        window = []
+                else:
+                    done[number] = self._run_embedded(doc, pending, content_hash)
+                yield from ready()
+            if window:
+                windows.append(pool.submit(lambda w=window: list(self._run_vlm(doc, w, content_hash))))
+            for future in list(windows):
+                future.result()
+            yield from ready()
 
     def _route(self, doc: OpenedDocument, number: int) -> _Pending | Page:
         started = time.perf_counter()

@@ -42,8 +42,8 @@ def ingest(
     collection: Collection = None,
     embedding_model: EmbeddingModel = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="auto | text | ocr | vlm")] = None,
-    ocr_engine: Annotated[Optional[str], typer.Option("--ocr-engine", help="CPU OCR engine for scans")] = None,
-    lang: Annotated[Optional[list[str]], typer.Option("--lang", help="OCR language (tesseract code), repeatable")] = None,
+    cpu_engine: Annotated[Optional[str], typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr")] = None,
+    lang: Annotated[Optional[list[str]], typer.Option("--lang", "--language", "-l", help="OCR language (tesseract code), repeatable")] = None,
     ocr_endpoint: Annotated[Optional[list[str]], typer.Option("--ocr-endpoint", help="vLLM endpoint URL, repeatable")] = None,
     profile: Annotated[Optional[str], typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr, olmocr, generic")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Documents processed concurrently")] = None,
@@ -67,7 +67,7 @@ def ingest(
         passwords.update({glob: secret} if sep else {"*": item})
     settings = build_settings(
         config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection, embedding_model=embedding_model,
-        engine=engine, cpu_ocr_engine=ocr_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
+        engine=engine, cpu_ocr_engine=cpu_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
     from flows.cli.ui import failures_table, page_progress, stderr, stdout, summary_table

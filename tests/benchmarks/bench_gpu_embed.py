@@ -137,7 +137,6 @@ def main() -> None:
     prof = profile_plain(fp16, texts, 256, dev0)
     t16, e16 = timed(lambda: fp16.encode(texts, batch_size=256, normalize_embeddings=True), max(1, args.reps - 1), sync)
     cos16 = float((ref * e16).sum(1).min())
-    del fp16
 
     n = len(texts)
     rate_ref, rate16 = n / t_ref, n / t16
@@ -149,7 +148,7 @@ def main() -> None:
     def measure(label: str, encode, gpus: int) -> None:
         for key, batch in sizes:
             encode(batch[:4096])
-            secs, res = timed(lambda: encode(batch), args.reps, sync)
+            secs, res = timed(lambda b=batch: encode(b), args.reps, sync)
             cos = float((ref * res.embeddings).sum(1).min()) if key == "n" else float("nan")
             fast_rows.append((label, len(batch), secs, cos))
             best[(gpus, len(batch))] = min(best.get((gpus, len(batch)), secs), secs)
@@ -158,7 +157,7 @@ def main() -> None:
     for workers in (0, args.tok_workers):
         enc = GpuEncoder(SentenceTransformer(args.model, device=dev0), dev0, token_budget=args.token_budget,
                          tokenizer_workers=workers, pool_min_texts=0)
-        label = f"fast 1 GPU, {enc.pool.workers if enc.pool else 0} tokenizer procs"
+        label = f"fast 1 GPU, {enc.tokenizer_workers} tokenizer procs"
         measure(label, enc.encode, 1)
         if workers == 0:
             t0 = time.perf_counter()

@@ -17,7 +17,11 @@ BM25 vectors + full payload, ``replace_document`` per document of 100 chunks, as
 * recall@10 of dense search against exact search (float32 brute force in numpy);
 * disk space allocated under the data dir.
 
-Usage: ``python tests/benchmarks/bench_stores.py [--n 100000]``.
+Both backends run side by side on the first ``--small`` chunks (10k); the backends in
+``--large-backends`` (Edge) also run on all ``--n`` (100k): local mode commits every point to
+sqlite on its own (~4 ms a point here), so 100k points take it the better part of an hour.
+
+Usage: ``python tests/benchmarks/bench_stores.py [--n 100000] [--small 10000]``.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_pieces import CACHE, CORPUS, corpus_pieces  # noqa: E402
+from corpus_pieces import CACHE, CORPUS, corpus_pieces
 
 
 def load_vectors(pieces: list[str]) -> np.ndarray:
@@ -115,7 +119,7 @@ def run_backend(backend: str, docs, vecs, sparse_docs, queries, qsparse, exact_t
     store.close()
     size = du(root)
     shutil.rmtree(root, ignore_errors=True)
-    pct = lambda xs, p: float(np.percentile(np.array(xs) * 1000, p))  # noqa: E731
+    pct = lambda xs, p: float(np.percentile(np.array(xs) * 1000, p))
     return {"backend": backend, "points": n, "upsert_pps": n / upsert_s, "optimize_s": optimize_s,
             "ready_pps": n / (upsert_s + optimize_s), "close_s": close_s, "reopen_s": reopen_s,
             "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "hybrid_p95_ms": pct(hyb, 95),
@@ -127,6 +131,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--per-doc", type=int, default=100)
     ap.add_argument("--backends", default="local,edge")
+    ap.add_argument("--small", type=int, default=10_000,
+                    help="also run every backend side by side on this many chunks (0: off); local mode "
+                         "persists each point with its own sqlite commit, so 100k takes it the better part of an hour")
+    ap.add_argument("--large-backends", default="edge", help="backends run on all --n chunks")
     ap.add_argument("--hybrid-queries", type=int, default=10,
                     help="questions timed in hybrid mode (local mode scores BM25 in Python: seconds a query)")
     args = ap.parse_args()
@@ -152,22 +160,36 @@ def main() -> None:
         exact_top[i] = set(ids[np.argpartition(-row, 10)[:10]].tolist())
     print(f"{len(pieces)} real chunks ({args.per_doc} per document), {len(questions)} FinanceBench questions; "
           f"BM25 encoding {len(pieces) / sparse_s:.0f} chunks/s", flush=True)
-    rows = []
-    for backend in args.backends.split(","):
-        res = run_backend(backend, docs, vecs, sparse_docs, queries, qsparse, exact_top, args.hybrid_queries)
-        print(json.dumps(res), flush=True)
-        rows.append(res)
+    runs = []
+    if args.small:
+        small_docs = [d for d in docs if d[2] < args.small]
+        small_ids = ids[:args.small]
+        small_top = []
+        for row in queries @ vecs[:args.small].T:
+            small_top.append(set(small_ids[np.argpartition(-row, 10)[:10]].tolist()))
+        runs.append((args.small, [run_backend(b, small_docs, vecs, sparse_docs, queries, qsparse, small_top,
+                                              args.hybrid_queries) for b in args.backends.split(",")]))
+        for r in runs[-1][1]:
+            print(json.dumps(r), flush=True)
+    large = [run_backend(b, docs, vecs, sparse_docs, queries, qsparse, exact_top, args.hybrid_queries)
+             for b in args.large_backends.split(",") if b]
+    for r in large:
+        print(json.dumps(r), flush=True)
+    if large:
+        runs.append((len(pieces), large))
     cols = [("upsert_pps", "upsert pts/s", "{:.0f}"), ("optimize_s", "optimize s", "{:.1f}"),
             ("ready_pps", "ready pts/s", "{:.0f}"), ("reopen_s", "reopen s", "{:.2f}"),
             ("p50_ms", "dense p50 ms", "{:.2f}"), ("p95_ms", "dense p95 ms", "{:.2f}"),
             ("hybrid_p95_ms", "hybrid p95 ms", "{:.2f}"), ("recall10", "recall@10", "{:.4f}"),
             ("disk_mb", "disk MB", "{:.0f}")]
-    print(f"\n{'':16s}" + "".join(f"{r['backend']:>12s}" for r in rows) + ("   ratio edge/local" if len(rows) == 2 else ""))
-    for key, label, fmt in cols:
-        line = f"{label:16s}" + "".join(f"{fmt.format(r[key]):>12s}" for r in rows)
-        if len(rows) == 2 and rows[0][key]:
-            line += f"   {rows[1][key] / rows[0][key]:.2f}"
-        print(line)
+    for n_points, rows in runs:
+        print(f"\n{n_points} chunks{'':7s}" + "".join(f"{r['backend']:>12s}" for r in rows)
+              + ("   ratio edge/local" if len(rows) == 2 else ""))
+        for key, label, fmt in cols:
+            line = f"{label:16s}" + "".join(f"{fmt.format(r[key]):>12s}" for r in rows)
+            if len(rows) == 2 and rows[0][key]:
+                line += f"   {rows[1][key] / rows[0][key]:.2f}"
+            print(line)
 
 
 if __name__ == "__main__":

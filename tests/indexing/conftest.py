@@ -28,14 +28,14 @@ SAMPLE_DOCS = {
          "resolved exclusively in the state or federal courts located in Wilmington, Delaware.", 2),
     ],
     "acme-services-agreement.pdf": [
-        (["Term and Termination"], "text", "This Agreement commences on the Effective Date and continues for "
-         "three years. Either party may terminate for convenience on ninety days' written notice.", 1),
-        (["Fees"], "text", "Customer shall pay the fees set out in Schedule B within thirty days of invoice. "
-         "Late payments accrue interest at one percent per month.", 1),
-        (["Confidentiality"], "text", "Each party shall keep the other's Confidential Information secret and "
-         "use it only to perform this Agreement, for five years after termination.", 2),
-        (["Governing Law"], "text", "This Agreement is governed by the laws of the State of New York, without "
-         "regard to its conflict of laws rules.", 3),
+        (["Term and Termination"], "text", ("This Agreement commences on the Effective Date and continues for "
+         "three years. Either party may terminate for convenience on ninety days' written notice."), 1),
+        (["Fees"], "text", ("Customer shall pay the fees set out in Schedule B within thirty days of invoice. "
+         "Late payments accrue interest at one percent per month."), 1),
+        (["Confidentiality"], "text", ("Each party shall keep the other's Confidential Information secret and "
+         "use it only to perform this Agreement, for five years after termination."), 2),
+        (["Governing Law"], "text", ("This Agreement is governed by the laws of the State of New York, without "
+         "regard to its conflict of laws rules."), 3),
     ],
 }
 
@@ -62,12 +62,35 @@ def sample_documents(source: str = "default", tenant: str | None = None):
     return [make_document(path, parts, source, tenant) for path, parts in SAMPLE_DOCS.items()]
 
 
+class CachedEmbedder:
+    """The real :class:`~indexing.embedder.Embedder`, memoising vectors per text: the suites embed
+    the same sample chunks in many tests, and a CPU shared with other work makes that the bulk of
+    their time. Texts not seen before go to the model; everything else is delegated."""
+
+    def __init__(self, inner):
+        self.inner, self._cache = inner, {}
+
+    def encode(self, texts):
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for t, v in zip(missing, self.inner.encode(missing)):
+                self._cache[t] = v
+        if not texts:
+            return self.inner.encode([])
+        return np.stack([self._cache[t] for t in texts])
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
 @pytest.fixture(scope="session")
 def embedder():
-    """The default embedding model on the CPU, loaded once."""
+    """The default embedding model on the CPU, loaded once (vectors memoised per text)."""
     from indexing.embedder import Embedder
 
-    return Embedder(device="cpu").warm_up()
+    return CachedEmbedder(Embedder(device="cpu").warm_up())
 
 
 def cuad_contracts(corpus: Path, count: int) -> list[tuple[str, str, str]]:

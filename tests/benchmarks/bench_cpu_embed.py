@@ -1,0 +1,113 @@
+"""CPU embedding: sentence-transformers' PyTorch path against ONNX Runtime, side by side.
+
+1. Tries sentence-transformers' own ONNX backend (``backend="onnx"``, which exports through
+   optimum-onnx); prints why it cannot run when it cannot.
+2. Exports the default model with ``torch.onnx.export`` (needs the ``onnx`` package) to
+   ``/tmp/folioflow-bench/minilm.onnx`` and runs it with onnxruntime (graph optimisations on, the
+   same thread count as torch), with the same tokenization, mean pooling and normalisation.
+
+Both embed the same corpus pieces (``corpus_pieces.py``: 200-token windows of real filings and
+contracts), interleaved for ``--reps`` repetitions (median reported), and the minimum cosine
+between the two outputs shows whether they are equivalent (>= 0.999).
+
+Usage: ``python tests/benchmarks/bench_cpu_embed.py [--n 300] [--threads 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from corpus_pieces import CACHE, corpus_pieces
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from indexing.embedder import default_model_path
+
+    path = default_model_path()
+    try:
+        SentenceTransformer(path, device="cpu", backend="onnx")
+        print("sentence-transformers backend='onnx': loads")
+    except Exception as exc:  # report, then measure our own export
+        print(f"sentence-transformers backend='onnx': unavailable: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime as ort
+    except ImportError as exc:
+        print(f"onnx/onnxruntime missing ({exc}); nothing to compare")
+        return
+    torch.set_num_threads(args.threads)
+    st = SentenceTransformer(path, device="cpu")
+    tok = st.tokenizer
+    onnx_path = CACHE / "minilm.onnx"
+    if not onnx_path.is_file():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        class Wrapped(torch.nn.Module):
+            def __init__(self, bert):
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                                 token_type_ids=token_type_ids).last_hidden_state
+
+        enc = tok(["probe text"] * 2, return_tensors="pt", padding=True)
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        torch.onnx.export(Wrapped(st[0].auto_model.eval()), tuple(enc[k] for k in names), str(onnx_path), input_names=names,
+                          output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                          dynamic_axes={k: {0: "b", 1: "s"} for k in names + ["last_hidden_state"]})
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+
+    def ort_encode(texts: list[str], batch: int = 32) -> np.ndarray:
+        order = np.argsort([-len(t) for t in texts])
+        out = np.zeros((len(texts), 384), np.float32)
+        for i in range(0, len(texts), batch):
+            idx = order[i:i + batch]
+            e = tok([texts[j] for j in idx], padding=True, truncation=True, max_length=st.max_seq_length,
+                    return_tensors="np")
+            h = sess.run(None, {k: e[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")})[0]
+            m = e["attention_mask"][..., None].astype(np.float32)
+            v = (h * m).sum(1) / m.sum(1)
+            out[idx] = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return out
+
+    texts = corpus_pieces(args.n)
+    st.encode(texts[:32])
+    ort_encode(texts[:32])
+    t_torch, t_ort = [], []
+    for _ in range(args.reps):
+        t0 = time.perf_counter()
+        a = st.encode(texts, batch_size=32, normalize_embeddings=True)
+        t_torch.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        b = ort_encode(texts)
+        t_ort.append(time.perf_counter() - t0)
+    rt, ro = len(texts) / statistics.median(t_torch), len(texts) / statistics.median(t_ort)
+    print(f"{len(texts)} pieces, {args.threads} threads: torch {rt:.1f} texts/s, onnxruntime {ro:.1f} texts/s, "
+          f"ratio ort/torch {ro / rt:.2f}; min cosine {float((a * b).sum(1).min()):.6f}")
+    print(f"per repetition (s): torch {[round(x, 1) for x in t_torch]}, ort {[round(x, 1) for x in t_ort]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The embedder and the GPU fast path's CPU-testable parts, on the real default model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexing.embedder import DEFAULT_MODEL, Embedder
+from ocr.samples import SAMPLE_FACTS
+
+
+def test_default_model_shapes_and_normalisation(embedder):
+    assert embedder.model_name == DEFAULT_MODEL
+    assert embedder.dimension == 384 and embedder.max_tokens == 256
+    vecs = embedder.encode(list(SAMPLE_FACTS.values()))
+    assert vecs.shape == (4, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert embedder.encode([]).shape == (0, 384)
+
+
+def test_related_texts_are_closer(embedder):
+    law, revenue, query = embedder.encode([SAMPLE_FACTS["law"], SAMPLE_FACTS["revenue"],
+                                           "Which state's law governs the contract?"])
+    assert float(query @ law) > float(query @ revenue) + 0.2
+
+
+def test_over_limit_inputs_are_counted_not_silent(embedder, caplog):
+    before = embedder.over_limit
+    long = " ".join(["indemnification"] * 400)
+    embedder.encode([long, "short text"])
+    assert embedder.over_limit == before + 1
+    assert "exceed 256 tokens" in caplog.text
+
+
+def test_token_counter_matches_the_model_limit(embedder):
+    tokens = pytest.importorskip("chunking.tokens", reason="chunking.tokens not merged into this branch yet")
+    counter = embedder.token_counter()
+    assert isinstance(counter, tokens.HFTokenCounter) and counter.max_tokens == 256
+    assert counter.count("hello world") == 4  # [CLS] hello world [SEP]
+
+
+def test_unknown_model_is_a_clear_error():
+    from ocr.errors import EmbeddingError
+
+    with pytest.raises(EmbeddingError, match="cannot load embedding model"):
+        Embedder("/nonexistent/model-folder", device="cpu").warm_up()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_fast_path_matches_plain_encode(embedder, workers):
+    """The GPU fast path's pipeline (token-budget batches, masks from lengths, scatter back),
+    run on the CPU: same vectors as sentence-transformers' encode, in input order."""
+    from sentence_transformers import SentenceTransformer
+
+    from indexing.embedder import default_model_path
+    from indexing.gpu_encode import GpuEncoder
+
+    texts = [f"{v} (item {i})" * (1 + i % 5) for i, v in enumerate(list(SAMPLE_FACTS.values()) * 6)]
+    texts.append("x " * 600)  # over the limit: truncated and counted
+    fast = GpuEncoder(SentenceTransformer(default_model_path(), device="cpu"), "cpu", token_budget=512,
+                      tokenizer_workers=workers, pool_min_texts=0)
+    try:
+        res = fast.encode(texts)
+    finally:
+        fast.close()
+    ref = embedder.model.encode(texts, normalize_embeddings=True)
+    assert res.embeddings.shape == ref.shape
+    assert float((res.embeddings * ref).sum(1).min()) > 0.9999
+    assert res.over_limit == 1
