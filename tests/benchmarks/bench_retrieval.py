@@ -253,13 +253,17 @@ def baseline_pass(files: list[Path], store, model, measure_tokens: bool) -> dict
     return out
 
 
-def baseline_searcher(store):
+def baseline_searcher(store, within: set[str] | None = None):
+    """Search the baseline store; ``within`` (doc keys) limits every search to those filings (to
+    score a snapshot against the same set of filings as folioflow's)."""
     from qdrant_client.http import models
 
     from indexing.evaluation import RankedHit, doc_key
 
     def search(query: str, k: int, restrict):
         flt = None
+        if restrict is None and within is not None:
+            restrict = sorted(within)
         if restrict is not None:
             # documents were loaded from absolute paths; match on the stem through the source field
             flt = models.Filter(must=[models.FieldCondition(key="metadata.doc_key", match=models.MatchAny(any=list(restrict)))])
@@ -348,7 +352,14 @@ def main() -> None:
     ap.add_argument("--baseline-reingest", default="5", help="all | none | N (the N smallest ingested filings)")
     ap.add_argument("--json", type=Path, default=None, help="results (rewritten after each round and phase)")
     ap.add_argument("--keep", action="store_true", help="keep the stores under --work")
+    ap.add_argument("--evaluate-only", type=Path, default=None,
+                    help="score copies of the stores (folio/, baseline/ under this folder) taken between rounds of a "
+                         "run whose --json is given with --rounds-json; no ingestion")
+    ap.add_argument("--rounds-json", type=Path, default=None)
     args = ap.parse_args()
+    if args.evaluate_only:
+        evaluate_snapshot(args)
+        return
 
     import random
 
@@ -459,6 +470,65 @@ def main() -> None:
     base_store.client.close()
     if not args.keep:
         shutil.rmtree(args.work, ignore_errors=True)
+
+
+def evaluate_snapshot(args) -> None:
+    """Retrieval over store copies (see ``--evaluate-only``), with the ingest figures of the rounds
+    whose filings the folioflow copy holds, read from the running benchmark's JSON."""
+    from langchain_core.embeddings import Embeddings
+    from langchain_qdrant import QdrantVectorStore
+    from qdrant_client import QdrantClient
+    from sentence_transformers import SentenceTransformer
+
+    from flows.pipeline import Pipeline
+    from flows.settings import Settings
+    from indexing.embedder import Embedder, default_model_path
+    from indexing.evaluation import doc_key, evaluate_retrieval, load_questions
+    from indexing.evaluation.folio import collection_docs, folio_searchers
+    from indexing.store import open_store
+
+    class Adapter(STEmbeddings, Embeddings):
+        pass
+
+    store = open_store(Pipeline.store_settings(Settings(data_dir=args.evaluate_only / "folio")))
+    known = {doc_key(r.path) for r in store.list_documents() if r.status == "indexed"}
+    client = QdrantClient(path=str(args.evaluate_only / "baseline"))
+    base_store = QdrantVectorStore(client=client, collection_name="baseline",
+                                   embedding=Adapter(SentenceTransformer(default_model_path(), device="cpu")))
+    tag_doc_keys(base_store)
+    rounds = [r for r in json.loads(args.rounds_json.read_text())["rounds"] if {doc_key(f) for f in r["files"]} <= known]
+    held = {doc_key(f) for r in rounds for f in r["files"]}
+    assert held == known, f"store copy holds {sorted(known - held)} beyond whole rounds"
+    fsum = {k: sum(r["folioflow"][k] for r in rounds) for k in ("pages", "chunks", "flow_s", "warm_up_s")}
+    fsum["flow_s"] = fsum["flow_s"] - fsum["warm_up_s"] + rounds[0]["folioflow"]["warm_up_s"]
+    bsum = {k: sum(r["baseline"][k] for r in rounds) for k in ("pages", "chunks", "wall_s", "over_limit")}
+    stages: dict[str, float] = defaultdict(float)
+    for r in rounds:
+        for key, v in r["baseline"]["stages_s"].items():
+            stages[key] += v
+    bsum["stages_s"] = dict(stages)
+    folio = {"ingest": fsum, "reingest": {"flow_s": float("nan")}, "pages_per_s": fsum["pages"] / fsum["flow_s"],
+             "stages_s": {}, "over_limit_share": 0.0}
+    base = {"ingest": bsum, "pages_per_s": bsum["pages"] / bsum["wall_s"],
+            "truncated_share": bsum["over_limit"] / max(bsum["chunks"], 1)}
+    embedder = Embedder(device="cpu")
+    modes = [m for m in args.modes.split(",") if m]
+    searchers = {f"folioflow {m}": s for m, s in folio_searchers(store, embedder, modes).items()}
+    searchers["baseline"] = baseline_searcher(base_store, within=known)
+    questions = load_questions(args.questions)
+    report = evaluate_retrieval(questions, searchers, set(collection_docs(store)) & known, ks=(1, 5, 10), own_doc=True)
+    points = store.count()
+    store.close()
+    n_eval = report.questions - len(report.skipped)
+    print(f"snapshot: {len(known)} filings, {fsum['pages']} pages ({len(rounds)} rounds); questions {report.questions}, "
+          f"evaluated {n_eval}, skipped {len(report.skipped)} (their filings not in the store)")
+    goals = print_table(list(searchers), report.summaries, folio, base, points)
+    if args.json:
+        args.json.write_text(json.dumps({"snapshot": str(args.evaluate_only), "filings": sorted(known),
+                                         "pages": fsum["pages"], "folioflow": folio, "baseline": base, "goals": goals,
+                                         "retrieval": report.as_dict()}, indent=2, default=str))
+        print(f"wrote {args.json}")
+    client.close()
 
 
 def folio_reingest_subset(files: list[Path], work: Path) -> float:
