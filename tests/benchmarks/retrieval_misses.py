@@ -7,7 +7,7 @@ document? a page next to the evidence?), and the other systems' ranks. Totals pe
 
 * ``other documents``: no hit of the top 5 from the evidence filing (shared scope only);
 * ``adjacent page``: a top-5 hit one page from the evidence page;
-* ``table evidence``: the evidence page's chunks are tables (kind ``table``/``mixed``);
+* ``table evidence``: most of the evidence page's tokens are in table chunks (kind ``table``/``mixed``);
 * ``text evidence``: the rest.
 
 ``--tokens`` also prints the tokens each system embeds per page (folioflow: the chunks' counted
@@ -83,7 +83,7 @@ def main() -> None:
                 cause = "other documents"
             elif near:
                 cause = "adjacent page"
-            elif chunks and all(c[0] in ("table", "mixed") for c in chunks):
+            elif chunks and sum(c[1] for c in chunks if c[0] in ("table", "mixed")) * 2 >= sum(c[1] for c in chunks):
                 cause = "table evidence"
             else:
                 cause = "text evidence"
