@@ -1,7 +1,9 @@
 """Persistent per-page OCR cache: a crashed or repeated run never repeats finished OCR.
 
 Layout under the cache root: ``<content_hash[:2]>/<content_hash>/<key>/<page>.json`` where ``key``
-is a short sha256 of the engine's ``cache_key`` (engine, model and prompt version). Each file is a
+is a short sha256 of the page schema version (:data:`ocr.schema.SCHEMA_VERSION`) and the engine's
+``cache_key`` (engine, model and prompt version), so a new model, prompt or page layout never
+reuses old pages. Each file is a
 :class:`ocr.schema.Page` in JSON, written to a temporary name and renamed, so a process killed
 mid-write leaves either the whole page or nothing. Only ``ok`` and ``fallback`` pages are cached:
 failed pages are retried by the next run.
@@ -17,7 +19,7 @@ import uuid
 import fsspec
 
 from ocr.ids import sha256_text
-from ocr.schema import Page, PageStatus
+from ocr.schema import SCHEMA_VERSION, Page, PageStatus
 
 __all__ = ["PageCache"]
 
@@ -31,7 +33,7 @@ class PageCache:
         self.misses = 0
 
     def _path(self, content_hash: str, page_number: int, cache_key: str) -> str:
-        key = sha256_text(cache_key)[:16]
+        key = sha256_text(f"{SCHEMA_VERSION}|{cache_key}")[:16]
         return f"{self.root}/{content_hash[:2]}/{content_hash}/{key}/{page_number}.json"
 
     def get(self, content_hash: str, page_number: int, cache_key: str) -> Page | None:

@@ -1,179 +1,131 @@
 """The Prefect ``ingest`` flow: sources -> documents -> pages -> chunks -> index.
 
-Shape: the flow discovers the files, then submits one ``ingest-document`` task per document to its
-task runner (a thread pool of ``settings.workers`` by default). Each document task runs the stages
-as nested tasks (``plan``, ``convert``, ``chunk``, ``index``), so every stage is a task run in the
-Prefect UI, documents run concurrently, and one document's failure is caught and reported as data:
-the document task always completes with a :class:`~flows.report.DocumentReport`. The flow checks
-the final state of every future it submitted, so no failure goes unseen; a document task that
-somehow failed is reported as ``failed`` with its exception, and the flow still completes.
+Shape: the flow resolves its settings (a :class:`~flows.settings.Settings` object, or a config file
+plus overrides when run from a deployment), collects documents (command-line ``paths``: files,
+folders, globs; and/or configured ``sources`` by name), warms up the models and the store, then
+runs one ``ingest-document`` task per document on the configured task runner and indexes their
+results in the flow process (:mod:`flows.runner`, :mod:`flows.tasks`). One document's failure is a
+``failed`` row in the report, never a failed flow run; the flow raises only when the run cannot
+proceed at all (bad settings, model or store unavailable: :class:`~ocr.errors.FolioflowError`).
 
-The ``convert`` task carries the tag :data:`OCR_TAG`; a Prefect concurrency limit on that tag
-(``prefect concurrency-limit create folioflow-ocr N``) bounds OCR across all flow runs sharing a
-fleet. The ``index`` task retries transient store errors with backoff.
+With ``prune``, documents indexed from the same folders or sources that are gone from them are
+deleted (for sources only when the listing was complete). Artifacts per run: a progress artifact,
+a table of documents and a Markdown summary (:mod:`flows.artifacts`).
 """
 
 from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Sequence
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect import flow
 
-from ocr.errors import StoreError
-from ocr.schema import Page
+from ocr.errors import ConfigurationError
 
-from flows.pipeline import Pipeline, Planned
+from flows.artifacts import publish_run_artifacts
+from flows.pipeline import Pipeline
 from flows.report import DocumentReport, RunReport
-from flows.settings import Settings
-from flows.sources import SourceFile, discover
+from flows.runner import run_documents
+from flows.settings import Settings, load_settings
+from flows.source_config import SourceConfig
+from flows.sources import discover
+from flows.tasks import OCR_TAG, IngestProgress, list_source_task
 
-__all__ = ["OCR_TAG", "IngestProgress", "ingest_flow", "run_ingest"]
-
-#: Tag on every OCR task; size a Prefect concurrency limit on it to the OCR fleet.
-OCR_TAG = "folioflow-ocr"
-
-
-
-class IngestProgress(Protocol):
-    """Receives progress events from document tasks (called from worker threads)."""
-
-    def document_started(self, file: SourceFile, pages: int) -> None: ...
-
-    def page_done(self, file: SourceFile, page: Page) -> None: ...
-
-    def document_skipped(self, file: SourceFile, pages: int) -> None: ...
+__all__ = ["OCR_TAG", "IngestProgress", "ingest_flow", "run_ingest", "resolve_settings", "run_body"]
 
 
-def _transient(task, task_run, state) -> bool:
-    """Retry only errors that another attempt can fix (store unreachable, timeouts)."""
-    try:
-        state.result()
-    except (StoreError, TimeoutError, ConnectionError):
-        return True
-    except Exception:
-        return False
-    return False
+def resolve_settings(settings: Settings | None, config: str | None, overrides: dict[str, Any] | None) -> Settings:
+    """``settings`` with ``overrides`` applied, else :func:`load_settings` from ``config`` (or
+    ``$FOLIOFLOW_CONFIG``), the environment and ``overrides``."""
+    if settings is not None:
+        return settings.model_copy(update=overrides) if overrides else settings
+    return load_settings(config, **(overrides or {}))
 
 
-@task(name="plan", cache_policy=NO_CACHE)
-def plan_task(pipeline: Pipeline, file: SourceFile) -> Planned:
-    return pipeline.plan(file)
+def adhoc_source(settings: Settings, url: str) -> SourceConfig:
+    """A source for an object-store URL given as a path (``s3://bucket/prefix``, ``https://host/docs/``,
+    a glob like ``s3://bucket/*.pdf``): the settings' source name, tenant and passwords; credentials
+    from the store's own chain (``AWS_*`` variables, instance roles)."""
+    return SourceConfig(name=settings.source_name, url=url, tenant=settings.tenant, passwords=settings.passwords)
 
 
-@task(name="convert", cache_policy=NO_CACHE, tags=[OCR_TAG])
-def convert_task(pipeline: Pipeline, planned: Planned, on_page: Callable[[Page], None] | None):
-    return pipeline.convert(planned, on_page)
+def _url_root(url: str) -> str:
+    parts = url.split("/")
+    fixed = next((i for i, part in enumerate(parts) if set("*?[") & set(part)), len(parts))
+    return "/".join(parts[:fixed]).rstrip("/")
 
 
-@task(name="chunk", cache_policy=NO_CACHE)
-def chunk_task(pipeline: Pipeline, document):
-    return pipeline.chunk(document)
-
-
-@task(name="index", cache_policy=NO_CACHE, retries=3, retry_delay_seconds=[1, 5, 15], retry_condition_fn=_transient)
-def index_task(pipeline: Pipeline, document, chunks):
-    return pipeline.index(document, chunks)
-
-
-@task(name="ingest-document", cache_policy=NO_CACHE, task_run_name="ingest {file.path}")
-def ingest_document_task(pipeline: Pipeline, file: SourceFile, progress: IngestProgress | None = None) -> DocumentReport:
-    """All stages of one document as nested tasks; never raises (failures are in the report)."""
-    from ocr.errors import FolioflowError
-
-    started = time.perf_counter()
-    report = DocumentReport(source=file.display, doc_id=file.doc_id, status="failed", tenant=pipeline.settings.tenant)
-    on_page = (lambda page: progress.page_done(file, page)) if progress else None
-    try:
-        planned = plan_task(pipeline, file)
-        report.content_hash = planned.content_hash
-        if planned.skip:
-            record = pipeline.store.get_document(file.doc_id)
-            report.status = "skipped"
-            report.pages, report.chunks = (record.pages, record.chunks) if record else (0, 0)
-            report.engines = list(record.engines) if record else []
-            if progress:
-                progress.document_skipped(file, report.pages)
-            return report
-        if progress:
-            progress.document_started(file, planned.page_count)
-        document = convert_task(pipeline, planned, on_page)
-        Pipeline.describe(report, document)
-        chunks = chunk_task(pipeline, document)
-        index_task(pipeline, document, chunks)
-        report.chunks = len(chunks)
-        report.status = "indexed"
-    except FolioflowError as exc:
-        report.error = str(exc)
-    except Exception as exc:  # keep the batch going; the type names the bug
-        report.error = f"internal error: {type(exc).__name__}: {exc}"
-    finally:
-        report.seconds = time.perf_counter() - started
-    return report
-
-
-@flow(name="ingest", log_prints=True, validate_parameters=False)
-def ingest_flow(
-    paths: Sequence[str],
-    settings: Settings | None = None,
-    prune: bool = False,
-    progress: Any = None,
-) -> RunReport:
-    """Ingest every PDF/image under ``paths`` (files, folders recursively, globs).
-
-    ``progress`` is an :class:`IngestProgress` (typed ``Any`` because Prefect builds a parameter
-    schema from the signature). Returns the :class:`RunReport`; raises only when the run cannot proceed at all (settings,
-    model or store unavailable: :class:`~ocr.errors.FolioflowError`).
-    """
-    settings = settings or Settings()
+def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), source_names: Sequence[str] | None = None,
+             prune: bool = False, progress: Any = None) -> RunReport:
+    """What both flows do: collect documents, run them, prune, publish artifacts."""
     report = RunReport()
     started = time.perf_counter()
-    discovery = discover(list(paths))
-    report.documents.extend(
-        DocumentReport(source=missing.display, status="failed", error=missing.error) for missing in discovery.errors
-    )
-    files = discovery.files
-    pipeline = Pipeline(settings)
+    local = [p for p in paths if "://" not in p or p.startswith("file://")]
+    discovery = discover(local) if local else None
+    files = list(discovery.files) if discovery else []
+    if discovery:
+        report.documents += [DocumentReport(source=p.display, status="failed", error=p.error) for p in discovery.errors]
+    configs = [settings.source(name) for name in source_names] if source_names else []
+    configs += [adhoc_source(settings, url) for url in paths if url not in local]
+    listings = [list_source_task(config) for config in configs]
+    for listing in listings:
+        files += listing.files
+        report.documents += [DocumentReport(source=f"{listing.source.name}:{p.argument}", status="failed", error=p.error,
+                                            source_name=listing.source.name) for p in listing.errors]
+    pipeline = Pipeline(settings, in_process=settings.task_runner == "thread")
     pipeline.warm_up()
     try:
-        runner_futures = [ingest_document_task.submit(pipeline, f, progress) for f in files]
-        for file, future in zip(files, runner_futures):
-            future.wait()
-            if future.state.is_completed():
-                report.documents.append(future.result())
-            else:  # the task itself failed (should not happen): report it, never hide it
-                error = future.state.result(raise_on_failure=False)
-                report.documents.append(DocumentReport(source=file.display, doc_id=file.doc_id, status="failed",
-                                                       error=f"task failed: {error}"))
-        if prune:
-            report.documents.extend(prune_missing(pipeline, discovery.roots, files))
+        report.documents += run_documents(pipeline, files, flow_name, progress)
+        if prune and discovery and discovery.roots:
+            report.documents += pipeline.prune(settings.source_name, {f.uri for f in discovery.files}, discovery.roots,
+                                               labelled=False)
+        for listing in listings:
+            if prune and listing.complete:
+                roots = [_url_root(listing.source.url)] if listing.source in configs[len(source_names or ()):] else None
+                report.documents += pipeline.prune(listing.source.name, {f.uri for f in listing.files}, roots)
         if report.count("indexed") or report.count("pruned"):
             pipeline.store.optimize()  # Edge builds its HNSW index only when told; no-op elsewhere
     finally:
         pipeline.close()
     report.finished_at = datetime.now(timezone.utc)
     report.seconds = time.perf_counter() - started
+    publish_run_artifacts(report, flow_name)
+    print(f"{flow_name}: {report.count('indexed')} indexed, {report.count('skipped')} skipped, "
+          f"{report.count('failed')} failed, {report.count('pruned')} pruned; {report.pages_processed} pages "
+          f"at {report.pages_per_second:.2f} pages/s")
     return report
 
 
-def prune_missing(pipeline: Pipeline, roots: list[str], files: list[SourceFile]) -> list[DocumentReport]:
-    """Delete documents recorded under one of ``roots`` (URI prefixes of the folders ingested)
-    that are no longer among ``files``; returns a ``pruned`` report per document."""
-    present = {f.uri for f in files}
-    pruned = []
-    for record in pipeline.store.list_documents(source=pipeline.settings.source_name):
-        if record.uri in present or not any(record.uri.startswith(root.rstrip("/") + "/") for root in roots):
-            continue
-        pipeline.store.delete_document(record.doc_id)
-        pruned.append(DocumentReport(source=record.path, doc_id=record.doc_id, status="pruned",
-                                     pages=record.pages, chunks=record.chunks))
-    return pruned
+@flow(name="ingest", log_prints=True, validate_parameters=False)
+def ingest_flow(
+    paths: list[str] | None = None,
+    sources: list[str] | None = None,
+    config: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    prune: bool = False,
+    settings: Any = None,
+    progress: Any = None,
+) -> RunReport:
+    """Ingest documents: ``paths`` (files, folders recursively, globs; object-store URLs such as
+    ``s3://bucket/prefix`` or ``https://host/docs/`` are listed like a source) and/or the configured
+    ``sources`` named (all configured sources when neither is given).
+
+    ``config``: YAML settings file (default ``$FOLIOFLOW_CONFIG``); ``overrides``: setting values
+    that beat file and environment (e.g. ``{"workers": 4}``); ``settings``: a ready
+    :class:`Settings` (in-process callers; typed ``Any`` because Prefect builds a parameter schema
+    from the signature); ``progress``: an :class:`IngestProgress` (in-process only). Returns the
+    :class:`RunReport`. Raises :class:`~ocr.errors.FolioflowError` only when the run cannot
+    proceed (settings, model or store unavailable).
+    """
+    settings = resolve_settings(settings, config, overrides)
+    if not paths and not sources:
+        if not settings.sources:
+            raise ConfigurationError("nothing to ingest: give paths, or configure sources (see infra/ORCHESTRATION.md)")
+        sources = [s.name for s in settings.sources]
+    return run_body("ingest", settings, paths or (), sources, prune, progress)
 
 
 def run_ingest(paths: Sequence[str], settings: Settings, prune: bool = False, **kwargs) -> RunReport:
-    """Run :func:`ingest_flow` with the settings' task runner (a thread pool of ``workers``)."""
-    runner = ThreadPoolTaskRunner(max_workers=settings.workers)
-    return ingest_flow.with_options(task_runner=runner)(paths, settings=settings, prune=prune, **kwargs)
+    """Run :func:`ingest_flow` in this process on ``paths`` with ``settings``."""
+    return ingest_flow(paths=list(paths), settings=settings, prune=prune, **kwargs)

@@ -1,99 +1,83 @@
-"""The ingestion stages for one document, without Prefect: plan, convert, chunk, index.
+"""The flow-process side of an ingestion run, without Prefect: models, store, index, prune.
 
 :class:`Pipeline` wires the library packages (``ocr`` -> ``chunking`` -> ``indexing``) from
-:class:`~flows.settings.Settings`; the Prefect flow in :mod:`flows.ingest` runs each stage as a
-task. Keeping the stages here makes them testable and reusable without an orchestrator.
-
-Skip rule: a document is ``skipped`` when the index already holds a record with the same doc id,
-the same content hash and the same :attr:`Pipeline.fingerprint` (embedding model and chunk limit).
-Then no OCR, chunking or embedding runs.
+:class:`~flows.settings.Settings`. It owns what must stay in one process: the embedder and the
+vector store (embedded Qdrant allows one process per data dir), and it builds the CPU
+:class:`~flows.stages.Stages` (plan, convert, chunk) that document tasks run, in this process or on
+Dask/Ray workers. The Prefect flows in :mod:`flows.ingest` and :mod:`flows.watch` call these
+methods from tasks; keeping them here makes them testable without an orchestrator.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import threading
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
-from chunking.chunker import Chunker
 from chunking.schema import Chunk
-from indexing.embedder import Embedder
-from indexing.indexer import Indexer
-from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.ids import sha256_bytes
-from ocr.render import open_document
-from ocr.schema import Document, Page, PageStatus, SourceRef
-
-from flows.cache import PageCache
 from flows.report import DocumentReport
 from flows.settings import Settings
 from flows.sources import SourceFile
+from flows.stages import (
+    Known,
+    Planned,
+    Prepared,
+    Stages,
+    StageSpec,
+    build_vlm_engine,
+    chunker_options,
+    register_stages,
+    unregister_stages,
+)
+from indexing.embedder import Embedder
+from indexing.indexer import Indexer
+from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
+from ocr.ids import sha256_text
+from ocr.schema import Document, PageStatus
 
-__all__ = ["Pipeline", "Planned"]
-
-
-@dataclass
-class Planned:
-    """A document read from its source and checked against the index."""
-
-    file: SourceFile
-    data: bytes
-    content_hash: str
-    source: SourceRef
-    skip: bool
-    page_count: int = 0
+__all__ = ["Pipeline", "Planned", "Prepared"]
 
 
 class Pipeline:
-    """Stages of one ingestion run. Cheap to construct; :meth:`warm_up` loads models and opens
-    the store (raises :class:`~ocr.errors.FolioflowError` subclasses when it cannot)."""
+    """Models, store and stages of one run. Cheap to construct; :meth:`warm_up` loads models and
+    opens the store (raises :class:`~ocr.errors.FolioflowError` subclasses when it cannot)."""
 
-    def __init__(self, settings: Settings, vlm_engine=None):
+    def __init__(self, settings: Settings, vlm_engine=None, in_process: bool = True):
         self.settings = settings
         self._vlm_engine = vlm_engine
+        self._in_process = in_process
         self.embedder: Embedder | None = None
         self.store: ChunkStore | None = None
         self.indexer: Indexer | None = None
-        self.chunker: Chunker | None = None
-        self.converter: DocumentConverter | None = None
-        self.cache = PageCache(str(settings.cache_dir))
+        self.stages: Stages | None = None
+        self.spec: StageSpec | None = None
         self._write_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------- set-up
-    def warm_up(self) -> None:
+    def warm_up(self) -> "Pipeline":
         s = self.settings
         self.embedder = Embedder(model=s.embedding_model, device=s.device)
         self.embedder.warm_up()
         counter = self.embedder.token_counter()
-        if s.max_tokens:
-            counter.max_tokens = min(s.max_tokens, counter.max_tokens)
-        self.chunker = Chunker(counter)
+        options = chunker_options(s)
         self.store = open_store(self.store_settings(s))
         self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
         self.indexer = Indexer(self.embedder, self.store)
-        options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi,
-                                 **({"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}))
-        if self._vlm_engine is None and s.ocr_endpoints:
-            self._vlm_engine = self.vlm_engine_for(s)
-        self.converter = DocumentConverter(options, vlm_engine=self._vlm_engine, page_cache=self.cache)
-        self.converter.warm_up()
+        # What else than the bytes decides the indexed content: the embedding model and the chunker's
+        # options (limit included).
+        fingerprint = f"{self.embedder.model_name}|{sha256_text(options.model_dump_json())[:12]}"
+        self.spec = StageSpec(settings=s, fingerprint=fingerprint, in_process=self._in_process)
+        self.stages = Stages(self.spec, counter=counter, vlm_engine=self._vlm_engine).warm_up()
+        register_stages(self.stages)
+        return self
 
-    @staticmethod
-    def vlm_engine_for(s: Settings):
-        """The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :mod:`ocr.vlm`)."""
-        from ocr.vlm import VlmEngine, VlmOptions
-
-        return VlmEngine(VlmOptions(**{**s.vlm, "endpoints": s.ocr_endpoints, "profile": s.profile,
-                                       "api_key": s.ocr_api_key}))
+    #: The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :func:`flows.stages.build_vlm_engine`).
+    vlm_engine_for = staticmethod(build_vlm_engine)
 
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
         return StoreSettings(
-            data_dir=s.store_dir,
+            data_dir=s.data_dir,
             url=s.qdrant_url,
             api_key=s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None,
             collection=s.collection,
@@ -101,47 +85,38 @@ class Pipeline:
 
     @property
     def fingerprint(self) -> str:
-        """What else than the bytes decides the indexed content: model and chunk limit."""
-        assert self.embedder and self.chunker
-        return f"{self.embedder.model_name}|{self.chunker.counter.max_tokens}"
+        """What else than the bytes decides the indexed content: the embedding model and the
+        chunker's options (limit included)."""
+        assert self.spec is not None
+        return self.spec.fingerprint
 
     def close(self) -> None:
-        for part in (self.converter, self.store):
-            if part is not None:
-                part.close()
+        if self.stages is not None:
+            unregister_stages(self.stages)
+            self.stages.close()
+        if self.store is not None:
+            self.store.close()
 
-    # ------------------------------------------------------------------------------- stages
-    def password_for(self, file: SourceFile) -> str | None:
-        for pattern, secret in self.settings.passwords.items():
-            if fnmatch.fnmatch(file.path, pattern) or fnmatch.fnmatch(Path(file.path).name, pattern):
-                return secret.get_secret_value()
-        return None
-
-    def plan(self, file: SourceFile) -> Planned:
-        """Read the bytes, hash them and decide whether the document can be skipped."""
+    # ------------------------------------------------------------------------------- index side
+    def known(self, file: SourceFile) -> Known | None:
+        """What the index holds for ``file`` (``None``: never indexed, or last attempt failed)."""
         assert self.store is not None
-        data = file.read_bytes()
-        content_hash = sha256_bytes(data)
-        source = SourceRef(uri=file.uri, path=file.path, source=self.settings.source_name,
-                           tenant=self.settings.tenant, size=len(data), mtime=file.mtime)
         record = self.store.get_document(file.doc_id)
-        skip = bool(record and record.content_hash == content_hash
-                    and record.metadata.get("fingerprint") == self.fingerprint)
-        page_count = 0
-        if not skip:  # opening also rejects unreadable documents before any OCR is scheduled
-            with open_document(data, password=self.password_for(file)) as opened:
-                page_count = opened.page_count
-        return Planned(file=file, data=data, content_hash=content_hash, source=source, skip=skip,
-                       page_count=page_count)
+        if record is None or record.status != "indexed":
+            return None
+        meta = record.metadata or {}
+        return Known(content_hash=record.content_hash, fingerprint=meta.get("fingerprint"),
+                     change_token=meta.get("change_token"), pages=record.pages, chunks=record.chunks,
+                     engines=tuple(record.engines))
 
-    def convert(self, planned: Planned, on_page: Callable[[Page], None] | None = None) -> Document:
-        """OCR every page (cached pages are reused). Raises ``SourceError`` if it cannot open."""
-        assert self.converter is not None
-        item = DocumentInput(data=planned.data, source=planned.source, password=self.password_for(planned.file))
-        document = self.converter.convert(item, on_page=on_page)
-        if self.settings.keep_documents:
-            self.save_document(document)
-        return document
+    def remember_token(self, file: SourceFile, change_token: str) -> None:
+        """Store ``file``'s new change token on its record when its bytes did not change (so the
+        next watch run skips it without reading)."""
+        assert self.store is not None
+        record = self.store.get_document(file.doc_id)
+        if record is not None and (record.metadata or {}).get("change_token") != change_token:
+            meta = {**(record.metadata or {}), "change_token": change_token}
+            self.store.put_record(record.model_copy(update={"metadata": meta, "size": file.size, "mtime": file.mtime}))
 
     def save_document(self, document: Document) -> Path:
         path = self.settings.documents_dir / f"{document.doc_id}.json"
@@ -151,28 +126,53 @@ class Pipeline:
         tmp.replace(path)
         return path
 
-    def chunk(self, document: Document) -> list[Chunk]:
-        assert self.chunker is not None
-        return self.chunker.chunk(document)
-
-    def index(self, document: Document, chunks: list[Chunk]) -> DocumentRecord:
-        """Embed and upsert the chunks, delete the document's stale points, write its record."""
+    def index(self, document: Document, chunks: list[Chunk], change_token: str | None = None) -> DocumentRecord:
+        """Embed and upsert the chunks, delete the document's stale points, write its record.
+        Raises :class:`~ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
         assert self.indexer is not None
+        if self.settings.keep_documents:
+            self.save_document(document)
+        source = document.source
         record = DocumentRecord(
             doc_id=document.doc_id,
-            uri=document.source.uri,
-            path=document.source.path,
-            source=document.source.source,
-            tenant=document.source.tenant,
+            uri=source.uri,
+            path=source.path,
+            source=source.source,
+            tenant=source.tenant,
             content_hash=document.content_hash,
             pages=document.page_count,
             chunks=len(chunks),
             engines=document.engines(),
             indexed_at=datetime.now(timezone.utc),
-            metadata={"fingerprint": self.fingerprint, "status": document.status.value},
+            mime_type=document.mime_type,
+            size=source.size,
+            mtime=source.mtime,
+            embedding_model=self.embedder.model_name if self.embedder else None,
+            metadata={"fingerprint": self.fingerprint, "status": document.status.value,
+                      "change_token": change_token, "etag": source.etag, **{f"meta.{k}": v for k, v in source.metadata.items()}},
         )
-        self.indexer.index(record, chunks)
+        with self._write_lock:
+            self.indexer.index(record, chunks)
         return record
+
+    def prune(self, source_name: str, keep_uris: set[str], roots: list[str] | None = None,
+              labelled: bool = True) -> list[DocumentReport]:
+        """Delete documents of ``source_name`` whose URI is not in ``keep_uris`` (and, when
+        ``roots`` is given, lies under one of those URI prefixes); a ``pruned`` report each, shown
+        as ``source:path`` like listed documents (``labelled``) or as the bare path."""
+        assert self.store is not None
+        pruned = []
+        for record in self.store.list_documents(source=source_name):
+            if record.uri in keep_uris:
+                continue
+            if roots is not None and not any(record.uri.startswith(root.rstrip("/") + "/") for root in roots):
+                continue
+            with self._write_lock:
+                self.store.delete_document(record.doc_id)
+            shown = f"{source_name}:{record.path}" if labelled else record.path
+            pruned.append(DocumentReport(source=shown, doc_id=record.doc_id, status="pruned", pages=record.pages,
+                                         chunks=record.chunks, source_name=source_name, tenant=record.tenant))
+        return pruned
 
     @staticmethod
     def describe(report: DocumentReport, document: Document) -> None:
@@ -181,6 +181,8 @@ class Pipeline:
         report.engines = document.engines()
         report.fallback_pages = [p.number for p in document.pages if p.status == PageStatus.FALLBACK]
         report.failed_pages = [p.number for p in document.pages if p.status == PageStatus.FAILED]
+        report.cached_pages = [p.number for p in document.pages if p.attributes.get("cache") == "hit"]
         notes = [f"page {p.number}: fallback: {p.fallback_reason}" for p in document.pages if p.fallback_reason]
         notes += [f"page {p.number}: {e}" for p in document.pages for e in p.errors]
         report.page_errors = notes[:50]
+

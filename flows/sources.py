@@ -24,8 +24,13 @@ import glob
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from ocr.errors import ResourceLimitError, SourceAccessError
 from ocr.ids import canonical_uri, doc_id_for
+
+if TYPE_CHECKING:
+    from flows.source_config import SourceConfig
 
 __all__ = ["SUPPORTED_SUFFIXES", "SourceFile", "DiscoveredFile", "SourceProblem", "Discovery", "discover"]
 
@@ -37,22 +42,49 @@ _GLOB_CHARS = set("*?[")
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One input document.
+    """One input document, local or in an object store.
 
-    ``local_path``: absolute path (symlinks resolved). ``path``: POSIX path below the folder or
-    glob prefix it was found under, the bare name for an explicit file (what
-    :class:`~ocr.schema.SourceRef` calls ``path``; also used to mirror inputs into output
-    folders). ``uri``: canonical ``file://`` URI. ``argument``: the argument that produced it.
-    ``size`` in bytes and ``mtime`` in POSIX seconds, read at discovery.
+    ``local_path``: absolute path (symlinks resolved), ``None`` for object-store documents.
+    ``path``: POSIX path below the folder or glob prefix it was found under, the bare name for an
+    explicit file (what :class:`~ocr.schema.SourceRef` calls ``path``; also used to mirror inputs
+    into output folders). ``uri``: canonical URI (``file://``, ``s3://``, ``https://`` ...).
+    ``argument``: the argument or source URL that produced it. ``size`` in bytes and ``mtime`` in
+    POSIX seconds (``None`` where the store does not say), ``etag`` where the store gives one, all
+    read at listing time. ``config``: the configured source it belongs to (name, tenant, metadata,
+    passwords, storage options), ``None`` for command-line paths.
     """
 
-    local_path: Path
+    local_path: Path | None
     path: str
     uri: str
     argument: str
-    size: int
-    mtime: float
+    size: int | None
+    mtime: float | None
     display: str
+    etag: str | None = None
+    config: "SourceConfig | None" = field(default=None, compare=False, repr=False)
+
+    @property
+    def change_token(self) -> str:
+        """What says the bytes may have changed without reading them: the etag when the store
+        gives one, else ``size:mtime`` (an unchanged token lets the watch flow skip the read)."""
+        return f"etag:{self.etag}" if self.etag else f"stat:{self.size}:{self.mtime}"
+
+    @property
+    def source_name(self) -> str | None:
+        return self.config.name if self.config else None
+
+    @property
+    def tenant(self) -> str | None:
+        return self.config.tenant if self.config else None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return dict(self.config.metadata) if self.config else {}
+
+    def password(self) -> str | None:
+        """The configured source's password for this document, if any (``None`` otherwise)."""
+        return self.config.password_for(self.path) if self.config else None
 
     @property
     def doc_id(self) -> str:
@@ -60,8 +92,23 @@ class SourceFile:
         return doc_id_for(self.uri)
 
     def read_bytes(self) -> bytes:
-        """The file's bytes. Raises ``OSError`` if it vanished or cannot be read."""
-        return self.local_path.read_bytes()
+        """The document's bytes. Raises ``OSError`` (vanished, unreadable, store unreachable:
+        transient errors are ``OSError``/``TimeoutError``/``ConnectionError``, so callers may
+        retry them) or :class:`ResourceLimitError` when the source's ``max_bytes`` is exceeded."""
+        limit = self.config.max_bytes if self.config else None
+        if limit is not None and self.size is not None and self.size > limit:
+            raise ResourceLimitError(f"too large: {self.size} bytes > max_bytes {limit} of source {self.source_name}")
+        if self.local_path is not None:
+            return self.local_path.read_bytes()
+        import fsspec
+
+        if self.config is None:
+            raise SourceAccessError(f"no source configuration to read {self.uri}")
+        with fsspec.open(self.uri, "rb", **self.config.fs_options()) as fh:
+            data = fh.read(limit + 1 if limit is not None else -1)
+        if limit is not None and len(data) > limit:
+            raise ResourceLimitError(f"too large: over max_bytes {limit} of source {self.source_name}")
+        return data
 
 
 #: The name the convert command and its brief use for a discovered file.

@@ -322,6 +322,11 @@ class ChunkStore(ABC):
         rec = record.model_copy(update={"status": "failed", "chunks": prev.chunks if prev else 0})
         self._reg_put(record_point_id(record.doc_id), record_payload(rec))
 
+    def put_record(self, record: DocumentRecord) -> None:
+        """Write ``record`` to the registry without touching its points (e.g. to remember a new
+        change token for a document whose bytes did not change)."""
+        self._reg_put(record_point_id(record.doc_id), record_payload(record))
+
     def delete_document(self, doc_id: str) -> int:
         """Remove a document's points and its record (pruning); returns points removed."""
         n = len(self._ids_where(doc_id))

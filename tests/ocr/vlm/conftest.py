@@ -142,7 +142,7 @@ class Fleet:
         os.killpg(pid, signal.SIGKILL)
         return pid
 
-    def stop(self, timeout: float = 90.0) -> int | None:
+    def stop(self, timeout: float = 150.0) -> int | None:
         """Ctrl-C the launcher; returns its exit code (None if it had to be killed)."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)

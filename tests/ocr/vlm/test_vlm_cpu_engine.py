@@ -148,7 +148,9 @@ def test_pages_spread_over_endpoints_with_bounded_in_flight(vllm_fleet, tmp_path
     assert [p.number for p in pages] == list(range(24, 0, -1))  # requested order, each once
     assert all(p.status is PageStatus.OK for p in pages), [p.errors for p in pages if p.errors]
     assert all(ep["completed"] >= 6 for ep in report["endpoints"]), report["endpoints"]
-    assert all(0 < peak <= 3 for peak in peaks.values()), peaks
+    # /metrics is sampled every 50 ms, so a busy machine can miss an endpoint's short bursts: the
+    # bound must hold wherever load was seen, and load must have been seen somewhere.
+    assert max(peaks.values()) > 0 and all(peak <= 3 for peak in peaks.values()), peaks
     assert report["pages_ok"] == 24 and report["attempts"] == 24
 
 
@@ -157,7 +159,7 @@ def test_timeout_fails_the_page_but_keeps_the_endpoint(vllm_fleet, sample_pdf):
     with engine_for(
         vllm_fleet,
         profile="markdown",
-        request_timeout_s=0.3,
+        request_timeout_s=0.05,  # the tiny model can answer 3000 tokens in 0.3 s on a quiet machine
         failovers=1,
         max_attempts=1,
         max_tokens=3000,
@@ -168,7 +170,7 @@ def test_timeout_fails_the_page_but_keeps_the_endpoint(vllm_fleet, sample_pdf):
     assert page.status is PageStatus.FAILED
     assert (
         page.errors[0].startswith("vlm:markdown: unavailable: ")
-        and "timeout: no answer within 0.3s" in page.errors[0]
+        and "timeout: no answer within 0.05s" in page.errors[0]
     )
     assert all(ep["healthy"] for ep in report["endpoints"]) and report["events"] == []
 
@@ -318,7 +320,11 @@ def test_a_server_killed_mid_run_loses_no_page_and_is_restarted(vllm_fleet, tmp_
         assert all(p.status is PageStatus.OK for p in pages), [p.errors for p in pages if p.errors]
         dead = vllm_fleet.urls[1].removesuffix("/v1")
         assert any(e[1] == dead and e[2] == "down" for e in report["events"]), report["events"]
-        assert sum(p.attributes["endpoint"] == dead for p in pages[8:]) == 0
+        # Once it is marked down, no new page goes to the dead server: the pages it served were all
+        # dispatched before the kill, i.e. within the first 4 + 2 x capacity (8) pages the pipeline
+        # keeps in flight or rendered ahead. Without failover it would take about half of the rest.
+        served_by_dead = [p.number for p in pages if p.attributes["endpoint"] == dead]
+        assert max(served_by_dead, default=0) <= 4 + 2 * 8, served_by_dead
         # The launcher notices the crash and restarts the server; the router probes it back in.
         vllm_fleet.wait_for(r"replica 1 exited with code", timeout=30, after=mark)
         vllm_fleet.wait_for(r"ready replica 1", timeout=240, after=mark)
@@ -333,6 +339,7 @@ def test_a_server_killed_mid_run_loses_no_page_and_is_restarted(vllm_fleet, tmp_
 
 
 def test_ctrl_c_stops_every_server(vllm_fleet):
+    vllm_fleet.ensure_ready()
     pids = list(vllm_fleet.pids().values())
     assert vllm_fleet.stop() == 0
     assert vllm_fleet.lines[-1] == "all servers stopped"

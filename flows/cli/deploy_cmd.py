@@ -1,0 +1,105 @@
+"""``folioflow watch``, ``deploy``, ``serve`` and ``watch-files``: running folioflow unattended."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from flows.cli import app
+from flows.cli.ingest_cmd import Config, _quiet_prefect
+from flows.cli.options import build_settings, fail
+
+PrefectFile = Annotated[Optional[Path], typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
+OcrSlots = Annotated[Optional[int], typer.Option("--ocr-slots", help="Concurrent OCR task runs the fleet takes (default: settings.ocr_slots, else 2 per OCR endpoint, else 1)")]
+
+
+@app.command()
+def watch(
+    source: Annotated[Optional[list[str]], typer.Option("--source", help="Only this configured source (repeatable)")] = None,
+    prune: Annotated[bool, typer.Option("--prune/--no-prune", help="Delete documents gone from their source")] = True,
+    report: Annotated[Optional[Path], typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    config: Config = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
+) -> None:
+    """Sync the configured sources into the index once (the `watch` flow, ephemeral mode).
+
+    New and changed documents are ingested, unchanged ones skipped without reading, removed ones
+    pruned. Exits 0 unless the run cannot proceed.
+    """
+    _quiet_prefect(verbose)
+    settings = build_settings(config)
+    from flows.cli.ui import failures_table, stderr, stdout, summary_table
+    from flows.watch import watch_flow
+    from ocr.errors import FolioflowError
+
+    try:
+        result = watch_flow(sources=source or None, prune=prune, settings=settings)
+    except FolioflowError as exc:
+        fail(f"watch cannot proceed: {exc}")
+    stdout.print(summary_table(result, title="Watch summary"))
+    failures = failures_table(result)
+    if failures is not None:
+        stdout.print(failures)
+    if report:
+        result.write(report)
+        stderr.print(f"report: {report}")
+
+
+@app.command()
+def deploy(
+    config: Config = None,
+    prefect_file: PrefectFile = None,
+    pool: Annotated[str, typer.Option("--pool", help="Work pool the deployments use (created, type process)")] = "folioflow",
+    ocr_slots: OcrSlots = None,
+    name: Annotated[Optional[list[str]], typer.Option("--name", help="Only this deployment (repeatable)")] = None,
+) -> None:
+    """Create the work pool, the OCR concurrency limit and the deployments of infra/prefect.yaml
+    on the Prefect server at PREFECT_API_URL. Then start workers: `prefect worker start --pool folioflow`."""
+    from flows.deploy import PREFECT_FILE, deploy as do_deploy
+    from ocr.errors import FolioflowError
+
+    try:
+        done = do_deploy(config, prefect_file or PREFECT_FILE, pool=pool, ocr_slots=ocr_slots, names=name)
+    except FolioflowError as exc:
+        fail(str(exc))
+    typer.echo(done.stdout[-4000:])
+
+
+@app.command()
+def serve(
+    config: Config = None,
+    prefect_file: PrefectFile = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", help="Flow runs at once (default: no limit)")] = None,
+    ocr_slots: OcrSlots = None,
+) -> None:
+    """Serve the deployments of infra/prefect.yaml from this process (schedules and triggers
+    included; no work pool or worker needed) until interrupted."""
+    _quiet_prefect(False)
+    build_settings(config)  # fail early on a bad config file
+    from flows.deploy import PREFECT_FILE, serve_deployments
+    from ocr.errors import FolioflowError
+
+    try:
+        serve_deployments(config, prefect_file or PREFECT_FILE, limit=limit, ocr_slots=ocr_slots)
+    except FolioflowError as exc:
+        fail(str(exc))
+
+
+@app.command("watch-files")
+def watch_files(
+    config: Config = None,
+    debounce: Annotated[int, typer.Option("--debounce", help="Milliseconds of quiet that close a batch of changes")] = 5000,
+) -> None:
+    """Watch local sources and emit a `folioflow.source.changed` Prefect event per debounced batch
+    (the folioflow-ingest deployment's trigger then ingests that source)."""
+    settings = build_settings(config)
+    from flows.events import watch_files as run_watcher
+
+    try:
+        run_watcher(settings, debounce_ms=debounce)
+    except ValueError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        pass

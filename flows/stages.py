@@ -1,0 +1,226 @@
+"""The CPU stages of one document, runnable in any process: plan, convert, chunk.
+
+:class:`Stages` needs no vector store, so the document task can run on a thread of the flow
+process, on a Dask or Ray worker on another machine, or anywhere a :class:`StageSpec` (plain,
+picklable settings) reaches. Each process builds its :class:`Stages` once per spec
+(:func:`stages_for`); the flow process registers the instance it warmed up itself, so threads of
+the default runner share the flow's converter, chunker and page-conversion pool.
+
+Skip rule (:meth:`Stages.plan`): a document is ``skipped`` when the index knows it (:class:`Known`)
+with the same :attr:`StageSpec.fingerprint` (embedding model and chunk limit) and either the same
+change token (etag, or size and mtime: the bytes are not even read) or, after reading, the same
+content hash. Then no OCR, chunking or embedding runs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from chunking.chunker import Chunker, ChunkerOptions
+from chunking.schema import Chunk
+from flows.cache import PageCache
+from flows.convert_pool import ConvertPool
+from flows.report import DocumentReport
+from flows.settings import Settings
+from flows.sources import SourceFile
+from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from ocr.errors import ConfigurationError
+from ocr.ids import sha256_bytes, sha256_text
+from ocr.render import open_document
+from ocr.schema import Document, Page, SourceRef
+
+__all__ = ["StageSpec", "Known", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
+           "chunker_options"]
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """What a process needs to build the stages: settings and the index fingerprint decided by the
+    flow process (embedding model and chunker options)."""
+
+    settings: Settings
+    fingerprint: str
+    in_process: bool = True  # False on Dask/Ray workers: no page-conversion pool inside them
+
+    @property
+    def key(self) -> str:
+        secret = self.settings.ocr_api_key.get_secret_value() if self.settings.ocr_api_key else ""
+        return sha256_text(f"{self.settings.model_dump_json()}|{sha256_text(secret)}|{self.fingerprint}|{self.in_process}")
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the index holds for a document: content hash, fingerprint, change token, counts."""
+
+    content_hash: str
+    fingerprint: str | None
+    change_token: str | None
+    pages: int = 0
+    chunks: int = 0
+    engines: tuple[str, ...] = ()
+
+
+@dataclass
+class Planned:
+    """A document read from its source and checked against :class:`Known`."""
+
+    file: SourceFile
+    data: bytes | None
+    content_hash: str | None
+    source: SourceRef
+    skip: bool
+    why: str
+    page_count: int = 0
+
+
+@dataclass
+class Prepared:
+    """Result of the document task: the report, and for documents to index the converted
+    document and its chunks (indexing happens in the flow process)."""
+
+    report: DocumentReport
+    document: Document | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    change_token: str | None = None
+
+
+def build_vlm_engine(settings: Settings):
+    """The vLLM OCR engine for ``settings.ocr_endpoints``, ``profile``, ``ocr_api_key`` and the
+    further ``vlm`` options (see :mod:`ocr.vlm`); ``None`` without endpoints."""
+    if not settings.ocr_endpoints:
+        return None
+    from ocr.vlm import VlmEngine, VlmOptions
+
+    return VlmEngine(VlmOptions(**{**settings.vlm, "endpoints": settings.ocr_endpoints, "profile": settings.profile,
+                                   "api_key": settings.ocr_api_key}))
+
+
+def chunker_options(settings: Settings) -> ChunkerOptions:
+    """:class:`ChunkerOptions` from ``settings.chunking`` and ``max_tokens``. Raises
+    :class:`ConfigurationError` naming the problem."""
+    try:
+        return ChunkerOptions(**{**settings.chunking, "max_tokens": settings.max_tokens})
+    except ValueError as exc:  # pydantic's ValidationError
+        raise ConfigurationError(f"invalid chunking settings: {exc}") from exc
+
+
+class Stages:
+    """Plan, convert and chunk for one :class:`StageSpec`. ``counter``: a token counter already
+    loaded (the flow passes its embedder's); else the tokenizer is loaded from the model."""
+
+    def __init__(self, spec: StageSpec, counter=None, vlm_engine=None):
+        self.spec, self.settings = spec, spec.settings
+        self._counter, self._vlm = counter, vlm_engine
+        self.converter: DocumentConverter | None = None
+        self.chunker: Chunker | None = None
+        self.pool: ConvertPool | None = None
+        self.cache = PageCache(self.settings.cache_dir)
+
+    def warm_up(self) -> "Stages":
+        s = self.settings
+        if self._counter is None:
+            from chunking.tokens import HFTokenCounter
+
+            self._counter = HFTokenCounter.from_pretrained(s.embedding_model)
+        self.chunker = Chunker(self._counter, chunker_options(s))
+        if self._vlm is None:
+            self._vlm = build_vlm_engine(s)
+        self.options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi,
+                                      **({"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}))
+        self.converter = DocumentConverter(self.options, vlm_engine=self._vlm, page_cache=self.cache)
+        processes = s.resolved_convert_processes if self.spec.in_process else 1
+        if self._vlm is None and processes > 1:
+            self.pool = ConvertPool(self.options, processes, s.cache_dir)
+        self.converter.warm_up()  # engine problems stop the run here, before any document
+        return self
+
+    def close(self) -> None:
+        for part in (self.pool, self.converter):
+            if part is not None:
+                part.close()
+
+    # ------------------------------------------------------------------------------------ stages
+    def password_for(self, file: SourceFile) -> str | None:
+        """The source's password for ``file``, else the settings' (glob on path or name)."""
+        from flows.source_config import matches
+
+        password = file.password()
+        if password is None:
+            for pattern, secret in self.settings.passwords.items():
+                if matches(file.path, [pattern]) or matches(Path(file.path).name, [pattern]):
+                    return secret.get_secret_value()
+        return password
+
+    def source_ref(self, file: SourceFile, size: int | None = None) -> SourceRef:
+        return SourceRef(uri=file.uri, path=file.path, source=file.source_name or self.settings.source_name,
+                         tenant=file.tenant if file.config else self.settings.tenant, size=size or file.size,
+                         mtime=file.mtime, etag=file.etag, metadata=file.metadata)
+
+    def plan(self, file: SourceFile, known: Known | None) -> Planned:
+        """Decide whether ``file`` needs work (see module docstring); reads and opens it unless the
+        change token shows it unchanged. Raises ``OSError`` (transient reads),
+        :class:`~ocr.errors.SourceError` (unreadable document)."""
+        current = known is not None and known.fingerprint == self.spec.fingerprint
+        if current and known.change_token == file.change_token:
+            return Planned(file, None, known.content_hash, self.source_ref(file), True, "unchanged (change token)",
+                           known.pages)
+        data = file.read_bytes()
+        content_hash = sha256_bytes(data)
+        source = self.source_ref(file, len(data))
+        if current and known.content_hash == content_hash:
+            return Planned(file, None, content_hash, source, True, "unchanged (content hash)", known.pages)
+        with open_document(data, password=self.password_for(file)) as opened:
+            page_count = opened.page_count
+        why = "changed" if known is not None else "new"
+        return Planned(file, data, content_hash, source, False, why, page_count)
+
+    def convert(self, planned: Planned, on_page: Callable[[Page], None] | None = None) -> Document:
+        """OCR every page (cached pages are reused), across the process pool when there is one.
+        Raises :class:`~ocr.errors.SourceError` when the document cannot be opened."""
+        assert self.converter is not None and planned.data is not None
+        password = self.password_for(planned.file)
+        if self.pool is None or planned.page_count < 2:
+            return self.converter.convert(DocumentInput(data=planned.data, source=planned.source, password=password),
+                                          on_page=on_page)
+        with tempfile.TemporaryDirectory(prefix="folioflow-convert-") as folder:
+            path = Path(folder) / f"{planned.content_hash}.bin"
+            path.write_bytes(planned.data)
+            item = DocumentInput(data=path, source=planned.source, password=password)
+            return self.pool.convert(item, planned.page_count, on_page)
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        assert self.chunker is not None
+        return self.chunker.chunk(document)
+
+
+_REGISTRY: dict[str, Stages] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def register_stages(stages: Stages) -> None:
+    """Make ``stages`` the instance :func:`stages_for` returns for its spec in this process."""
+    with _REGISTRY_LOCK:
+        _REGISTRY[stages.spec.key] = stages
+
+
+def unregister_stages(stages: Stages) -> None:
+    with _REGISTRY_LOCK:
+        if _REGISTRY.get(stages.spec.key) is stages:
+            del _REGISTRY[stages.spec.key]
+
+
+def stages_for(spec: StageSpec) -> Stages:
+    """This process's :class:`Stages` for ``spec``, built and warmed up on first use (worker
+    processes keep the last two specs' stages)."""
+    with _REGISTRY_LOCK:
+        stages = _REGISTRY.get(spec.key)
+        if stages is None:
+            stages = Stages(spec).warm_up()
+            while len(_REGISTRY) >= 2:
+                _REGISTRY.pop(next(iter(_REGISTRY))).close()
+            _REGISTRY[spec.key] = stages
+        return stages

@@ -1,0 +1,158 @@
+"""Prefect tasks of the ingestion flows.
+
+Per document, ``ingest-document`` runs the CPU stages as nested tasks, ``plan`` -> ``convert`` ->
+``chunk``, on whatever task runner the flow uses (threads by default, Dask or Ray workers by
+configuration); the flow process then runs ``index`` (embedding and upsert stay where the store
+is). ``convert`` carries the tag :data:`OCR_TAG`: a Prefect concurrency limit on it (``folioflow
+deploy`` creates one sized to the OCR fleet) bounds concurrent OCR task runs across every flow run
+sharing the fleet.
+
+Retries: ``plan`` (source reads), ``convert`` (OCR endpoints down, a conversion process died) and
+``index`` (store unreachable) retry *transient* errors only, ``settings.retries`` times with
+exponential backoff from ``settings.retry_delay`` seconds and jitter; a bad document fails at once.
+``ingest-document`` never raises: its failures come back as data in the report.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, Protocol
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from ocr.errors import EndpointError, EngineUnavailableError, FolioflowError, StoreError
+from ocr.schema import Page
+
+from flows.listing import Listing, list_source
+from flows.report import DocumentReport
+from flows.settings import Settings
+from flows.source_config import SourceConfig
+from flows.sources import SourceFile
+from flows.stages import Known, Prepared, StageSpec, stages_for
+
+__all__ = ["OCR_TAG", "IngestProgress", "is_transient", "retrying", "ingest_document_task", "index_task",
+           "list_source_task"]
+
+#: Tag on every OCR task; size a Prefect concurrency limit on it to the OCR fleet.
+OCR_TAG = "folioflow-ocr"
+
+_PERMANENT_OS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+_TRANSIENT_MODULES = ("aiohttp", "botocore", "aiobotocore", "httpx", "requests", "google.api_core", "azure.core")
+
+
+class IngestProgress(Protocol):
+    """Receives progress events from document tasks (called from worker threads)."""
+
+    def document_started(self, file: SourceFile, pages: int) -> None: ...
+
+    def page_done(self, file: SourceFile, page: Page) -> None: ...
+
+    def document_skipped(self, file: SourceFile, pages: int) -> None: ...
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether another attempt may succeed: timeouts, connection and store/endpoint outages, I/O
+    errors other than missing/forbidden files, a crashed conversion process."""
+    if isinstance(exc, (StoreError, EndpointError, EngineUnavailableError, TimeoutError, ConnectionError,
+                        BrokenProcessPool)):
+        return True
+    if isinstance(exc, FolioflowError) or isinstance(exc, _PERMANENT_OS):
+        return False
+    if isinstance(exc, OSError):
+        return True
+    return type(exc).__module__.startswith(_TRANSIENT_MODULES)
+
+
+def _retry_condition(task, task_run, state) -> bool:
+    try:
+        state.result()
+    except Exception as exc:  # noqa: BLE001 - classify whatever the attempt raised
+        return is_transient(exc)
+    return False
+
+
+def retrying(task_obj, settings: Settings):
+    """``task_obj`` with ``settings.retries`` retries of transient errors, delays doubling from
+    ``settings.retry_delay`` seconds, 20% jitter."""
+    delays = [settings.retry_delay * 2 ** i for i in range(settings.retries)]
+    return task_obj.with_options(retries=settings.retries, retry_delay_seconds=delays or 0, retry_jitter_factor=0.2,
+                                 retry_condition_fn=_retry_condition)
+
+
+@task(name="plan", cache_policy=NO_CACHE)
+def plan_task(spec: StageSpec, file: SourceFile, known: Known | None):
+    return stages_for(spec).plan(file, known)
+
+
+@task(name="convert", cache_policy=NO_CACHE, tags=[OCR_TAG])
+def convert_task(spec: StageSpec, planned, on_page: Callable[[Page], None] | None):
+    return stages_for(spec).convert(planned, on_page)
+
+
+@task(name="chunk", cache_policy=NO_CACHE)
+def chunk_task(spec: StageSpec, document):
+    return stages_for(spec).chunk(document)
+
+
+@task(name="ingest-document", cache_policy=NO_CACHE, task_run_name="ingest {file.path}")
+def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None = None,
+                         progress: Any = None) -> Prepared:
+    """Plan, convert and chunk one document (nested tasks); never raises. Returns a
+    :class:`Prepared` whose report is ``skipped``, ``failed`` (with the reason) or, still to be
+    indexed by the flow, ``indexed`` with the document and its chunks."""
+    settings = spec.settings
+    started = time.perf_counter()
+    report = DocumentReport(source=file.display, doc_id=file.doc_id, status="failed", source_name=file.source_name,
+                            tenant=file.tenant if file.config else settings.tenant)
+    on_page = (lambda page: progress.page_done(file, page)) if progress else None
+    prepared = Prepared(report=report, change_token=file.change_token)
+    try:
+        planned = retrying(plan_task, settings)(spec, file, known)
+        report.content_hash, report.change = planned.content_hash, planned.why
+        if planned.skip:
+            report.status = "skipped"
+            report.pages = known.pages if known else 0
+            report.chunks = known.chunks if known else 0
+            report.engines = list(known.engines) if known else []
+            if progress:
+                progress.document_skipped(file, report.pages)
+            return prepared
+        if progress:
+            progress.document_started(file, planned.page_count)
+        document = retrying(convert_task, settings)(spec, planned, on_page)
+        planned.data = None  # the bytes are not needed any more (nor shipped back from a worker)
+        from flows.pipeline import Pipeline
+
+        Pipeline.describe(report, document)
+        prepared.chunks = chunk_task(spec, document)
+        prepared.document = document
+        report.chunks = len(prepared.chunks)
+        report.status = "indexed"  # provisional: the flow indexes it next
+    except FolioflowError as exc:
+        report.error = str(exc)
+    except Exception as exc:  # keep the batch going; the type names the bug
+        report.error = f"{'transient error, retries exhausted' if is_transient(exc) else 'internal error'}: " \
+                       f"{type(exc).__name__}: {exc}"
+    finally:
+        report.seconds = time.perf_counter() - started
+    return prepared
+
+
+@task(name="index", cache_policy=NO_CACHE)
+def index_task(pipeline, prepared: Prepared):
+    """Embed and upsert one prepared document (flow process; retried on store outages)."""
+    return pipeline.index(prepared.document, prepared.chunks, prepared.change_token)
+
+
+@task(name="list-source", cache_policy=NO_CACHE, task_run_name="list {config.name}")
+def list_source_task(config: SourceConfig) -> Listing:
+    """List a configured source (never raises; an unreachable root gives an incomplete listing)."""
+    return list_source(config)
+
+
+def failed_report(file: SourceFile, error: str) -> DocumentReport:
+    """A ``failed`` report for ``file`` with ``error``."""
+    return DocumentReport(source=file.display, doc_id=file.doc_id, status="failed", error=error,
+                          source_name=file.source_name, tenant=file.tenant)

@@ -1,0 +1,75 @@
+"""Real servers on loopback for the flows tests: a static HTTP server, moto's S3 API and a Prefect
+API server. Each runs in its own subprocess on a free port and is always stopped (process group
+killed) when its context exits."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+__all__ = ["free_port", "serve_process", "wait_http"]
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None) -> None:
+    """Poll ``url`` until it answers (any status below 500). Raises ``RuntimeError`` with the
+    server's log tail when it exits or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            break
+        try:
+            if httpx.get(url, timeout=2.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    tail = log.read_text()[-3000:] if log and log.exists() else ""
+    raise RuntimeError(f"server at {url} did not come up within {timeout:.0f}s:\n{tail}")
+
+
+@contextlib.contextmanager
+def serve_process(args: list[str], ready_url: str, log: Path, timeout: float = 60.0, env: dict | None = None,
+                  cwd: Path | None = None) -> Iterator[subprocess.Popen]:
+    """Start ``args`` in a new process group, wait for ``ready_url``, yield, then kill the group."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True)
+    try:
+        wait_http(ready_url, timeout, proc, log)
+        yield proc
+    finally:
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Terminate ``proc``'s process group (SIGTERM, then SIGKILL after ``grace`` seconds)."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", module, *args]

@@ -1,0 +1,89 @@
+"""The deployment files agree with the code: infra/prefect.yaml parses with Prefect's own project
+model and names real flows and parameters; the compose file is well-formed and consistent (settings
+variables exist, commands exist, the worker pool is the deployments' pool, services referenced
+exist); the example settings file validates."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+from flows.cli import app
+from flows.deploy import PREFECT_FILE, ROOT, load_project
+from flows.settings import Settings, load_settings
+
+COMPOSE = ROOT / "infra" / "compose" / "docker-compose.yml"
+
+
+def test_prefect_yaml_names_real_flows_and_parameters():
+    from prefect.cli.deploy._models import PrefectYamlModel
+    from prefect.flows import load_flow_from_entrypoint
+
+    project = load_project(PREFECT_FILE)
+    model = PrefectYamlModel.model_validate(project)
+    by_name = {d.name: d for d in model.deployments}
+    assert set(by_name) == {"folioflow-watch", "folioflow-ingest"}
+    assert by_name["folioflow-watch"].schedules and not by_name["folioflow-ingest"].schedules
+    for deployment in model.deployments:
+        flow = load_flow_from_entrypoint(str(ROOT / deployment.entrypoint))
+        params = set(inspect.signature(flow.fn).parameters)
+        assert set(deployment.parameters) <= params, deployment.name
+        for trigger in deployment.triggers or []:
+            assert set(trigger.get("parameters", {})) <= params
+        assert deployment.work_pool.name == "folioflow"
+    assert {load_flow_from_entrypoint(str(ROOT / d.entrypoint)).name for d in model.deployments} == {"watch", "ingest"}
+
+
+def _compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def test_compose_is_consistent_with_the_code():
+    compose = _compose()
+    services = compose["services"]
+    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    fields = set(Settings.model_fields)
+    for name, service in services.items():
+        for dep in service.get("depends_on", []):
+            assert dep in services, (name, dep)
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if not source.startswith((".", "/", "$")):
+                assert source in compose["volumes"], (name, source)
+        command = service.get("command", [])
+        if command and command[0] == "folioflow":
+            assert command[1] in commands, (name, command)
+        env = service.get("environment", {})
+        for key in env if isinstance(env, dict) else []:
+            if key.startswith("FOLIOFLOW_") and key != "FOLIOFLOW_CONFIG":
+                assert key[len("FOLIOFLOW_"):].lower() in fields, (name, key)
+    worker = services["folioflow-worker"]["command"]
+    pool = worker[worker.index("--pool") + 1]
+    assert all(d["work_pool"]["name"] == pool for d in load_project()["deployments"])
+    env = services["folioflow-worker"]["environment"]
+    assert urlparse(env["QDRANT_URL"]).hostname in services
+    assert all(urlparse(u).hostname in services for u in env["FOLIOFLOW_OCR_ENDPOINTS"].split(","))
+    assert urlparse(env["PREFECT_API_URL"]).hostname in services
+    qdrant = [s for s in services if s.startswith("qdrant-")]
+    assert len(qdrant) >= 3 and all(services[s]["environment"]["QDRANT__CLUSTER__ENABLED"] == "true" for s in qdrant)
+    assert all("--bootstrap" in services[s]["command"] for s in qdrant[1:])
+
+
+def test_example_settings_validate(monkeypatch):
+    monkeypatch.setenv("NDA_PDF_PASSWORD", "pw")
+    monkeypatch.setenv("S3_ENDPOINT_URL", "http://minio:9000")
+    settings = load_settings(ROOT / "infra" / "folioflow.example.yaml")
+    assert [s.name for s in settings.sources] == ["contracts", "filings"]
+    assert settings.resolved_ocr_slots == 4 and settings.qdrant_url.startswith("http://qdrant-1")
+    assert settings.source("contracts").password_for("deals/nda-1.pdf") == "pw"
+    mounted = _compose()["x-folioflow"]["volumes"][0].split(":")
+    assert (COMPOSE.parent / mounted[0]).resolve() == (ROOT / "infra" / "folioflow.example.yaml").resolve()
+
+
+@pytest.mark.parametrize("path", [PREFECT_FILE, COMPOSE, ROOT / "infra" / "folioflow.example.yaml"])
+def test_files_are_plain_yaml(path: Path):
+    assert isinstance(yaml.safe_load(path.read_text()), dict)
