@@ -83,6 +83,7 @@ def eval_chunks(
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
     document: Annotated[list[str] | None, typer.Option("--document", help="Only documents whose path contains this text, repeatable")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Chunk limit to check (default: the embedding model's own)")] = None,
     failures: Annotated[int, typer.Option("--failures", help="Failures listed (all are in --json)")] = 25,
     json_out: JsonOut = None,
     plot: PlotOut = None,
@@ -95,4 +96,4 @@ def eval_chunks(
     from flows.cli.options import build_settings
 
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
-    run_eval_chunks(settings, document or [], failures, json_out, plot)
+    run_eval_chunks(settings, document or [], failures, json_out, plot, max_tokens)

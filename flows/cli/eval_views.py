@@ -227,7 +227,7 @@ def print_retrieval(report, per_question: bool = False) -> None:
 
 # ------------------------------------------------------------------------------------------- chunks
 def run_eval_chunks(settings: Settings, documents: list[str], show: int, json_out: Path | None,
-                    plot: Path | None) -> None:
+                    plot: Path | None, max_tokens: int | None = None) -> None:
     from chunking.evaluation import CATEGORIES
     from chunking.tokens import HFTokenCounter
     from indexing.embedder import DEFAULT_MODEL, default_model_path
@@ -249,7 +249,7 @@ def run_eval_chunks(settings: Settings, documents: list[str], show: int, json_ou
         bar, task = _progress(total, "documents")
         with bar:
             reports = evaluate_collection_chunks(store, settings.documents_dir, counter, keep,
-                                                 on_document=lambda: bar.advance(task))
+                                                 on_document=lambda: bar.advance(task), max_tokens=max_tokens)
     finally:
         store.close()
     summary = summarize_chunks(reports)

@@ -56,21 +56,24 @@ def chunk_from_payload(payload: dict[str, Any], counter, limit: int) -> tuple[Ch
 
 
 def _limit(record, counter) -> int:
+    """The chunk limit of ``record``: from a ``model|limit`` fingerprint when it has one, else the
+    model's own limit (the one truncation happens at)."""
     fingerprint = str((record.metadata or {}).get("fingerprint") or "")
     tail = fingerprint.rsplit("|", 1)[-1]
     return int(tail) if tail.isdigit() else counter.max_tokens
 
 
 def evaluate_collection_chunks(store, documents_dir: Path, counter, doc_filter: Callable[[Any], bool] | None = None,
-                               on_document: Callable[[], None] | None = None) -> list[DocumentChunkReport]:
+                               on_document: Callable[[], None] | None = None,
+                               max_tokens: int | None = None) -> list[DocumentChunkReport]:
     """One :class:`DocumentChunkReport` per indexed document of ``store`` (those ``doc_filter``
-    keeps). A point whose embedded text cannot be rebuilt is reported under ``over_limit``'s
-    neighbour note, never silently skipped."""
+    keeps), checked against ``max_tokens`` (default: see :func:`_limit`). Chunks whose embedded
+    text cannot be rebuilt exactly are named in the report's ``note``, never silently skipped."""
     reports = []
     for record in store.list_documents():
         if record.status != "indexed" or (doc_filter and not doc_filter(record)):
             continue
-        limit = _limit(record, counter)
+        limit = max_tokens or _limit(record, counter)
         rebuilt = [chunk_from_payload(p, counter, limit) for p in store.payloads(record.doc_id)]
         chunks = [c for c, _ in rebuilt]
         file = Path(documents_dir) / f"{record.doc_id}.json"

@@ -121,13 +121,14 @@ class FolioIngest:
     def __init__(self, work: Path):
         from flows.pipeline import Pipeline
         from flows.settings import Settings
+        from flows.stages import Stages
         from indexing.indexer import Indexer
 
         self.settings = Settings(data_dir=work / "folio", workers=2)
         self.clock = StageClock()
         self.clock.wrap(Pipeline, "warm_up", "warm_up (models, store)")
-        self.clock.wrap(Pipeline, "convert", "convert (text layer / OCR)")
-        self.clock.wrap(Pipeline, "chunk", "chunk")
+        self.clock.wrap(Stages, "convert", "convert (text layer / OCR)")
+        self.clock.wrap(Stages, "chunk", "chunk")
         self.clock.wrap(Indexer, "index", "index (embed + store)",
                         after=lambda r: (self.clock.add("  embed (dense + BM25)", r.embed_s),
                                          self.clock.add("  store upsert", r.store_s)))

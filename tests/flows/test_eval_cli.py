@@ -29,8 +29,8 @@ def ingested(tmp_path_factory) -> Path:
     pipeline.warm_up()
     try:
         [file] = discover([str(pdf)]).files
-        document = pipeline.convert(pipeline.plan(file))
-        pipeline.index(document, pipeline.chunk(document))
+        document = pipeline.stages.convert(pipeline.stages.plan(file, pipeline.known(file)))
+        pipeline.index(document, pipeline.stages.chunk(document))
     finally:
         pipeline.close()
     return root

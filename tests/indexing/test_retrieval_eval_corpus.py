@@ -54,8 +54,8 @@ def test_two_filings_scored_from_financebench_file(corpus, tmp_path):
     pipeline.warm_up()
     try:
         for file in discover([str(fb / "pdfs" / n) for n in names]).files:
-            document = pipeline.convert(pipeline.plan(file))
-            pipeline.index(document, pipeline.chunk(document))
+            document = pipeline.stages.convert(pipeline.stages.plan(file, pipeline.known(file)))
+            pipeline.index(document, pipeline.stages.chunk(document))
     finally:
         pipeline.close()
     questions = load_questions(fb / "groundtruth" / "financebench_open_source.jsonl")
