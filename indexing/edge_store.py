@@ -171,6 +171,12 @@ class EdgeStore(ChunkStore):
     def _delete_ids(self, ids: set[str]) -> None:
         self._wrap("delete", self._need().update, self.qe.UpdateOperation.delete_points(sorted(ids)))
 
+    def _payloads_where(self, doc_id: str) -> list[dict[str, Any]]:
+        if self.chunks is None:
+            return []
+        flt = _filter(self.qe, None, doc_id=doc_id, committed=True)
+        return [dict(r.payload or {}) for r in self._scroll(self.chunks, flt, True)]
+
     def _count(self, flt: SearchFilter | None, pending: bool = False) -> int:
         if self.chunks is None:
             return 0

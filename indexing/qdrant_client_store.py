@@ -202,6 +202,12 @@ class QdrantClientStore(ChunkStore):
     def _delete_ids(self, ids: set[str]) -> None:
         self._call("delete", self.client.delete, self.collection, self.m.PointIdsList(points=sorted(ids)), wait=True)
 
+    def _payloads_where(self, doc_id: str) -> list[dict[str, Any]]:
+        if not self._has(self.collection):
+            return []
+        flt = self._filter(None, doc_id=doc_id, committed=True)
+        return [dict(r.payload or {}) for r in self._scroll(self.collection, flt, True)]
+
     def _count(self, flt: SearchFilter | None, pending: bool = False) -> int:
         if not self._has(self.collection):
             return 0

@@ -254,6 +254,9 @@ class ChunkStore(ABC):
     def _pending(self) -> list[tuple[str, str, float]]:
         """``(point id, doc id, pending since)`` of every pending point."""
     @abstractmethod
+    def _payloads_where(self, doc_id: str) -> list[dict[str, Any]]:
+        """Payloads of ``doc_id``'s committed points (any order)."""
+    @abstractmethod
     def _delete_ids(self, ids: set[str]) -> None: ...
     @abstractmethod
     def _count(self, flt: SearchFilter | None, pending: bool = False) -> int:
@@ -399,6 +402,11 @@ class ChunkStore(ABC):
     def point_ids(self, doc_id: str, committed: bool = False) -> set[str]:
         """Ids of ``doc_id``'s points (``committed``: searchable ones only, see module docstring)."""
         return self._ids_where(doc_id, committed)
+
+    def payloads(self, doc_id: str) -> list[dict[str, Any]]:
+        """Payloads (see :mod:`indexing.payload`) of ``doc_id``'s committed (searchable) points, in chunk order."""
+        found = self._payloads_where(doc_id)
+        return sorted(found, key=lambda p: (p.get("metadata") or {}).get("chunk_index", 0))
 
     def count(self, flt: SearchFilter | None = None) -> int:
         """Committed (searchable) points in the chunk collection (matching ``flt``)."""

@@ -18,6 +18,7 @@ from flows.cli import ingest_cmd  # noqa: E402,F401
 from flows.cli import convert_cmd  # noqa: E402,F401
 from flows.cli import ocr_cmd  # noqa: E402,F401
 from flows.cli import deploy_cmd  # noqa: E402,F401
+from flows.cli import eval_cmd  # noqa: E402,F401
 
 
 def main() -> None:

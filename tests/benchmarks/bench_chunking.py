@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from chunking.chunker import Chunker
 from chunking.tokens import default_counter
 from tests.chunking import corpus_docs
-from tests.chunking.invariants import formula_failures, source_facts, table_failures
+from chunking.invariants import formula_failures, source_facts, table_failures
 
 LIMIT = 256
 HEADERS = [("#" * i, f"h{i}") for i in range(1, 7)]

@@ -10,7 +10,7 @@ from chunking.tokens import default_counter
 from ocr.errors import ConfigurationError
 from ocr.schema import BBox, Block, BlockType
 from tests.chunking.helpers import make_doc, pipe_table, prose
-from tests.chunking.invariants import check_chunks
+from chunking.invariants import check_chunks
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from chunking.chunker import Chunker, ChunkerOptions
 from chunking.tokens import default_counter
 from tests.chunking.helpers import SENTENCES, make_doc
-from tests.chunking.invariants import check_chunks, path_failures
+from chunking.invariants import check_chunks, path_failures
 
 WORDS = ["revenue", "margin", "liquidity", "covenant", "lessee", "derivative", "goodwill", "impairment",
          "dividend", "tranche", "collateral", "indemnity", "warranty", "arbitration", "escrow", "accrual"]

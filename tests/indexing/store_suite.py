@@ -51,6 +51,16 @@ class ChunkStoreSuite:
         assert seen[0][0] == sum(len(p) for p in SAMPLE_DOCS.values())
         assert len(store.list_documents()) == 2
 
+    def test_payloads_of_one_document_in_chunk_order(self, indexer, store):
+        docs = sample_documents()
+        for record, chunks in docs:
+            indexer.index(record, chunks)
+        record, chunks = docs[0]
+        payloads = store.payloads(record.doc_id)
+        assert [p["page_content"] for p in payloads] == [c.text for c in chunks]
+        assert {p["metadata"]["doc_id"] for p in payloads} == {record.doc_id}
+        assert store.payloads("no-such-document") == []
+
     def test_changed_document_replaces_stale_points(self, indexer, store):
         path, parts = next(iter(SAMPLE_DOCS.items()))
         old_rec, old_chunks = make_document(path, parts)

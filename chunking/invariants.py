@@ -1,6 +1,7 @@
 """Checks of the chunker's promises, computed from the *input* Markdown independently of the
-chunker's own parser (line scans and regexes), shared by the corpus, property and golden tests and
-by the benchmark (which applies the same table/formula checks to LangChain's chunks).
+chunker's own parser (line scans and regexes), shared by the corpus, property and golden tests, by
+the chunking benchmark (which applies the same table/formula checks to LangChain's chunks) and by
+``folioflow eval chunks`` (:mod:`chunking.evaluation`, over the chunks of an ingested collection).
 
 Failures are returned as readable strings (empty list: all good) so a test can show every broken
 promise of a document at once.
