@@ -30,7 +30,7 @@ def watch(
     """
     _quiet_prefect(verbose)
     settings = build_settings(config)
-    from flows.cli.ui import failures_table, stderr, stdout, summary_table
+    from flows.cli.ui import print_run
     from flows.watch import watch_flow
     from ocr.errors import FolioflowError
 
@@ -38,13 +38,7 @@ def watch(
         result = watch_flow(sources=source or None, prune=prune, settings=settings)
     except FolioflowError as exc:
         fail(f"watch cannot proceed: {exc}")
-    stdout.print(summary_table(result, title="Watch summary"))
-    failures = failures_table(result)
-    if failures is not None:
-        stdout.print(failures)
-    if report:
-        result.write(report)
-        stderr.print(f"report: {report}")
+    print_run(result, report, title="Watch summary")
 
 
 @app.command()

@@ -19,7 +19,7 @@ eval_app = typer.Typer(name="eval", no_args_is_help=True,
 app.add_typer(eval_app, name="eval")
 
 JsonOut = Annotated[Path | None, typer.Option("--json", help="Write the full results (per test/question/chunk) as JSON")]
-PlotOut = Annotated[Path | None, typer.Option("--plot", help="Draw per-category bars to this PNG (needs matplotlib: pip install 'folioflow[plot]')")]
+PlotOut = Annotated[Path | None, typer.Option("--plot", help="Draw per-category bars to this PNG (needs matplotlib: pip install 'folioflow\\[plot]')")]
 
 
 @eval_app.command("ocr")

@@ -70,7 +70,7 @@ def ingest(
         engine=engine, cpu_ocr_engine=cpu_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
-    from flows.cli.ui import failures_table, page_progress, stderr, stdout, summary_table
+    from flows.cli.ui import page_progress, print_run
     from flows.ingest import run_ingest
     from ocr.errors import FolioflowError
 
@@ -79,13 +79,7 @@ def ingest(
             result = run_ingest(paths, settings, prune=prune, progress=bar)
         except FolioflowError as exc:
             fail(f"ingest cannot proceed: {exc}")
-    stdout.print(summary_table(result))
-    failures = failures_table(result)
-    if failures is not None:
-        stdout.print(failures)
-    if report:
-        result.write(report)
-        stderr.print(f"report: {report}")
+    print_run(result, report)
 
 
 @app.command()

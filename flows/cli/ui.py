@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
 from rich.console import Console
@@ -93,3 +94,15 @@ def failures_table(report: RunReport) -> Table | None:
     for doc in failed:
         table.add_row(doc.source, doc.error or "unknown")
     return table
+
+
+def print_run(result: RunReport, report: Path | None = None, title: str = "Run summary") -> None:
+    """Print a run's summary table and failures (stdout) and write ``report`` (JSON, one record
+    per document, see :meth:`flows.report.RunReport.write`) when given."""
+    stdout.print(summary_table(result, title=title))
+    failures = failures_table(result)
+    if failures is not None:
+        stdout.print(failures)
+    if report:
+        result.write(report)
+        stderr.print(f"report: {report}")
