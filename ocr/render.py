@@ -35,7 +35,7 @@ from typing import Iterator
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-from PIL import Image, ImageSequence
+from PIL import Image
 
 from ocr.diagnose import (
     describe_pdfium_error,

@@ -168,7 +168,7 @@ def run_eval_retrieval(settings: Settings, questions_file: Path, k: str, modes: 
             fail(f"collection {settings.collection!r} does not exist (nothing ingested yet)")
         embedder = None
         if set(mode_list) - {"sparse"}:
-            embedder = Embedder(model=settings.embedding_model or info.get("model"), device=settings.device)
+            embedder = Embedder(model=settings.embedding_model or info.get("model"), device=settings.device, precision=settings.embedding_precision)
             embedder.warm_up()
         searchers = folio_searchers(store, embedder, mode_list, tenant=tenant)
         bar, task = _progress(len(questions), "questions")

@@ -49,7 +49,8 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
         if info is None:
             fail(f"collection {settings.collection!r} does not exist (nothing ingested yet)")
         model = settings.embedding_model or info.get("model")
-        embedder = Embedder(model=model, device=settings.device) if mode != "sparse" else None
+        embedder = (Embedder(model=model, device=settings.device, precision=settings.embedding_precision)
+                    if mode != "sparse" else None)
         if embedder is not None:
             embedder.warm_up()
         retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=mode, doc_ids=doc_ids,

@@ -136,10 +136,10 @@ def run_sampled(cmd: list[str], env: dict[str, str] | None = None, timeout: floa
 
 
 def ingest_env() -> dict[str, str]:
-    """The environment for an ingest subprocess: this checkout on PYTHONPATH, one OCR thread."""
+    """The environment for an ingest subprocess: this checkout on PYTHONPATH, offline."""
     root = str(Path(__file__).resolve().parents[2])
     return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
-            "OMP_THREAD_LIMIT": os.environ.get("OMP_THREAD_LIMIT", "1"), "HF_HUB_OFFLINE": "1"}
+            "HF_HUB_OFFLINE": "1"}
 
 
 def _ingest(batch: Batch, data_dir: Path, report: Path, extra: list[str], timeout: float) -> tuple[int, float, float, str]:
@@ -225,7 +225,7 @@ def run_batch(batch: Batch, work: Path, extra_args: list[str] | None = None, tim
                 key = record["source"]
             records[key] = record
     settings = load_settings(data_dir=data_dir)
-    embedder = Embedder(model=settings.embedding_model, device=settings.device)
+    embedder = Embedder(model=settings.embedding_model, device=settings.device, precision=settings.embedding_precision)
     embedder.warm_up()
     chunker = Chunker(embedder.token_counter(), ChunkerOptions(**{**settings.chunking, "max_tokens": settings.max_tokens}))
     store = open_store(Pipeline.store_settings(settings))

@@ -67,3 +67,65 @@ def test_fast_path_matches_plain_encode(embedder, workers):
     assert res.embeddings.shape == ref.shape
     assert float((res.embeddings * ref).sum(1).min()) > 0.9999
     assert res.over_limit == 1
+
+
+_PROBE = r"""
+import json, sys
+import numpy as np
+sys.path.insert(0, {root!r})
+if {tesseract_first}:
+    import ocr.engines.tesseract  # sets OMP_THREAD_LIMIT=1 for tesseract
+import torch
+from indexing.embedder import Embedder, torch_omp_thread_limit
+from ocr.samples import SAMPLE_FACTS
+texts = [f"{{k}}: {{v}}" for k, v in SAMPLE_FACTS.items()] * 4 + ["Operating margin improved to 18.4 percent."] * 8
+fp32 = Embedder(device="cpu", precision="fp32").encode(texts)
+bf16 = Embedder(device="cpu", precision="bf16").encode(texts)
+print(json.dumps({{"limit": torch_omp_thread_limit(), "threads": torch.get_num_threads(),
+                   "min_cos": float((fp32 * bf16).sum(1).min())}}))
+"""
+
+
+def _probe(env_limit: str | None, tesseract_first: bool) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {k: v for k, v in os.environ.items() if k != "OMP_THREAD_LIMIT"}
+    env.update({"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "2"})
+    if env_limit:
+        env["OMP_THREAD_LIMIT"] = env_limit
+    out = subprocess.run([sys.executable, "-c", _PROBE.format(root=root, tesseract_first=tesseract_first)],
+                         env=env, capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_tesseract_thread_limit_does_not_reach_the_embedder():
+    """Importing the tesseract engine (which sets OMP_THREAD_LIMIT=1) leaves torch's OpenMP
+    runtime unlimited, and bf16 vectors stay equivalent to fp32."""
+    got = _probe(None, tesseract_first=True)
+    assert got["limit"] is None or got["limit"] > 1
+    assert got["threads"] == 2
+    assert got["min_cos"] > 0.999
+
+
+@pytest.mark.slow
+def test_an_inherited_thread_limit_caps_torch_threads_and_keeps_vectors_right():
+    """OMP_THREAD_LIMIT=1 in the environment: torch's runtime honours it, the embedder caps torch at
+    one thread, and bf16 autocast still matches fp32 (with two threads it returned wrong vectors)."""
+    got = _probe("1", tesseract_first=False)
+    if got["limit"] is None:
+        pytest.skip("this torch build carries no libgomp/libiomp5 to query")
+    assert got["limit"] == 1 and got["threads"] == 1
+    assert got["min_cos"] > 0.999
+
+
+def test_unknown_precision_is_a_clear_error():
+    from ocr.errors import EmbeddingError
+
+    with pytest.raises(EmbeddingError, match="precision"):
+        Embedder(precision="fp8")

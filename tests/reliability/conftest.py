@@ -7,6 +7,8 @@ import os
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import torch  # noqa: E402,F401  (its OpenMP runtime loads before the tesseract limit below)
+
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 import pytest  # noqa: E402
