@@ -63,8 +63,8 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
     started = time.perf_counter()
     local = [p for p in paths if "://" not in p or p.startswith("file://")]
     discovery = discover(local) if local else None
-    files = list(discovery.files) if discovery else []
-    if discovery:
+    files = list(discovery.files) if discovery is not None else []
+    if discovery is not None:  # (a Discovery without files is falsy: it has __len__)
         report.documents += [DocumentReport(source=p.display, status="failed", error=p.error) for p in discovery.errors]
     configs = [settings.source(name) for name in source_names] if source_names else []
     configs += [adhoc_source(settings, url) for url in paths if url not in local]
@@ -77,7 +77,7 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
     pipeline.warm_up()
     try:
         report.documents += run_documents(pipeline, files, flow_name, progress)
-        if prune and discovery and discovery.roots:
+        if prune and discovery is not None and discovery.roots:
             report.documents += pipeline.prune(settings.source_name, {f.uri for f in discovery.files}, discovery.roots,
                                                labelled=False)
         for listing in listings:

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from flows.cli import app
-from flows.cli.ingest_cmd import Config, _quiet_prefect
+from flows.cli.ingest_cmd import Config, _mute_run_logs, _quiet_prefect
 from flows.cli.options import build_settings, fail
 
 PrefectFile = Annotated[Optional[Path], typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
@@ -33,6 +33,8 @@ def watch(
     from flows.cli.ui import print_run
     from flows.watch import watch_flow
     from ocr.errors import FolioflowError
+
+    _mute_run_logs(verbose)
 
     try:
         result = watch_flow(sources=source or None, prune=prune, settings=settings)

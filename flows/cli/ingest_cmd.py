@@ -27,6 +27,17 @@ def _quiet_prefect(verbose: bool) -> None:
     _quiet_models()
 
 
+def _mute_run_logs(verbose: bool) -> None:
+    """Without ``--verbose``, flow- and task-run logs (a failed document's exception, a run that
+    cannot proceed) stay off the console: the summary, failures table and report say it once, in
+    one line. They still reach Prefect's API (server UI, database). Call after Prefect is imported
+    (it configures logging on import)."""
+    import logging
+
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logging.getLogger(name).propagate = verbose
+
+
 def _quiet_models() -> None:
     """No model-loading progress bars or hub lookups from transformers/sentence-transformers."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -74,6 +85,8 @@ def ingest(
     from flows.ingest import run_ingest
     from ocr.errors import FolioflowError
 
+    _mute_run_logs(verbose)
+
     with page_progress(progress) as bar:
         try:
             result = run_ingest(paths, settings, prune=prune, progress=bar)
@@ -85,11 +98,11 @@ def ingest(
 @app.command()
 def query(
     text: Annotated[str, typer.Argument(help="The question or search text")],
-    k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return")] = 5,
+    k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return", min=1)] = 5,
     mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table")] = False,
-    doc_id: Annotated[Optional[list[str]], typer.Option("--doc", help="Only these document ids")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="Only this source name")] = None,
+    doc_id: Annotated[Optional[list[str]], typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Only this configured source name (`default` for command-line paths; see `folioflow status`)")] = None,
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="Caller's tenant (required when tenancy is on)")] = None,
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
@@ -99,8 +112,9 @@ def query(
 ) -> None:
     """Search the index; prints the top chunks with source, page span, heading path and score.
 
-    --json prints a list of objects with keys text, score, doc_id, source, page_start, page_end
-    (1-based), heading_path (list of strings) and kind.
+    --json prints a list of objects with keys text, score, doc_id, source (the document's URI),
+    source_name (its configured source), page_start, page_end (1-based), heading_path (list of
+    strings), kind, path and chunk_index.
     """
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
@@ -114,16 +128,17 @@ def query(
 @app.command()
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    documents: Annotated[bool, typer.Option("--documents", "-d", help="Also list every document: source, path, doc id, pages, chunks, status")] = False,
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
     config: Config = None,
 ) -> None:
-    """Documents and chunks in the index, per source."""
+    """Documents and chunks in the index, per source (--documents: one row per document)."""
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     from flows.cli.query_view import print_status
 
-    print_status(settings, as_json=as_json)
+    print_status(settings, as_json=as_json, documents=documents)
 
 
 @app.command()

@@ -16,7 +16,7 @@ from flows.settings import Settings
 __all__ = ["QUERY_KEYS", "run_query", "print_results", "print_status", "print_document"]
 
 #: Keys of every object printed by ``folioflow query --json`` (the documented contract).
-QUERY_KEYS = ("text", "score", "doc_id", "source", "page_start", "page_end", "heading_path", "kind")
+QUERY_KEYS = ("text", "score", "doc_id", "source", "source_name", "page_start", "page_end", "heading_path", "kind")
 
 
 def _open_store(settings: Settings, must_exist: bool = True):
@@ -36,7 +36,8 @@ def _open_store(settings: Settings, must_exist: bool = True):
 def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", doc_ids=None, source=None,
               tenant=None) -> list[dict]:
     """Search with :class:`indexing.retriever.FolioRetriever`; returns one dict per hit with
-    :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``)."""
+    :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``): ``source`` is the document's URI,
+    ``source_name`` the configured source it came from (what ``--source`` filters on)."""
     from indexing.embedder import Embedder
     from indexing.retriever import FolioRetriever
     from ocr.errors import FolioflowError
@@ -48,6 +49,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
         info = store.collection_info()
         if info is None:
             fail(f"collection {settings.collection!r} does not exist (nothing ingested yet)")
+        doc_ids = _resolve_doc_ids(store, doc_ids) if doc_ids else None
         model = settings.embedding_model or info.get("model")
         embedder = (Embedder(model=model, device=settings.device, precision=settings.embedding_precision)
                     if mode != "sparse" else None)
@@ -55,10 +57,9 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
             embedder.warm_up()
         retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=mode, doc_ids=doc_ids,
                                    sources=[source] if source else None, tenant=tenant)
-        try:
-            documents = retriever.invoke(text)
-        except FolioflowError as exc:
-            fail(str(exc))
+        documents = retriever.invoke(text)
+    except FolioflowError as exc:
+        fail(str(exc))
     finally:
         store.close()
     hits = []
@@ -69,6 +70,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
             "score": float(meta.get("score", 0.0)),
             "doc_id": meta.get("doc_id"),
             "source": meta.get("uri") or meta.get("source"),
+            "source_name": meta.get("source"),
             "page_start": int(meta.get("page_start", 0)),
             "page_end": int(meta.get("page_end", 0)),
             "heading_path": list(meta.get("heading_path") or []),
@@ -77,6 +79,23 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
             "chunk_index": meta.get("chunk_index"),
         })
     return hits
+
+
+def _resolve_doc_ids(store, keys: list[str]) -> list[str]:
+    """Document ids for ``--doc`` values: a full id, a unique id prefix, or the path or file name
+    the document was ingested from; fails (exit 1) on no match or an ambiguous prefix."""
+    records = store.list_documents()
+    out = []
+    for key in keys:
+        found = [r.doc_id for r in records if r.doc_id == key] or \
+                [r.doc_id for r in records if r.doc_id.startswith(key)] or \
+                [r.doc_id for r in records if key in (r.path, Path(r.path).name, r.uri)]
+        if not found:
+            fail(f"--doc {key!r}: no such document in the index (see `folioflow status --documents`)")
+        if len(set(found)) > 1:
+            fail(f"--doc {key!r} matches {len(set(found))} documents; give more of the id")
+        out.append(found[0])
+    return out
 
 
 def print_results(hits: list[dict], as_json: bool = False) -> None:
@@ -98,12 +117,17 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
         stdout.print()
 
 
-def print_status(settings: Settings, as_json: bool = False) -> None:
-    """Documents, pages and chunks in the index, per source (from the documents registry)."""
-    store = _open_store(settings, must_exist=False)
+def print_status(settings: Settings, as_json: bool = False, documents: bool = False) -> None:
+    """Documents, pages and chunks in the index, per source (from the documents registry); with
+    ``documents``, one row per document (source, path, doc id, pages, chunks, status) as well."""
+    from ocr.errors import FolioflowError
+
+    store = _open_store(settings)
     try:
         records = store.list_documents()
         points = store.count() if store.collection_info() else 0
+    except FolioflowError as exc:
+        fail(str(exc))
     finally:
         store.close()
     per_source: dict[str, dict[str, int]] = defaultdict(lambda: {"documents": 0, "pages": 0, "chunks": 0, "failed": 0})
@@ -115,6 +139,11 @@ def print_status(settings: Settings, as_json: bool = False) -> None:
         row["failed"] += record.status != "indexed"
     summary = {"collection": settings.collection, "location": settings.qdrant_url or str(settings.data_dir),
                "documents": len(records), "chunks": points, "sources": dict(per_source)}
+    if documents:
+        summary["document_list"] = [
+            {"doc_id": r.doc_id, "source": r.source, "path": r.path, "uri": r.uri, "pages": r.pages,
+             "chunks": r.chunks, "status": r.status, "tenant": r.tenant, "indexed_at": r.indexed_at.isoformat()}
+            for r in sorted(records, key=lambda r: (r.source, r.path))]
     if as_json:
         print(json.dumps(summary, indent=2))
         return
@@ -126,6 +155,15 @@ def print_status(settings: Settings, as_json: bool = False) -> None:
     table.add_row("[bold]total", str(len(records)), str(sum(r["pages"] for r in per_source.values())),
                   str(points), str(sum(r["failed"] for r in per_source.values())))
     stdout.print(table)
+    if documents:
+        docs = Table(title="Documents", header_style="bold")
+        for column in ("source", "path", "doc id", "pages", "chunks", "status"):
+            docs.add_column(column, justify="right" if column in ("pages", "chunks") else "left",
+                            overflow="fold")
+        for row in summary["document_list"]:
+            docs.add_row(row["source"], row["path"], row["doc_id"], str(row["pages"]), str(row["chunks"]),
+                         row["status"])
+        stdout.print(docs)
 
 
 def _find_document(settings: Settings, key: str) -> Path:
@@ -136,7 +174,7 @@ def _find_document(settings: Settings, key: str) -> Path:
         key = doc_id_for(key)
     matches = sorted(folder.glob(f"{key}*.json")) if folder.exists() else []
     if not matches:
-        fail(f"no converted document {key!r} under {folder} (see `folioflow status`)")
+        fail(f"no converted document {key!r} under {folder} (see `folioflow status --documents`)")
     if len(matches) > 1:
         fail(f"{key!r} matches {len(matches)} documents; give more of the id")
     return matches[0]

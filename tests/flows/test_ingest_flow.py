@@ -102,3 +102,20 @@ def test_documents_filter_by_page(docs, tmp_path, prefect_harness):
         assert 0 < page2 < store.count()
     finally:
         store.close()
+
+
+def test_emptied_folder_is_pruned_and_an_empty_glob_is_reported(tmp_path, prefect_harness):
+    """A folder whose last document was removed still prunes it (an empty listing is not "no
+    listing"), and a glob that matches nothing is a failed row with its reason, not silence."""
+    folder = tmp_path / "inbox"
+    write_sample_pdf(folder / "memo.pdf")
+    settings = load_settings(data_dir=tmp_path / "data")
+    assert [d.status for d in run_ingest([str(folder)], settings).documents] == ["indexed"]
+
+    (folder / "memo.pdf").unlink()
+    run = run_ingest([str(folder), str(tmp_path / "nowhere" / "*.pdf")], settings, prune=True)
+    by_status = {d.status: d for d in run.documents}
+    assert set(by_status) == {"pruned", "failed"}
+    assert Path(by_status["pruned"].source).name == "memo.pdf"
+    assert by_status["failed"].error.startswith("no supported file matches")
+    assert _points(settings) == {}
