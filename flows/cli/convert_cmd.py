@@ -62,7 +62,7 @@ def convert(
     format: Annotated[str, typer.Option("--format", "-f", help="Comma-separated: markdown,html,json.")] = "markdown",
     engine: Annotated[str, typer.Option(help="auto | text | ocr | vlm")] = "auto",
     ocr_endpoint: Annotated[Optional[list[str]], typer.Option("--ocr-endpoint", help="vLLM endpoint URL (repeatable).")] = None,
-    profile: Annotated[Optional[str], typer.Option(help="VLM profile (model + prompt).")] = None,
+    profile: Annotated[Optional[str], typer.Option(help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
     cpu_engine: Annotated[Optional[str], typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr.")] = None,
     language: Annotated[Optional[list[str]], typer.Option("--lang", "--language", "-l", help="OCR language, e.g. eng, deu (repeatable).")] = None,
     page_range: Annotated[Optional[str], typer.Option("--page-range", help='Pages to convert, e.g. "1-5,9".')] = None,

@@ -30,7 +30,7 @@ def eval_ocr(
     lang: Annotated[list[str] | None, typer.Option("--lang", help="OCR language (tesseract code), repeatable")] = None,
     dpi: Annotated[int | None, typer.Option("--dpi", help="Render resolution for OCR/VLM engines")] = None,
     ocr_endpoint: Annotated[list[str] | None, typer.Option("--ocr-endpoint", help="vLLM endpoint URL for the vlm engine, repeatable")] = None,
-    profile: Annotated[str | None, typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr, olmocr, markdown, auto")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
     failures: Annotated[int, typer.Option("--failures", help="Failing tests listed per engine (all are in --json)")] = 25,
     json_out: JsonOut = None,
     plot: PlotOut = None,

@@ -56,7 +56,7 @@ def ingest(
     cpu_engine: Annotated[Optional[str], typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr")] = None,
     lang: Annotated[Optional[list[str]], typer.Option("--lang", "--language", "-l", help="OCR language (tesseract code), repeatable")] = None,
     ocr_endpoint: Annotated[Optional[list[str]], typer.Option("--ocr-endpoint", help="vLLM endpoint URL, repeatable")] = None,
-    profile: Annotated[Optional[str], typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr, olmocr, generic")] = None,
+    profile: Annotated[Optional[str], typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Documents processed concurrently")] = None,
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="Tenant recorded on every chunk")] = None,
     password: Annotated[Optional[list[str]], typer.Option("--password", help="PDF password as GLOB=PASSWORD (or just PASSWORD for all)")] = None,

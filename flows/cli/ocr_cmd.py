@@ -136,7 +136,7 @@ def serve(
 def bench(
     ocr_endpoint: list[str] = typer.Option(..., "--ocr-endpoint", help="Endpoint URL (repeat for several)"),
     pages: int = typer.Option(32, "--pages", min=1),
-    profile: str = typer.Option("auto", "--profile"),
+    profile: str = typer.Option("auto", "--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)"),
     pdf: Optional[Path] = typer.Option(
         None, "--pdf", exists=True, dir_okay=False, help="Default: generated pages"
     ),
