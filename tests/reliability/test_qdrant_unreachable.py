@@ -52,7 +52,7 @@ def test_ingest_cli_stops_with_the_reason_and_exit_code_1(dead_url, tmp_path):
            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
     proc = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(sample), "--data-dir", str(tmp_path / "d"),
                            "--qdrant-url", dead_url, "--no-progress"], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+                          cwd=tmp_path, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"error: ingest cannot proceed: Qdrant collection lookup failed ({dead_url})" in proc.stderr
     assert SECRET not in proc.stdout + proc.stderr
