@@ -92,7 +92,22 @@ def ingest(
             result = run_ingest(paths, settings, prune=prune, progress=bar)
         except FolioflowError as exc:
             fail(f"ingest cannot proceed: {exc}")
+        except RuntimeError as exc:
+            if "ephemeral Prefect API server" not in str(exc):
+                raise
+            fail(_ephemeral_failure(exc))
     print_run(result, report)
+
+
+def _ephemeral_failure(exc: RuntimeError) -> str:
+    """One line for Prefect's ephemeral API server failing to start (``SubprocessASGIServer.start``
+    raises a RuntimeError "Timed out while attempting to connect to ephemeral Prefect API server"
+    carrying the server's exit code when it died): what happened and the two ways out."""
+    first = str(exc).splitlines()[0][:300]
+    limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    return (f"ingest cannot proceed: Prefect's ephemeral API server did not start within {limit} s ({first}); "
+            "point PREFECT_API_URL at a running Prefect server, or raise "
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS on a loaded machine")
 
 
 @app.command()

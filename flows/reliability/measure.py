@@ -22,9 +22,11 @@ exactly those chunks' ids (**points that differ**: must be 0, no duplicate or or
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -119,14 +121,17 @@ def run_sampled(cmd: list[str], env: dict[str, str] | None = None, timeout: floa
     stderr)``; the command is killed after ``timeout`` seconds (exit code then negative)."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        # its own session, so a timeout kills the whole tree (Prefect's ephemeral server included)
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors,
+                                start_new_session=True)
         stop, peak = threading.Event(), [0.0]
         sampler = threading.Thread(target=_sample_rss, args=(proc.pid, stop, peak), daemon=True)
         sampler.start()
         try:
             code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
         stop.set()
         sampler.join()
@@ -135,10 +140,12 @@ def run_sampled(cmd: list[str], env: dict[str, str] | None = None, timeout: floa
     return code, time.perf_counter() - started, peak[0], tail
 
 
-def ingest_env() -> dict[str, str]:
-    """The environment for an ingest subprocess: this checkout on PYTHONPATH, offline."""
+def ingest_env(prefect_home: Path | None = None) -> dict[str, str]:
+    """The environment for an ingest subprocess: this checkout on PYTHONPATH, offline;
+    ``prefect_home``: a Prefect home (database) of its own instead of the inherited one."""
     root = str(Path(__file__).resolve().parents[2])
-    return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    home = {"PREFECT_HOME": str(prefect_home)} if prefect_home is not None else {}
+    return {**os.environ, **home, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
             "HF_HUB_OFFLINE": "1",
             # a loaded machine can take minutes to start Prefect's ephemeral server
             "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS":
@@ -153,7 +160,7 @@ def _ingest(batch: Batch, data_dir: Path, report: Path, extra: list[str], timeou
     config.write_text(yaml.safe_dump({"passwords": batch.passwords}, allow_unicode=True))
     cmd = [sys.executable, "-m", "flows.cli", "ingest", str(batch.folder), "--config", str(config),
            "--data-dir", str(data_dir), "--report", str(report), "--no-progress", *extra]
-    return run_sampled(cmd, ingest_env(), timeout)
+    return run_sampled(cmd, ingest_env(data_dir.parent / f"{data_dir.name}-prefect"), timeout)
 
 
 def _words(text: str) -> set[str]:

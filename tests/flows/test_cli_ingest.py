@@ -67,3 +67,20 @@ def test_run_that_cannot_proceed_exits_nonzero(tmp_path):
                     cwd=tmp_path, home=tmp_path / "prefect-home")
     assert run.returncode == 1
     assert "ingest cannot proceed" in run.stderr
+
+
+def test_ephemeral_server_that_does_not_start_is_one_error_line(tmp_path):
+    """Prefect's ephemeral API server given no time to start (a real start-up, cut at 0 s): exit 1,
+    one ``error:`` line naming the cause and the way out, no traceback, no report written."""
+    pdf = write_sample_pdf(tmp_path / "sample.pdf")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(tmp_path / "home"),
+           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "0"}
+    env.pop("PREFECT_API_URL", None)
+    run = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(pdf), "--report", "r.json", "--no-progress"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert run.returncode == 1, run.stdout + run.stderr[-3000:]
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, run.stderr[-3000:]
+    assert "Prefect's ephemeral API server did not start within 0 s" in errors[0]
+    assert "PREFECT_API_URL" in errors[0] and "Traceback" not in run.stderr
+    assert not (tmp_path / "r.json").exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.engines.base import PageEngine, failed_page
+from ocr.engines.base import PageEngine
 from ocr.errors import (
     ConfigurationError,
     CorruptDocumentError,

@@ -49,10 +49,10 @@ def test_store_retries_then_raises_a_clear_error(dead_url):
 def test_ingest_cli_stops_with_the_reason_and_exit_code_1(dead_url, tmp_path):
     sample = write_sample_pdf(tmp_path / "report.pdf")
     env = {**os.environ, "QDRANT_API_KEY": SECRET, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
-           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
+           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300", "PREFECT_HOME": str(tmp_path / "prefect")}
     proc = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(sample), "--data-dir", str(tmp_path / "d"),
                            "--qdrant-url", dead_url, "--no-progress"], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert f"error: ingest cannot proceed: Qdrant collection lookup failed ({dead_url})" in proc.stderr
+    assert f"error: ingest cannot proceed: Qdrant collection lookup failed ({dead_url})" in proc.stderr, proc.stderr[-8000:]
     assert SECRET not in proc.stdout + proc.stderr

@@ -198,6 +198,7 @@ class FleetManager:
     def close(self) -> None:
         if self.fleet is not None:
             _stop(self.fleet)
+            self.fleet = None
 
 
 def start_manager(tmp_path_factory) -> FleetManager:
