@@ -2,7 +2,8 @@
 
 :func:`write_sample_pdf` writes a born-digital, two-page annual-report excerpt (title, numbered
 headings, paragraphs, a financial table, a display formula, a governing-law clause and a repeated
-page footer). :func:`write_scanned_copy` turns any PDF into an image-only "scan" (PNG, JPEG or
+page footer). :func:`write_encrypted_pdf` writes a one-page password-protected PDF.
+:func:`write_scanned_copy` turns any PDF into an image-only "scan" (PNG, JPEG or
 multi-page TIFF, optionally rotated and skewed) so OCR paths can be exercised on known text.
 
 The facts in :data:`SAMPLE_FACTS` are what the sample states; tests assert them after OCR and
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["SAMPLE_FACTS", "SAMPLE_TABLE", "write_sample_pdf", "write_scanned_copy"]
+__all__ = ["SAMPLE_FACTS", "SAMPLE_TABLE", "write_encrypted_pdf", "write_sample_pdf", "write_scanned_copy"]
 
 #: Sentences the sample states verbatim (one per page section), for assertions after OCR/retrieval.
 SAMPLE_FACTS = {
@@ -129,3 +130,24 @@ def write_scanned_copy(
     else:
         images[0].save(out_path, dpi=(dpi, dpi))
     return out_path
+
+
+def write_encrypted_pdf(path: str | Path, password: str, title: str = "Encrypted Term Sheet",
+                        lines: tuple[str, ...] = ("The facility bears interest at SOFR plus 225 basis points, payable quarterly.",),
+                        ) -> Path:
+    """Write a one-page born-digital PDF to ``path`` (parents created), encrypted with the user
+    password ``password`` (reportlab's standard encryption: RC4, 128-bit key; the owner password is
+    ``password + "-owner"``): ``title`` in 18 pt bold, then ``lines`` in 11 pt. Returns the path."""
+    from reportlab.lib import pdfencrypt
+    from reportlab.pdfgen import canvas
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    c = canvas.Canvas(str(path), encrypt=pdfencrypt.StandardEncryption(password, ownerPassword=password + "-owner"))
+    c.setFont("Helvetica-Bold", 18)
+    c.drawString(72, 720, title)
+    c.setFont("Helvetica", 11)
+    for i, line in enumerate(lines):
+        c.drawString(72, 690 - 15 * i, line)
+    c.save()
+    return path

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flows.reliability.hostile import image_page, png_bomb, raw_pdf, text_page, tiff_with_huge_frame, truncated_copy
+from ocr.samples import write_encrypted_pdf
 
 __all__ = ["BatchFile", "Batch", "build_batch", "corpus_passwords"]
 
@@ -66,19 +67,6 @@ def corpus_passwords(tsv: Path) -> dict[str, str]:
                 continue
             out[Path(row["local_path"]).name] = value.split(" (")[0].strip()
     return out
-
-
-def _encrypted(path: Path, password: str) -> Path:
-    from reportlab.lib import pdfencrypt
-    from reportlab.pdfgen import canvas
-
-    c = canvas.Canvas(str(path), encrypt=pdfencrypt.StandardEncryption(password, ownerPassword=password + "!"))
-    c.setFont("Helvetica-Bold", 16)
-    c.drawString(72, 720, "Encrypted Term Sheet")
-    c.setFont("Helvetica", 11)
-    c.drawString(72, 695, "The facility bears interest at SOFR plus 225 basis points, payable quarterly.")
-    c.save()
-    return path
 
 
 def _hostile(batch: Batch, sample: Path, contract: Path | None) -> None:
@@ -131,12 +119,12 @@ def _hostile(batch: Batch, sample: Path, contract: Path | None) -> None:
               "page 1 readable, page 2 a decompression bomb")
     batch.add(png_bomb(out / "bomb.png", 50_000, 50_000), "hostile", "PNG declaring 50,000 x 50,000 pixels")
     batch.add(tiff_with_huge_frame(out / "huge-third-page.tif"), "hostile", "TIFF whose page 3 exceeds the pixel limit")
-    batch.add(_encrypted(out / "encrypted-no-password.pdf", "a-password-nobody-has"), "hostile",
+    batch.add(write_encrypted_pdf(out / "encrypted-no-password.pdf", "a-password-nobody-has"), "hostile",
               "encrypted, no password supplied")
-    batch.add(_encrypted(out / "encrypted-wrong-password.pdf", "the-real-password"), "hostile",
+    batch.add(write_encrypted_pdf(out / "encrypted-wrong-password.pdf", "the-real-password"), "hostile",
               "encrypted, a wrong password supplied")
     batch.passwords["encrypted-wrong-password.pdf"] = "a-wrong-guess"
-    batch.add(_encrypted(out / "encrypted-right-password.pdf", "open-sesame-2025"), "hostile",
+    batch.add(write_encrypted_pdf(out / "encrypted-right-password.pdf", "open-sesame-2025"), "hostile",
               "encrypted, the right password supplied (should be ingested)")
     batch.passwords["encrypted-right-password.pdf"] = "open-sesame-2025"
 

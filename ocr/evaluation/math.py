@@ -51,6 +51,15 @@ def _glyphs(text: str | None) -> str:
     return "".join(unicodedata.normalize("NFKC", text or "").split())
 
 
+# Scripts, limits, fractions and roots: tag -> (number of children, str.format template over the
+# children's glyph strings), e.g. msup(x, 2) -> "x^{2}", mfrac(a, b) -> "{a}/{b}".
+_TEMPLATES = {
+    "msup": (2, "{0}^{{{1}}}"), "msub": (2, "{0}_{{{1}}}"), "msubsup": (3, "{0}_{{{1}}}^{{{2}}}"),
+    "munder": (2, "{0}_{{{1}}}"), "mover": (2, "{0}^{{{1}}}"), "munderover": (3, "{0}_{{{1}}}^{{{2}}}"),
+    "mfrac": (2, "{{{0}}}/{{{1}}}"), "mroot": (2, "√[{1}]{{{0}}}"),
+}
+
+
 def _lin(el: ET.Element) -> str:
     tag, kids = _tag(el), list(el)
     parts = [_lin(k) for k in kids]
@@ -58,24 +67,11 @@ def _lin(el: ET.Element) -> str:
         return _glyphs("".join(el.itertext()))
     if tag in ("mspace", "annotation", "annotation-xml", "mprescripts", "none"):
         return ""
-    if tag == "msup" and len(parts) == 2:
-        return f"{parts[0]}^{{{parts[1]}}}"
-    if tag == "msub" and len(parts) == 2:
-        return f"{parts[0]}_{{{parts[1]}}}"
-    if tag == "msubsup" and len(parts) == 3:
-        return f"{parts[0]}_{{{parts[1]}}}^{{{parts[2]}}}"
-    if tag == "munder" and len(parts) == 2:
-        return f"{parts[0]}_{{{parts[1]}}}"
-    if tag == "mover" and len(parts) == 2:
-        return f"{parts[0]}^{{{parts[1]}}}"
-    if tag == "munderover" and len(parts) == 3:
-        return f"{parts[0]}_{{{parts[1]}}}^{{{parts[2]}}}"
-    if tag == "mfrac" and len(parts) == 2:
-        return f"{{{parts[0]}}}/{{{parts[1]}}}"
+    arity, template = _TEMPLATES.get(tag, (None, ""))
+    if arity == len(parts):
+        return template.format(*parts)
     if tag == "msqrt":
         return f"√{{{''.join(parts)}}}"
-    if tag == "mroot" and len(parts) == 2:
-        return f"√[{parts[1]}]{{{parts[0]}}}"
     if tag == "mtr":
         return "&".join(parts) + ";"
     return "".join(parts)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ocr.samples import write_sample_pdf
+from ocr.samples import write_encrypted_pdf, write_sample_pdf
 
 pytestmark = pytest.mark.slow
 
@@ -31,18 +31,10 @@ SECRETS = {
 
 
 def encrypted_pdf(path: Path, password: str) -> Path:
-    """A one-page PDF encrypted with ``password`` (reportlab's standard encryption, RC4 128)."""
-    from reportlab.lib import pdfencrypt
-    from reportlab.pdfgen import canvas
-
-    c = canvas.Canvas(str(path), encrypt=pdfencrypt.StandardEncryption(password, ownerPassword=password + "-owner"))
-    c.setFont("Helvetica-Bold", 18)
-    c.drawString(72, 720, "Confidential Side Letter")
-    c.setFont("Helvetica", 11)
-    c.drawString(72, 690, "The side letter grants the investor a fee rebate of 25 basis points per year.")
-    c.drawString(72, 675, "It is governed by the laws of the State of New York.")
-    c.save()
-    return path
+    """A one-page side letter encrypted with ``password``."""
+    return write_encrypted_pdf(path, password, title="Confidential Side Letter", lines=(
+        "The side letter grants the investor a fee rebate of 25 basis points per year.",
+        "It is governed by the laws of the State of New York."))
 
 
 def grep_tree(root: Path, needles: list[str]) -> list[str]:

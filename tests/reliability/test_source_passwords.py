@@ -9,7 +9,7 @@ import yaml
 
 from flows.ingest import run_ingest
 from flows.settings import load_settings
-from flows.reliability.batch import _encrypted
+from ocr.samples import write_encrypted_pdf
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 def test_each_source_opens_its_files_with_its_own_password(tmp_path, monkeypatch, prefect_harness):
     for name, password in (("fund-a", "alpha-pw-31"), ("fund-b", "bravo-pw-47"), ("fund-c", "charlie-pw-59")):
         (tmp_path / name).mkdir()
-        _encrypted(tmp_path / name / "statement.pdf", password)
+        write_encrypted_pdf(tmp_path / name / "statement.pdf", password)
     monkeypatch.setenv("FUND_B_PASSWORD", "bravo-pw-47")
     config = tmp_path / "folioflow.yaml"
     config.write_text(yaml.safe_dump({"sources": [
