@@ -117,6 +117,10 @@ def serve(
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _terminate)
+    # Python turns SIGINT into KeyboardInterrupt only when SIGINT was not ignored at start-up, and a
+    # shell ignores it for commands it runs in the background (`cmd &` without job control): the
+    # launcher would then never stop its servers on SIGINT. Install the handler explicitly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     typer.echo(f"logs: {logs}")
     try:
         sup.start()

@@ -60,7 +60,11 @@ class Fleet:
         self.argv = [
             sys.executable,
             "-c",
-            "from flows.cli import main; main()",
+            # The launcher starts with SIGINT ignored, as a shell starts a background job (`cmd &`):
+            # Ctrl-C must still stop it (test_ctrl_c_stops_every_server), so it has to install its
+            # own handler. SIG_IGN survives exec.
+            "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            "os.execv(sys.executable, [sys.executable, '-c', 'from flows.cli import main; main()', *sys.argv[1:]])",
             "ocr",
             "serve",
             "--model",
@@ -149,7 +153,9 @@ class Fleet:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
-                return self.process.wait(timeout)
+                code = self.process.wait(timeout)
+                self._reader.join(10)  # the launcher's last lines are read before anyone looks
+                return code
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 # Each server runs in its own process group: kill those too, or they outlive the
