@@ -13,6 +13,7 @@ import hashlib
 import uuid
 from pathlib import Path
 from typing import BinaryIO
+from urllib.parse import unquote
 
 __all__ = ["FOLIOFLOW_NAMESPACE", "canonical_uri", "doc_id_for", "sha256_bytes", "sha256_file", "sha256_text"]
 
@@ -23,14 +24,17 @@ FOLIOFLOW_NAMESPACE = uuid.UUID("6f1b3a52-5d0e-4c1e-9b7a-f0110f10f10f")
 def canonical_uri(location: str | Path) -> str:
     """Canonical URI of a source location.
 
-    Local paths become ``file://`` URIs of the absolute, symlink-resolved path; strings that already
-    carry a scheme (``s3://``, ``gs://``, ``https://``) are returned with trailing slashes removed.
+    Local paths become ``file://`` URIs of the absolute, symlink-resolved path (``Path.as_uri``:
+    spaces and non-ASCII characters percent-encoded); a ``file://`` URI is decoded back to its path
+    first, so a path and its URI give the same result (``/a/b c.pdf`` and ``file:///a/b%20c.pdf``
+    -> ``file:///a/b%20c.pdf``); strings that carry another scheme (``s3://``, ``gs://``,
+    ``https://``) are returned with trailing slashes removed.
     """
     text = str(location)
     if "://" in text and not text.startswith("file://"):
         return text.rstrip("/")
     if text.startswith("file://"):
-        text = text[len("file://"):]
+        text = unquote(text[len("file://"):])
     return Path(text).expanduser().resolve().as_uri()
 
 

@@ -84,12 +84,18 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
 def _resolve_doc_ids(store, keys: list[str]) -> list[str]:
     """Document ids for ``--doc`` values: a full id, a unique id prefix, or the path or file name
     the document was ingested from; fails (exit 1) on no match or an ambiguous prefix."""
+    from ocr.ids import canonical_uri
+
     records = store.list_documents()
     out = []
     for key in keys:
+        try:  # a path as given (relative to the working directory, absolute, or a URI)
+            uri = canonical_uri(key)
+        except (OSError, ValueError):
+            uri = None
         found = [r.doc_id for r in records if r.doc_id == key] or \
                 [r.doc_id for r in records if r.doc_id.startswith(key)] or \
-                [r.doc_id for r in records if key in (r.path, Path(r.path).name, r.uri)]
+                [r.doc_id for r in records if key in (r.path, Path(r.path).name, r.uri) or r.uri == uri]
         if not found:
             fail(f"--doc {key!r}: no such document in the index (see `folioflow status --documents`)")
         if len(set(found)) > 1:

@@ -49,6 +49,10 @@ def test_ingest_query_status_show(tmp_path):
     assert SAMPLE_FACTS["sharpe"] in hits[0]["text"] and hits[0]["page_start"] == 2
     assert hits[0]["heading_path"] == ["2 Risk-Adjusted Return"]
 
+    by_path = folioflow("query", "fund", "-k", "2", "--json", "--doc", str(pdf.resolve()), cwd=tmp_path, home=home)
+    assert by_path.returncode == 0, by_path.stderr[-3000:]  # --doc takes the absolute path it was ingested from
+    assert {hit["doc_id"] for hit in json.loads(by_path.stdout)} == {records["sample.pdf"]["doc_id"]}
+
     status = folioflow("status", "--json", cwd=tmp_path, home=home)
     summary = json.loads(status.stdout)
     assert summary["documents"] == 1 and summary["chunks"] == records["sample.pdf"]["chunks"]

@@ -40,3 +40,16 @@ def test_globs_duplicates_and_missing_paths(tmp_path):
     assert paths[2:] == ["a.pdf", "img.jpeg", "scan.TIFF"]  # the folder adds only files not seen yet
     assert [(e.argument, e.error.split(":")[0]) for e in found.errors] == [
         (str(root / "nope.pdf"), "not found"), (str(root / "*.docx"), "no supported file matches '" + str(root / "*.docx") + "'")]
+
+
+def test_a_name_with_spaces_and_accents_gets_the_id_of_its_path(tmp_path):
+    """The id computed while listing (from the file's URI, percent-encoded) equals the id of the
+    path as a user types it (``folioflow show PATH``): the URI is decoded once, not encoded twice."""
+    path = tmp_path / "Q3 2024" / "Side Letter – Fonds Zürich.pdf"
+    path.parent.mkdir()
+    path.write_bytes(b"%PDF-1.4\n")
+    found = discover([str(tmp_path)])
+    assert [f.path for f in found.files] == ["Q3 2024/Side Letter – Fonds Zürich.pdf"]
+    listed = found.files[0]
+    assert "%20" in listed.uri and "%2520" not in listed.uri
+    assert listed.doc_id == doc_id_for(path) == doc_id_for(listed.uri)
