@@ -19,11 +19,17 @@ EmbeddingModel = Annotated[Optional[str], typer.Option("--embedding-model", help
 Config = Annotated[Optional[Path], typer.Option("--config", envvar="FOLIOFLOW_CONFIG", help="YAML settings file")]
 
 
+#: Seconds Prefect's ephemeral API server gets to start (``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``
+#: when unset; Prefect 3.9's own default, 20 s in prefect/settings/models/server/ephemeral.py, is short
+#: on a loaded 2-core machine).
+EPHEMERAL_STARTUP_TIMEOUT_S = "120"
+
+
 def _quiet_prefect(verbose: bool) -> None:
     """Prefect's console logging would interleave with the progress bar; keep warnings only."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", EPHEMERAL_STARTUP_TIMEOUT_S)
     _quiet_models()
 
 
@@ -104,7 +110,7 @@ def _ephemeral_failure(exc: RuntimeError) -> str:
     raises a RuntimeError "Timed out while attempting to connect to ephemeral Prefect API server"
     carrying the server's exit code when it died): what happened and the two ways out."""
     first = str(exc).splitlines()[0][:300]
-    limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", EPHEMERAL_STARTUP_TIMEOUT_S)
     return (f"ingest cannot proceed: Prefect's ephemeral API server did not start within {limit} s ({first}); "
             "point PREFECT_API_URL at a running Prefect server, or raise "
             "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS on a loaded machine")
