@@ -20,8 +20,8 @@ pieces are exact slices of the document's Markdown.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
-from functools import lru_cache
 
 __all__ = ["sentence_spans", "split_to_budget"]
 
@@ -35,14 +35,26 @@ _WORD = re.compile(r"\S+\s*")
 _CLAUSE = re.compile(r".+?(?:[,;:]\s+|[\uff0c\uff1b\uff1a\u3001\u3002]\s*|$)", re.DOTALL)
 
 
-@lru_cache(maxsize=8)
-def _segmenter(language: str):
-    import pysbd
+# pysbd's Segmenter is not thread-safe: ``segment`` keeps the text in ``self.original_text`` and
+# locates the sentences in it afterwards, so two threads sharing one instance get sentences of each
+# other's text (the flow chunks documents on several threads). One segmenter per thread and language.
+_LOCAL = threading.local()
 
-    try:
-        return pysbd.Segmenter(language=language, clean=False)
-    except ValueError:  # unsupported language: English rules are the closest general fallback
-        return pysbd.Segmenter(language="en", clean=False)
+
+def _segmenter(language: str):
+    cache = getattr(_LOCAL, "segmenters", None)
+    if cache is None:
+        cache = _LOCAL.segmenters = {}
+    seg = cache.get(language)
+    if seg is None:
+        import pysbd
+
+        try:
+            seg = pysbd.Segmenter(language=language, clean=False)
+        except ValueError:  # unsupported language: English rules are the closest general fallback
+            seg = pysbd.Segmenter(language="en", clean=False)
+        cache[language] = seg
+    return seg
 
 
 def _windows(text: str) -> list[tuple[int, int]]:

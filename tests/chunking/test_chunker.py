@@ -260,3 +260,25 @@ def test_two_html_tables_in_one_block_are_never_mixed(counter):
     for c in chunks:
         assert ("Item" in c.text) != ("Entry" in c.text)  # parts of one table each
         assert ("<th>A</th>" in c.text) == ("Item" in c.text) and ("<th>C</th>" in c.text) == ("Entry" in c.text)
+
+
+def test_documents_chunked_on_several_threads_get_the_same_chunks(counter):
+    """The flow chunks documents on several threads with one chunker. pysbd's segmenter keeps the
+    text it is splitting on the instance, so a shared one returned sentences of another thread's
+    text and chunk boundaries (hence point ids) changed with timing: seen as a flaky CI failure
+    where re-chunking a kept document did not give the indexed chunks. Every document must get
+    exactly the chunks it gets alone."""
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    from tests.chunking.corpus_docs import markdown_document
+
+    excerpt = markdown_document(Path(__file__).parent / "data" / "filing_excerpt.md")
+    docs = [excerpt] + [make_doc(f"# Section {i}\n\n{prose(70, offset=i)}", f"## Terms\n\n{prose(45, offset=3 * i)}")
+                        for i in range(7)]
+    chunker = Chunker(counter)
+    alone = [[(c.id, c.text) for c in chunker.chunk(d)] for d in docs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for _ in range(3):
+            together = list(pool.map(lambda d: [(c.id, c.text) for c in chunker.chunk(d)], docs))
+            assert together == alone
