@@ -38,7 +38,25 @@ from ocr.errors import ChunkingError, ConfigurationError
 from ocr.ids import sha256_text
 from ocr.schema import Document, PageStatus
 
-__all__ = ["Chunker", "ChunkerOptions", "contextualize"]
+__all__ = ["Chunker", "ChunkerOptions", "contextualize", "document_title"]
+
+
+def document_title(document: Document) -> str:
+    """The title put above the embedded text with ``ChunkerOptions.document_title``: the source's
+    ``title`` metadata when set (a source config can give one per file), else the file name without
+    its extension, with ``_`` and ``-`` read as spaces (``3M_2018_10K.pdf`` -> ``3M 2018 10K``).
+
+    Decision: the PDF's own Title field is not used: in the FinanceBench filings it is an SEC
+    accession number (``0000764478-17-000008``), a word-processor name (``Microsoft Word -
+    F20_10K_VFinal_07.01.2020``) or empty for most files, while file names in a legal or finance
+    store usually name the party, period and form."""
+    title = document.source.metadata.get("title")
+    if isinstance(title, str) and title.strip():
+        return " ".join(title.split())
+    name = document.source.path or document.source.uri
+    stem = name.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
+    return " ".join(stem.replace("_", " ").replace("-", " ").split())
 
 
 class ChunkerOptions(BaseModel):
@@ -58,6 +76,8 @@ class ChunkerOptions(BaseModel):
     attach_captions: bool = Field(default=True, description="A caption right before a table stays with it (and is repeated in its parts)")
     infer_heading_levels: bool = Field(default=True, description="Nest numbered headings by their numbers when the Markdown has only one heading level")
     language: str = Field(default="en", description="Sentence-splitting rules (pysbd language code)")
+    document_title: bool = Field(default=False, description="Put the document's title (see document_title()) above the heading path in every embedded text")
+    max_title_tokens: int = Field(default=24, ge=1, description="Most tokens the document title line may take (longer titles are cut with an ellipsis)")
 
 
 class Chunker:
@@ -77,8 +97,10 @@ class Chunker:
         self.max_tokens = limit
         self.specials = self.counter.count("")
         self.max_heading_tokens = self.options.max_heading_tokens or max(1, limit // 4)
-        if self.max_heading_tokens > limit - self.specials - 8:
-            raise ConfigurationError("max_heading_tokens leaves fewer than 8 tokens for text")
+        title_tokens = self.options.max_title_tokens + 1 if self.options.document_title else 0  # +1: its line break
+        if self.max_heading_tokens + title_tokens > limit - self.specials - 8:
+            raise ConfigurationError("max_heading_tokens" + (" + max_title_tokens" if title_tokens else "")
+                                     + " leaves fewer than 8 tokens for text")
         batch = getattr(self.counter, "count_batch", None)
         self._count_batch = batch if callable(batch) else (lambda texts: [self.counter.count(t) for t in texts])
         self.join_tokens = max(0, self.counter.count("word\n\nword") - 2 * self.counter.count("word") + self.specials)
@@ -101,7 +123,8 @@ class Chunker:
         sections = build_sections(blocks, infer_levels=self.options.infer_heading_levels)
         tokens = self.measure.content_batch([b.text for b in blocks])
         block_tokens = {id(b): n for b, n in zip(blocks, tokens)}
-        plans = [self._plan(s, block_tokens, _has_children(s, sections[i + 1] if i + 1 < len(sections) else None))
+        title = self._title_lines(document)
+        plans = [self._plan(s, block_tokens, _has_children(s, sections[i + 1] if i + 1 < len(sections) else None), title)
                  for i, s in enumerate(sections)]
         embeds = [self._embed(rendered, g) for rendered, _, groups in plans for g in groups]
         counts = iter(self._count_batch(embeds))
@@ -111,7 +134,7 @@ class Chunker:
             measured = repair(groups, lambda g, r=rendered: self.counter.count(self._embed(r, g)),
                               self.max_tokens, budget, known)
             for group, n in measured:
-                chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, n, furniture))
+                chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, n, furniture, len(title)))
         self._number_parts(chunks)
         return chunks
 
@@ -147,11 +170,19 @@ class Chunker:
             out.append(block)
         return out
 
-    def _plan(self, section: Section, block_tokens: dict[int, int],
-              has_children: bool = False) -> tuple[list[str], int, list[list[Piece]]]:
-        """Rendered heading path, content budget and packed groups of one section."""
+    def _title_lines(self, document: Document) -> list[str]:
+        """``[title]`` fitted to ``max_title_tokens`` when ``document_title`` is on, else ``[]``."""
+        if not self.options.document_title:
+            return []
+        title = document_title(document)
+        return fit_heading_path([title], self.options.max_title_tokens, self.measure.content) if title else []
+
+    def _plan(self, section: Section, block_tokens: dict[int, int], has_children: bool = False,
+              title: list[str] | None = None) -> tuple[list[str], int, list[list[Piece]]]:
+        """Context lines (document title if any, then the rendered heading path), content budget
+        and packed groups of one section."""
         m = self.measure
-        rendered = fit_heading_path(section.path, self.max_heading_tokens, m.content)
+        rendered = [*(title or []), *fit_heading_path(section.path, self.max_heading_tokens, m.content)]
         overhead = self.counter.count(contextualize(rendered, "")) if rendered else self.specials
         budget = self.max_tokens - overhead
         if budget < 1:
@@ -204,7 +235,7 @@ class Chunker:
         return contextualize(rendered, text[:lo])
 
     def _make_chunk(self, document: Document, index: int, section: Section, rendered: list[str],
-                    group: list[Piece], n: int, furniture: dict[int, dict[str, list[str]]]) -> Chunk:
+                    group: list[Piece], n: int, furniture: dict[int, dict[str, list[str]]], title_lines: int = 0) -> Chunk:
         text = join_pieces(group)
         embed = self._embed(rendered, group)
         kinds = {p.kind for p in group}
@@ -220,8 +251,10 @@ class Chunker:
         for p in group:
             for key, value in p.meta.items():
                 meta.setdefault(key, value)
-        if rendered != section.path:
-            meta["heading_path_rendered"] = rendered
+        if title_lines:
+            meta["document_title"] = rendered[0]
+        if rendered[title_lines:] != section.path:
+            meta["heading_path_rendered"] = rendered[title_lines:]
         if any(p.truncate for p in group):
             meta["embed_truncated"] = True
         overlap = sum(p.tokens for p in group if p.overlap)

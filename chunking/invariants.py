@@ -201,7 +201,11 @@ def check_chunks(document: Document, chunks: list[Chunk], counter, max_tokens: i
             errors.append(f"chunk {c.index}: content hash is not sha256(embed_text)")
         if not (c.page_start <= c.page_end and c.page_start in pages and c.page_end in pages):
             errors.append(f"chunk {c.index}: bad page span {c.page_start}-{c.page_end}")
-        if c.heading_path and not c.metadata.get("heading_path_rendered") and not c.embed_text.startswith("\n".join(c.heading_path)):
+        title = c.metadata.get("document_title")
+        shown = c.embed_text[len(title) + 1:] if title and c.embed_text.startswith(title + "\n") else c.embed_text
+        if title and shown is c.embed_text:
+            errors.append(f"chunk {c.index}: embedded text does not start with the document title")
+        if c.heading_path and not c.metadata.get("heading_path_rendered") and not shown.startswith("\n".join(c.heading_path)):
             errors.append(f"chunk {c.index}: embedded text does not start with its heading path")
         if c.part is not None and not (1 <= c.part[0] <= c.part[1]):
             errors.append(f"chunk {c.index}: bad part {c.part}")

@@ -72,8 +72,11 @@ class StageClock:
     def __init__(self):
         self.seconds: dict[str, float] = defaultdict(float)
         self.lock = threading.Lock()
+        self.paused = False  # while a variant store ingests (the wrapped methods are the classes')
 
     def add(self, name: str, dt: float) -> None:
+        if self.paused:
+            return
         with self.lock:
             self.seconds[name] += dt
 
@@ -118,20 +121,24 @@ class FolioIngest:
     """folioflow ingestion into one store under ``work/folio``, round after round, with the time of
     each pipeline stage (wrapped methods of the flow's classes, summed over worker threads)."""
 
-    def __init__(self, work: Path):
+    def __init__(self, work: Path, name: str = "folio", chunking: dict | None = None, cache_url: str | None = None,
+                 clock: bool = True):
         from flows.pipeline import Pipeline
         from flows.settings import Settings
         from flows.stages import Stages
         from indexing.indexer import Indexer
 
-        self.settings = Settings(data_dir=work / "folio", workers=2)
+        self.settings = Settings(data_dir=work / name, workers=2, chunking=chunking or {}, cache_url=cache_url)
         self.clock = StageClock()
-        self.clock.wrap(Pipeline, "warm_up", "warm_up (models, store)")
-        self.clock.wrap(Stages, "convert", "convert (text layer / OCR)")
-        self.clock.wrap(Stages, "chunk", "chunk")
-        self.clock.wrap(Indexer, "index", "index (embed + store)",
-                        after=lambda r: (self.clock.add("  embed (dense + BM25)", r.embed_s),
-                                         self.clock.add("  store upsert", r.store_s)))
+        if not clock:
+            self.clock.paused = True
+        else:
+            self.clock.wrap(Pipeline, "warm_up", "warm_up (models, store)")
+            self.clock.wrap(Stages, "convert", "convert (text layer / OCR)")
+            self.clock.wrap(Stages, "chunk", "chunk")
+            self.clock.wrap(Indexer, "index", "index (embed + store)",
+                            after=lambda r: (self.clock.add("  embed (dense + BM25)", r.embed_s),
+                                             self.clock.add("  store upsert", r.store_s)))
         self.totals = {"pages": 0, "chunks": 0, "flow_s": 0.0, "warm_up_s": 0.0, "wall_s": 0.0, "cpu_s": 0.0,
                        "failed": [], "engines": defaultdict(int)}
 
@@ -307,11 +314,12 @@ def print_table(names, summaries, folio: dict, base: dict, points: int) -> dict:
             ("document hit@5", lambda n: s[n]["document"]["hit@5"]),
             ("own filing: page hit@5", lambda n: o[n]["page"]["hit@5"]),
             ("own filing: page MRR@10", lambda n: o[n]["page"]["mrr"])]
-    print(f"{'metric':<32}" + "".join(f"{n:>18}" for n in names) + "".join(f"{'x ' + n.split()[-1]:>12}" for n in names[:-1]))
+    short = {n: " ".join(w[:3] if i < len(n.split()) - 1 else w for i, w in enumerate(n.split())) for n in names}
+    print(f"{'metric':<32}" + "".join(f"{n:>18}" for n in names) + "".join(f"{'x ' + short[n]:>14}" for n in names[:-1]))
     for label, get in rows:
         vals = [get(n) for n in names]
         ratios = [v / vals[-1] if vals[-1] else float("inf") for v in vals[:-1]]
-        print(f"{label:<32}" + "".join(f"{v:>18.3f}" for v in vals) + "".join(f"{r:>11.2f}x" for r in ratios))
+        print(f"{label:<32}" + "".join(f"{v:>18.3f}" for v in vals) + "".join(f"{r:>13.2f}x" for r in ratios))
     fi, bi = folio["ingest"], base["ingest"]
     pad = " " * 18 * (len(names) - 2)
     print(f"{'ingest pages/s':<32}{folio['pages_per_s']:>18.2f}{pad}{base['pages_per_s']:>18.2f}"
@@ -357,6 +365,10 @@ def main() -> None:
                     help="score copies of the stores (folio/, baseline/ under this folder) taken between rounds of a "
                          "run whose --json is given with --rounds-json; no ingestion")
     ap.add_argument("--rounds-json", type=Path, default=None)
+    ap.add_argument("--variant-chunking", default=None, metavar="JSON",
+                    help='a second folioflow store with these chunking options (e.g. \'{"document_title": true}\'), '
+                         "ingested in the same rounds from folioflow's page cache (its time is not in the ingest "
+                         "figures) and scored beside the others as 'variant <mode>'")
     args = ap.parse_args()
     if args.evaluate_only:
         evaluate_snapshot(args)
@@ -383,6 +395,10 @@ def main() -> None:
             args.json.write_text(json.dumps(result, indent=2, default=str))
 
     folio = FolioIngest(args.work)
+    variant = None
+    if args.variant_chunking:
+        variant = FolioIngest(args.work, "folio-variant", chunking=json.loads(args.variant_chunking),
+                              cache_url=str(folio.settings.cache_dir), clock=False)
     t0 = time.perf_counter()
     base_store, model = open_baseline(args.work)
     base_load_s = time.perf_counter() - t0
@@ -407,6 +423,12 @@ def main() -> None:
                     base_tot[key] += b[key]
                 for key, v in b["stages_s"].items():
                     base_tot["stages_s"][key] += v
+        if variant is not None:
+            folio.clock.paused = True
+            try:
+                runs["variant"] = variant.run(group)
+            finally:
+                folio.clock.paused = False
         done += group
         fs = folio.summary()
         b_s = base_tot["wall_s"] + base_load_s
@@ -443,11 +465,19 @@ def main() -> None:
     embedder = Embedder(device="cpu")
     modes = [m for m in args.modes.split(",") if m]
     searchers = {f"folioflow {m}": s for m, s in folio_searchers(store, embedder, modes).items()}
-    searchers["baseline"] = baseline_searcher(base_store)
     known = set(collection_docs(store)) & {doc_key(f.name) for f in done}
+    variant_store = None
+    if variant is not None:
+        variant_store = open_store(Pipeline.store_settings(variant.settings))
+        searchers.update({f"variant {m}": s for m, s in folio_searchers(variant_store, embedder, modes).items()})
+        known &= set(collection_docs(variant_store))
+        result["variant"] = {"chunking": json.loads(args.variant_chunking), "ingest": variant.summary()}
+    searchers["baseline"] = baseline_searcher(base_store)
     t0 = time.perf_counter()
     report = evaluate_retrieval(questions, searchers, known, ks=(1, 5, 10), own_doc=True)
     store.close()
+    if variant_store is not None:
+        variant_store.close()
     result["retrieval"] = report.as_dict()
     n_eval = report.questions - len(report.skipped)
     print(f"\nshared store: {len(done)} filings, {result['pages']} pages (of {len(files)} / {sum(sizes.values())})")

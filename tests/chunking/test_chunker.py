@@ -282,3 +282,33 @@ def test_documents_chunked_on_several_threads_get_the_same_chunks(counter):
         for _ in range(3):
             together = list(pool.map(lambda d: [(c.id, c.text) for c in chunker.chunk(d)], docs))
             assert together == alone
+
+
+def test_document_title_goes_above_every_embedded_text_within_the_limit(counter):
+    """``document_title``: the file name (or the source's ``title`` metadata) heads every embedded
+    text, counted in the limit; the heading path and the chunk text are unchanged."""
+    from chunking.chunker import document_title
+
+    pages = (f"# Management's Discussion and Analysis\n\n{prose(50)}", pipe_table(30))
+    plain = chunk(counter, *pages)
+    doc = make_doc(*pages)
+    doc.source.path = "filings/3M_2018_10-K.pdf"
+    assert document_title(doc) == "3M 2018 10 K"
+    titled = Chunker(counter, ChunkerOptions(document_title=True)).chunk(doc)
+    assert check_chunks(doc, titled, counter, 256) == []
+    assert all(c.embed_text.startswith("3M 2018 10 K\n") and c.metadata["document_title"] == "3M 2018 10 K"
+               for c in titled)
+    assert all(counter.count(c.embed_text) == c.token_count <= 256 for c in titled)
+    # same words indexed (split tables repeat their header row per part), same heading paths: the
+    # title only costs room (a few more chunks at most)
+    assert set(" ".join(c.text for c in titled).split()) == set(" ".join(c.text for c in plain).split())
+    assert {tuple(c.heading_path) for c in titled} == {tuple(c.heading_path) for c in plain}
+    assert len(plain) <= len(titled) <= len(plain) + 2
+
+    doc.source.metadata["title"] = "3M Company annual report 2018 " + "with a very long subtitle " * 10
+    cut = Chunker(counter, ChunkerOptions(document_title=True, max_title_tokens=12)).chunk(doc)
+    first = cut[0].embed_text.split("\n", 1)[0]
+    assert first.startswith("3M Company annual report 2018") and first.endswith("…")
+    assert counter.count(first) - counter.special_tokens <= 12
+    with pytest.raises(ConfigurationError):
+        Chunker(counter, ChunkerOptions(max_tokens=64, max_heading_tokens=30, document_title=True, max_title_tokens=24))
