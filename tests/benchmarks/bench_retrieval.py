@@ -39,6 +39,13 @@ Usage::
 
 ``--docs N`` keeps the N smallest filings that questions refer to (development runs); without it
 every filing in ``--pdfs`` is ingested. Stores and vectors live under ``--work`` (never the repo).
+
+Chunking options A/B: ``--variant-chunking '{"document_title": true}'`` adds a second folioflow
+store with those options, ingested in the same rounds from folioflow's page cache and scored
+beside the others; with ``--no-baseline`` only folioflow and the variant run (quicker)::
+
+    python tests/benchmarks/bench_retrieval.py --work /tmp/bret --deadline-min 24 --group 8 \
+        --no-baseline --variant-chunking '{"document_title": true}'
 """
 
 from __future__ import annotations
@@ -369,7 +376,15 @@ def main() -> None:
                     help='a second folioflow store with these chunking options (e.g. \'{"document_title": true}\'), '
                          "ingested in the same rounds from folioflow's page cache (its time is not in the ingest "
                          "figures) and scored beside the others as 'variant <mode>'")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="with --variant-chunking: folioflow against its variant only (no LangChain baseline: "
+                         "a quicker A/B of chunking options)")
     args = ap.parse_args()
+    if args.no_baseline:
+        if not args.variant_chunking:
+            ap.error("--no-baseline needs --variant-chunking")
+        compare_variant(args)
+        return
     if args.evaluate_only:
         evaluate_snapshot(args)
         return
@@ -499,6 +514,77 @@ def main() -> None:
     if args.json:
         print(f"wrote {args.json}")
     base_store.client.close()
+    if not args.keep:
+        shutil.rmtree(args.work, ignore_errors=True)
+
+
+def compare_variant(args) -> None:
+    """folioflow with its default chunking against ``--variant-chunking`` (no baseline): the same
+    filings in the same rounds, the variant reading folioflow's page cache; retrieval of both."""
+    import random
+
+    from flows.pipeline import Pipeline
+    from indexing.embedder import Embedder
+    from indexing.evaluation import doc_key, evaluate_retrieval, load_questions
+    from indexing.evaluation.folio import collection_docs, folio_searchers
+    from indexing.store import open_store
+
+    started = time.perf_counter()
+    questions = load_questions(args.questions)
+    files = pick_filings(args.pdfs, questions, args.docs)
+    random.Random(args.seed).shuffle(files)
+    if args.work.exists():
+        shutil.rmtree(args.work)
+    args.work.mkdir(parents=True)
+    folio = FolioIngest(args.work)
+    variant = FolioIngest(args.work, "folio-variant", chunking=json.loads(args.variant_chunking),
+                          cache_url=str(folio.settings.cache_dir), clock=False)
+    done: list[Path] = []
+    for start in range(0, len(files), args.group):
+        if args.deadline_min and time.perf_counter() - started > args.deadline_min * 60:
+            print(f"deadline reached after {len(done)} filings", flush=True)
+            break
+        group = files[start:start + args.group]
+        folio.run(group)
+        folio.clock.paused = True
+        try:
+            variant.run(group)
+        finally:
+            folio.clock.paused = False
+        done += group
+        print(f"{len(done)} filings, {folio.totals['pages']} pages; {(time.perf_counter() - started) / 60:.1f} min",
+              flush=True)
+    embedder = Embedder(device="cpu")
+    modes = [m for m in args.modes.split(",") if m]
+    stores = [open_store(Pipeline.store_settings(x.settings)) for x in (folio, variant)]
+    searchers = {}
+    for label, store in zip(("folioflow", "variant"), stores):
+        searchers.update({f"{label} {m}": s for m, s in folio_searchers(store, embedder, modes).items()})
+    known = set(collection_docs(stores[0])) & set(collection_docs(stores[1])) & {doc_key(f.name) for f in done}
+    report = evaluate_retrieval(questions, searchers, known, ks=(1, 5, 10), own_doc=True)
+    for store in stores:
+        store.close()
+    n_eval = report.questions - len(report.skipped)
+    pages = folio.totals["pages"]
+    print(f"\n{len(done)} filings, {pages} pages; {n_eval} of {report.questions} questions evaluated; "
+          f"chunks {folio.totals['chunks']} vs variant {variant.totals['chunks']}; variant: {args.variant_chunking}")
+    s, o = report.summaries["shared"], report.summaries["own"]
+    rows = [("shared: page hit@1", s, "page", "hit@1"), ("shared: page hit@5", s, "page", "hit@5"),
+            ("shared: page hit@10", s, "page", "hit@10"), ("shared: page MRR@10", s, "page", "mrr"),
+            ("shared: document hit@1", s, "document", "hit@1"), ("shared: document hit@5", s, "document", "hit@5"),
+            ("own filing: page hit@5", o, "page", "hit@5"), ("own filing: page MRR@10", o, "page", "mrr")]
+    print(f"{'metric':<28}" + "".join(f"{m:>12}{'+variant':>10}{'ratio':>8}" for m in modes))
+    for label, table, level, key in rows:
+        cells = []
+        for m in modes:
+            a, b = table[f"folioflow {m}"][level][key], table[f"variant {m}"][level][key]
+            cells.append(f"{a:>12.3f}{b:>10.3f}{(b / a if a else float('inf')):>7.2f}x")
+        print(f"{label:<28}" + "".join(cells))
+    if args.json:
+        args.json.write_text(json.dumps({"filings": [f.name for f in done], "pages": pages,
+                                         "variant": json.loads(args.variant_chunking),
+                                         "chunks": [folio.totals["chunks"], variant.totals["chunks"]],
+                                         "retrieval": report.as_dict()}, indent=2, default=str))
     if not args.keep:
         shutil.rmtree(args.work, ignore_errors=True)
 
