@@ -169,6 +169,15 @@ class FolioIngest:
             self.totals["engines"][engine] += n
         return out
 
+    def run_beside(self, main: FolioIngest, files: list[Path]) -> dict:
+        """:meth:`run` for a variant store, with ``main``'s stage clock paused (the wrapped methods
+        are the classes', so its clock would count the variant's time too)."""
+        main.clock.paused = True
+        try:
+            return self.run(files)
+        finally:
+            main.clock.paused = False
+
     def summary(self) -> dict:
         """Totals; ``ingest_s`` counts the model/store warm-up once (each round's flow loads them)."""
         t = dict(self.totals, engines=dict(self.totals["engines"]))
@@ -389,17 +398,10 @@ def main() -> None:
         evaluate_snapshot(args)
         return
 
-    import random
-
-    from indexing.evaluation import doc_key, evaluate_retrieval, load_questions
+    from indexing.evaluation import doc_key, evaluate_retrieval
 
     started = time.perf_counter()
-    questions = load_questions(args.questions)
-    files = pick_filings(args.pdfs, questions, args.docs)
-    random.Random(args.seed).shuffle(files)
-    if args.work.exists():
-        shutil.rmtree(args.work)
-    args.work.mkdir(parents=True)
+    questions, files = start_run(args)
     sizes = {f: page_count(f) for f in files}
     print(f"{len(files)} filings, {sum(sizes.values())} pages, {len(questions)} questions; rounds of {args.group}",
           flush=True)
@@ -410,10 +412,7 @@ def main() -> None:
             args.json.write_text(json.dumps(result, indent=2, default=str))
 
     folio = FolioIngest(args.work)
-    variant = None
-    if args.variant_chunking:
-        variant = FolioIngest(args.work, "folio-variant", chunking=json.loads(args.variant_chunking),
-                              cache_url=str(folio.settings.cache_dir), clock=False)
+    variant = variant_ingest(args, folio) if args.variant_chunking else None
     t0 = time.perf_counter()
     base_store, model = open_baseline(args.work)
     base_load_s = time.perf_counter() - t0
@@ -439,11 +438,7 @@ def main() -> None:
                 for key, v in b["stages_s"].items():
                     base_tot["stages_s"][key] += v
         if variant is not None:
-            folio.clock.paused = True
-            try:
-                runs["variant"] = variant.run(group)
-            finally:
-                folio.clock.paused = False
+            runs["variant"] = variant.run_beside(folio, group)
         done += group
         fs = folio.summary()
         b_s = base_tot["wall_s"] + base_load_s
@@ -518,27 +513,41 @@ def main() -> None:
         shutil.rmtree(args.work, ignore_errors=True)
 
 
-def compare_variant(args) -> None:
-    """folioflow with its default chunking against ``--variant-chunking`` (no baseline): the same
-    filings in the same rounds, the variant reading folioflow's page cache; retrieval of both."""
+def start_run(args) -> tuple[list, list[Path]]:
+    """The questions and the filings in ``--seed`` order (see :func:`pick_filings`); ``--work``
+    emptied."""
     import random
 
-    from flows.pipeline import Pipeline
-    from indexing.embedder import Embedder
-    from indexing.evaluation import doc_key, evaluate_retrieval, load_questions
-    from indexing.evaluation.folio import collection_docs, folio_searchers
-    from indexing.store import open_store
+    from indexing.evaluation import load_questions
 
-    started = time.perf_counter()
     questions = load_questions(args.questions)
     files = pick_filings(args.pdfs, questions, args.docs)
     random.Random(args.seed).shuffle(files)
     if args.work.exists():
         shutil.rmtree(args.work)
     args.work.mkdir(parents=True)
+    return questions, files
+
+
+def variant_ingest(args, folio: FolioIngest) -> FolioIngest:
+    """The ``--variant-chunking`` store under ``work/folio-variant``, reading ``folio``'s page cache."""
+    return FolioIngest(args.work, "folio-variant", chunking=json.loads(args.variant_chunking),
+                       cache_url=str(folio.settings.cache_dir), clock=False)
+
+
+def compare_variant(args) -> None:
+    """folioflow with its default chunking against ``--variant-chunking`` (no baseline): the same
+    filings in the same rounds, the variant reading folioflow's page cache; retrieval of both."""
+    from flows.pipeline import Pipeline
+    from indexing.embedder import Embedder
+    from indexing.evaluation import doc_key, evaluate_retrieval
+    from indexing.evaluation.folio import collection_docs, folio_searchers
+    from indexing.store import open_store
+
+    started = time.perf_counter()
+    questions, files = start_run(args)
     folio = FolioIngest(args.work)
-    variant = FolioIngest(args.work, "folio-variant", chunking=json.loads(args.variant_chunking),
-                          cache_url=str(folio.settings.cache_dir), clock=False)
+    variant = variant_ingest(args, folio)
     done: list[Path] = []
     for start in range(0, len(files), args.group):
         if args.deadline_min and time.perf_counter() - started > args.deadline_min * 60:
@@ -546,11 +555,7 @@ def compare_variant(args) -> None:
             break
         group = files[start:start + args.group]
         folio.run(group)
-        folio.clock.paused = True
-        try:
-            variant.run(group)
-        finally:
-            folio.clock.paused = False
+        variant.run_beside(folio, group)
         done += group
         print(f"{len(done)} filings, {folio.totals['pages']} pages; {(time.perf_counter() - started) / 60:.1f} min",
               flush=True)
