@@ -142,7 +142,7 @@ def bench(
     pages: int = typer.Option(32, "--pages", min=1),
     profile: str = typer.Option("auto", "--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)"),
     pdf: Optional[Path] = typer.Option(
-        None, "--pdf", exists=True, dir_okay=False, help="Default: generated pages"
+        None, "--pdf", exists=True, dir_okay=False, help="Default: generated pages, as many as the runs need"
     ),
     in_flight: Optional[int] = typer.Option(
         None, "--in-flight", min=1, help="Per endpoint (default: server limit)"
@@ -159,17 +159,17 @@ def bench(
         None, "--image-format", help="png or jpeg (default: the profile's)"
     ),
 ) -> None:
-    """folioflow's pages/s, tokens/s and p50/p95 latency against a raw flooding client on the same
-    pages; efficiency ratio and 1 -> N endpoint scaling."""
-    from ocr.vlm.bench import BenchSettings, plot_sweep, print_report, run_bench
+    """folioflow's pages/s, tokens/s and p50/p95 latency against a raw flooding client sending the
+    same request bodies; efficiency ratio and 1 -> N endpoint scaling. Every run sends pages no
+    earlier run sent (the server's image and prefix caches would favour the later client)."""
+    from ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, print_report, run_bench
     from ocr.vlm.bench_doc import write_bench_pdf
 
     levels = [int(x) for x in sweep.split(",")] if sweep else ([1, 2, 4, 8, 16] if plot else [])
     with tempfile.TemporaryDirectory(prefix="folioflow-bench-") as tmp:
-        source = pdf or write_bench_pdf(Path(tmp) / "bench.pdf", pages)
         settings = BenchSettings(
             endpoints=ocr_endpoint,
-            pdf=source,
+            pdf=Path(tmp) / "bench.pdf",
             pages=pages,
             profile=profile,
             in_flight=in_flight,
@@ -179,6 +179,8 @@ def bench(
             sweep=levels,
             image_format=image_format,
         )
+        # every run gets pages no earlier run sent (server caches), so generate enough of them
+        settings.pdf = pdf or write_bench_pdf(settings.pdf, pages_needed(settings))
         result = run_bench(settings, echo=typer.echo)
     print_report(result)
     if plot and result.get("sweep"):

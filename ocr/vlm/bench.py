@@ -1,7 +1,11 @@
 """Throughput of folioflow's VLM path against a raw client that floods the same servers.
 
-For the same N pages (a generated PDF of distinct pages, :mod:`ocr.vlm.bench_doc`, or the user's),
-two clients run side by side, alternating, ``repeats`` times:
+For N pages at a time (a generated PDF of distinct pages, :mod:`ocr.vlm.bench_doc`, or the user's),
+two clients run side by side, alternating, ``repeats`` times. Every run gets pages no earlier run
+sent (:func:`pages_needed` says how many the PDF needs): vLLM caches processed images
+(``--mm-processor-cache-gb``) and prefixes of the KV cache, so a page sent a second time costs the
+server less, and whichever client ran second would look faster. A PDF with fewer pages is reused
+from its start, and the result says so (``pages_reused``).
 
 * **folioflow**: :class:`~ocr.vlm.engine.VlmEngine` end to end (process-pool rendering, least-loaded
   routing, validation), one attempt per page;
@@ -40,6 +44,8 @@ __all__ = [
     "folioflow_run",
     "raw_run",
     "run_bench",
+    "pages_needed",
+    "PageSupply",
     "print_report",
     "plot_sweep",
 ]
@@ -107,12 +113,31 @@ def _options(s: BenchSettings, endpoints: list[str], in_flight: int | None) -> V
     )
 
 
-def folioflow_run(engine: VlmEngine, pdf: Path, pages: int) -> RunResult:
-    """Time ``engine.convert_pages`` over pages 1..``pages`` of ``pdf`` (engine already warm)."""
+class PageSupply:
+    """Hands out page numbers 1..``total`` in order, so no two runs send the same page; starts over
+    (and sets ``reused``) when they run out."""
+
+    def __init__(self, total: int):
+        self.total, self.next, self.reused = max(1, total), 0, False
+
+    def take(self, n: int) -> list[int]:
+        """The next ``n`` page numbers (1-based)."""
+        numbers = []
+        for _ in range(n):
+            if self.next >= self.total:
+                self.next, self.reused = 0, True
+            self.next += 1
+            numbers.append(self.next)
+        return numbers
+
+
+def folioflow_run(engine: VlmEngine, pdf: Path, numbers: list[int]) -> RunResult:
+    """Time ``engine.convert_pages`` over ``numbers`` (1-based pages of ``pdf``; engine already warm)."""
+    pages = len(numbers)
     before = engine.report().get("output_tokens", 0)
     with open_document(pdf) as doc:
         started = time.perf_counter()
-        done = list(engine.convert_pages(doc, range(1, pages + 1)))
+        done = list(engine.convert_pages(doc, numbers))
         seconds = time.perf_counter() - started
     ok = sum(1 for p in done if p.status.value == "ok")
     capacity = engine.report()["endpoints"][0]["capacity"]
@@ -173,15 +198,18 @@ async def raw_run(
     return RunResult(label, len(urls), in_flight, count, seconds, tokens, latencies, ok, count - ok)
 
 
-async def raw_render_run(engine: VlmEngine, pdf: Path, pages: int, in_flight: int, workers: int) -> RunResult:
-    """The raw client doing folioflow's CPU work too: each page rendered in a pool of ``workers``
-    processes (same sizing) inside the timed window, then sent at once; no validation or parsing."""
+async def raw_render_run(
+    engine: VlmEngine, pdf: Path, numbers: list[int], in_flight: int, workers: int
+) -> RunResult:
+    """The raw client doing folioflow's CPU work too: each page of ``numbers`` rendered in a pool of
+    ``workers`` processes (same sizing) inside the timed window, then sent at once; no validation or
+    parsing."""
     assert engine.profile is not None
     profile, options = engine.profile, engine.options
     pool = RenderPool(workers)
 
     async def make_body(i: int) -> dict:
-        req = RenderRequest(source=str(pdf), password=None, number=i + 1, sizing=profile.sizing)
+        req = RenderRequest(source=str(pdf), password=None, number=numbers[i], sizing=profile.sizing)
         rendered = await pool.render(req)
         body = build_body(
             profile, rendered.data_url, 0, max_tokens=options.max_tokens, extra=options.extra_body
@@ -191,18 +219,18 @@ async def raw_render_run(engine: VlmEngine, pdf: Path, pages: int, in_flight: in
     try:
         await pool.render(RenderRequest(source=str(pdf), password=None, number=1, sizing=profile.sizing))
         return await raw_run(
-            options.endpoints, pages, in_flight, options.request_timeout_s, make_body, "raw+render"
+            options.endpoints, len(numbers), in_flight, options.request_timeout_s, make_body, "raw+render"
         )
     finally:
         pool.close()
 
 
-def _bodies(engine: VlmEngine, pdf: Path, pages: int) -> list[dict]:
+def _bodies(engine: VlmEngine, pdf: Path, numbers: list[int]) -> list[dict]:
     """The exact request bodies folioflow sends for attempt 1 of each page (rendered here, untimed)."""
     assert engine.profile is not None
     bodies = []
     with open_document(pdf) as doc:
-        for number in range(1, pages + 1):
+        for number in numbers:
             req = RenderRequest(source=None, password=None, number=number, sizing=engine.profile.sizing)
             rendered = render_handle(doc.page(number), req)
             body = build_body(
@@ -224,23 +252,30 @@ def _runs(
     pages: int,
     repeats: int,
     echo: Callable[[str], None],
+    supply: PageSupply,
     render_baseline: bool = True,
 ) -> list[dict[str, RunResult]]:
-    """``repeats`` rounds of each client on the same pages; the order of the clients rotates
-    from round to round so drift in the machine's load does not favour one of them."""
+    """``repeats`` rounds of each client, each run on ``pages`` pages of its own from ``supply``;
+    the order of the clients rotates from round to round so drift in the machine's load does not
+    favour one of them."""
     engine = VlmEngine(_options(s, endpoints, in_flight))
     try:
         engine.warm_up()
         limit = engine.report()["endpoints"][0]["capacity"]
-        bodies = _bodies(engine, s.pdf, pages)
-        asyncio.run(raw_run(endpoints, bodies[: 2 * len(endpoints)], limit, s.request_timeout_s))  # warm-up
+        warm = _bodies(engine, s.pdf, supply.take(2 * len(endpoints)))
+        asyncio.run(raw_run(endpoints, warm, limit, s.request_timeout_s))  # warm-up
+
+        def raw() -> RunResult:
+            bodies = _bodies(engine, s.pdf, supply.take(pages))  # rendered before the clock starts
+            return asyncio.run(raw_run(endpoints, bodies, limit, s.request_timeout_s))
+
         clients: dict[str, Callable[[], RunResult]] = {
-            "raw": lambda: asyncio.run(raw_run(endpoints, bodies, limit, s.request_timeout_s)),
-            "folioflow": lambda: folioflow_run(engine, s.pdf, pages),
+            "raw": raw,
+            "folioflow": lambda: folioflow_run(engine, s.pdf, supply.take(pages)),
         }
         if render_baseline:
             clients["raw+render"] = lambda: asyncio.run(
-                raw_render_run(engine, s.pdf, pages, limit, max(1, s.render_workers))
+                raw_render_run(engine, s.pdf, supply.take(pages), limit, max(1, s.render_workers))
             )
         names = list(clients)
         rounds = []
@@ -263,14 +298,30 @@ def _ratio(rounds: list[dict[str, RunResult]], base: str) -> dict:
     return {"mean": statistics.mean(ratios), "min": min(ratios), "max": max(ratios)} if ratios else {}
 
 
+def _sweep_pages(s: BenchSettings, k: int) -> int:
+    return min(s.pages, max(8, 4 * k * len(s.endpoints)))
+
+
+def pages_needed(s: BenchSettings) -> int:
+    """Pages the PDF needs so that no run of :func:`run_bench` sends a page an earlier run sent:
+    per endpoint set (the first endpoint, then all), a warm-up of 2 pages per endpoint and
+    ``pages`` per client per round; per sweep level, a warm-up and one run of each of two clients."""
+    sets = [s.endpoints[:1]] + ([s.endpoints] if len(s.endpoints) > 1 else [])
+    total = sum(2 * len(eps) + 3 * s.repeats * s.pages for eps in sets)
+    total += sum(2 * len(s.endpoints) + 2 * _sweep_pages(s, k) for k in s.sweep)
+    return total
+
+
 def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
     """Run the benchmark (see module docstring) and return every figure as a dict."""
     result: dict = {"pages": s.pages, "endpoints": s.endpoints, "fixed_tokens": s.fixed_tokens, "runs": []}
     sets = [s.endpoints[:1]] + ([s.endpoints] if len(s.endpoints) > 1 else [])
+    with open_document(s.pdf) as doc:
+        supply = PageSupply(doc.page_count)
     summary = {}
     for endpoints in sets:
         echo(f"{len(endpoints)} endpoint(s): {', '.join(endpoints)}")
-        rounds = _runs(s, endpoints, s.in_flight, s.pages, s.repeats, echo)
+        rounds = _runs(s, endpoints, s.in_flight, s.pages, s.repeats, echo, supply)
         result["runs"] += [_row(run) for r in rounds for run in r.values()]
         summary[len(endpoints)] = {
             **{
@@ -290,8 +341,8 @@ def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
     if s.sweep:
         result["sweep"] = []
         for k in s.sweep:
-            pages = min(s.pages, max(8, 4 * k * len(s.endpoints)))
-            (r,) = _runs(s, s.endpoints, k, pages, 1, echo, render_baseline=False)
+            pages = _sweep_pages(s, k)
+            (r,) = _runs(s, s.endpoints, k, pages, 1, echo, supply, render_baseline=False)
             result["sweep"].append(
                 {
                     "in_flight": k,
@@ -300,6 +351,12 @@ def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
                     "folioflow_pages_per_s": r["folioflow"].pages_per_s,
                 }
             )
+    result["pages_reused"] = supply.reused
+    if supply.reused:
+        echo(
+            f"note: the PDF has {supply.total} pages, fewer than the {pages_needed(s)} the runs need; "
+            "pages were sent again, so server-side caches may favour later runs"
+        )
     return result
 
 

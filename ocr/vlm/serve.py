@@ -79,6 +79,14 @@ class ServeConfig(BaseModel):
     cpu_cores: list[int] | None = Field(
         default=None, description="Cores for CPU servers (default: all, shared out)"
     )
+    pin_cpu_processes: bool = Field(
+        default=False,
+        description=(
+            "CPU servers: run each replica's whole process tree (API server, engine core, worker) on "
+            "its cores with taskset, not only the engine's OpenMP threads (VLLM_CPU_OMP_THREADS_BIND); "
+            "keeps the servers' request handling and image preprocessing off the cores left to the client"
+        ),
+    )
     cpu_kvcache_gib: int = 1
     health_timeout_s: float = 1800.0
     max_restarts: int = 5
@@ -253,6 +261,11 @@ def _cpu_plan(config: ServeConfig, base: list[str], flags: list[str]) -> list[Re
             **config.env,
         }
         argv = base + ["--host", config.host, "--port", str(config.port + i), *flags, *config.extra_args]
+        if config.pin_cpu_processes:
+            taskset = shutil.which("taskset")
+            if taskset is None:
+                raise ConfigurationError("pin_cpu_processes needs taskset (Debian package util-linux)")
+            argv = [taskset, "-c", ",".join(map(str, mine)), *argv]
         specs.append(ReplicaSpec(i, argv, env, config.port + i, config.host, []))
     return specs
 

@@ -8,6 +8,14 @@ on all, the scaling from one endpoint to all, and optionally a sweep over in-fli
     python tests/benchmarks/bench_vlm.py --endpoint http://gpu1:8000/v1 --endpoint http://gpu1:8001/v1 --pages 256
     # self-contained on the CPU engine (starts 2 tiny-model servers, stops them after):
     python tests/benchmarks/bench_vlm.py --cpu-replicas 2 --pages 48 --plot /tmp/vlm_sweep.png
+    # client and server on separate cores, as on a GPU host (server and its preprocessing on core 0,
+    # this client and its render pool on core 1):
+    python tests/benchmarks/bench_vlm.py --cpu-replicas 1 --server-cores 0 --client-cores 1 --pages 32
+
+On a small CPU machine the server's image preprocessing and the client's rendering share cores, so
+the efficiency ratio then measures CPU contention rather than the client; ``--server-cores`` runs
+each CPU server's whole process tree on those cores (``pin_cpu_processes``) and ``--client-cores``
+keeps this process and its render workers (which inherit the affinity) on the others.
 
 Same as ``folioflow ocr bench`` plus the CPU fleet. Needs ``bash infra/vllm/setup_cpu_engine.sh`` for
 the CPU mode.
@@ -25,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ocr.vlm.bench import BenchSettings, plot_sweep, print_report, run_bench  # noqa: E402
+from ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, print_report, run_bench  # noqa: E402
 from ocr.vlm.bench_doc import write_bench_pdf  # noqa: E402
 from ocr.vlm.serve import load_serve_config, plan_servers  # noqa: E402
 from ocr.vlm.supervisor import Supervisor  # noqa: E402
@@ -46,7 +54,12 @@ def main() -> None:
     parser.add_argument("--sweep", default="", help="in-flight levels, e.g. 1,2,4,8")
     parser.add_argument("--plot", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--server-cores", default="", help="CPU servers: cores for their whole process trees, e.g. 0")
+    parser.add_argument("--client-cores", default="", help="cores for this client and its render workers, e.g. 1")
     args = parser.parse_args()
+    cores = lambda text: [int(c) for c in text.split(",") if c]
+    if args.client_cores:
+        os.sched_setaffinity(0, cores(args.client_cores))
 
     supervisor = None
     endpoints = list(args.endpoint)
@@ -57,6 +70,8 @@ def main() -> None:
         config = load_serve_config(
             ROOT / "infra" / "vllm" / "cpu-test.yaml", model=model, replicas=args.cpu_replicas, port=args.port
         )
+        if args.server_cores:
+            config = config.model_copy(update={"cpu_cores": cores(args.server_cores), "pin_cpu_processes": True})
         specs = plan_servers(config)
         supervisor = Supervisor(specs, log_dir=tempfile.mkdtemp(prefix="bench-vllm-"), echo=lambda line: None)
         supervisor.start()
@@ -66,22 +81,20 @@ def main() -> None:
         endpoints += [s.url for s in specs]
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            pdf = write_bench_pdf(Path(tmp) / "bench.pdf", args.pages)
-            levels = [int(x) for x in args.sweep.split(",") if x]
-            result = run_bench(
-                BenchSettings(
-                    endpoints=endpoints,
-                    pdf=pdf,
-                    pages=args.pages,
-                    profile=args.profile,
-                    in_flight=args.in_flight,
-                    fixed_tokens=args.fixed_tokens or None,
-                    repeats=args.repeats,
-                    render_workers=args.render_workers,
-                    image_format=args.image_format,
-                    sweep=levels,
-                )
+            settings = BenchSettings(
+                endpoints=endpoints,
+                pdf=Path(tmp) / "bench.pdf",
+                pages=args.pages,
+                profile=args.profile,
+                in_flight=args.in_flight,
+                fixed_tokens=args.fixed_tokens or None,
+                repeats=args.repeats,
+                render_workers=args.render_workers,
+                image_format=args.image_format,
+                sweep=[int(x) for x in args.sweep.split(",") if x],
             )
+            write_bench_pdf(settings.pdf, pages_needed(settings))  # fresh pages for every run
+            result = run_bench(settings)
     finally:
         if supervisor is not None:
             supervisor.stop()

@@ -229,23 +229,24 @@ def test_cpu_orientation_check_turns_a_rotated_scan_upright(vllm_fleet, sample_p
 
 
 def test_bench_reports_efficiency_scaling_and_plot(vllm_fleet, tmp_path):
-    from ocr.vlm.bench import BenchSettings, plot_sweep, run_bench
+    from ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, run_bench
 
     vllm_fleet.ensure_ready()
-    pdf = write_bench_pdf(tmp_path / "bench.pdf", 8)
-    result = run_bench(
-        BenchSettings(
-            endpoints=vllm_fleet.urls,
-            pdf=pdf,
-            pages=8,
-            profile="markdown",
-            in_flight=4,
-            fixed_tokens=16,
-            repeats=1,
-            sweep=[1, 2],
-        ),
-        echo=lambda line: None,
+    settings = BenchSettings(
+        endpoints=vllm_fleet.urls,
+        pdf=tmp_path / "bench.pdf",
+        pages=8,
+        profile="markdown",
+        in_flight=4,
+        fixed_tokens=16,
+        repeats=1,
+        sweep=[1, 2],
     )
+    # 1 endpoint: 2 warm-up + 3 clients x 8; 2 endpoints: 4 + 24; sweep: (4 + 2 x 8) per level
+    assert pages_needed(settings) == 26 + 28 + 2 * 20
+    write_bench_pdf(settings.pdf, pages_needed(settings))
+    result = run_bench(settings, echo=lambda line: None)
+    assert result["pages_reused"] is False  # no run sent a page an earlier run had sent
     assert set(result["summary"]) == {1, 2} and set(result["scaling"]) == {"raw", "raw+render", "folioflow"}
     for summary in result["summary"].values():
         assert summary["raw_pages_per_s"] > 0 and 0.1 < summary["efficiency"]["mean"] < 10

@@ -69,6 +69,27 @@ def test_cpu_replicas_get_their_own_cores_and_extra_args_win():
     assert specs[0].argv[-2:] == ["--max-model-len", "4096"]  # after the profile's 16384: vLLM keeps the last
 
 
+def test_pinned_cpu_replicas_run_their_whole_process_tree_on_their_cores():
+    import os
+    import subprocess
+    import sys
+
+    cores = sorted(os.sched_getaffinity(0))
+    specs = plan_servers(
+        ServeConfig(model="/models/tiny", replicas=1, cpu_cores=cores[:1], pin_cpu_processes=True, vllm=None)
+    )
+    argv = specs[0].argv
+    assert Path(argv[0]).name == "taskset" and argv[1:3] == ["-c", str(cores[0])]
+    assert specs[0].env["VLLM_CPU_OMP_THREADS_BIND"] == str(cores[0])
+    assert "taskset -c" in format_command(specs[0])
+    # the prefix really pins what it starts, children included (vLLM's engine core is a child)
+    child = "import os, subprocess, sys; print(sorted(os.sched_getaffinity(0)), subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)))'], capture_output=True, text=True).stdout.strip())"
+    out = subprocess.run(argv[:3] + [sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [f"[{cores[0]}]", f"[{cores[0]}]"]
+    unpinned = plan_servers(ServeConfig(model="/models/tiny", replicas=1, cpu_cores=cores[:1], vllm=None))
+    assert "taskset" not in unpinned[0].argv[0]
+
+
 def test_executable_comes_from_config_or_environment(tmp_path, monkeypatch):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
@@ -153,3 +174,12 @@ def test_gpus_default_to_the_visible_ones(monkeypatch):
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("CUDA_VISIBLE_DEVICES=2 ") and lines[1].startswith("CUDA_VISIBLE_DEVICES=3 ")
+
+
+def test_bench_page_supply_never_repeats_a_page_until_the_pdf_runs_out():
+    from ocr.vlm.bench import PageSupply
+
+    supply = PageSupply(10)
+    runs = [supply.take(4), supply.take(4)]
+    assert runs == [[1, 2, 3, 4], [5, 6, 7, 8]] and not supply.reused
+    assert supply.take(4) == [9, 10, 1, 2] and supply.reused
