@@ -69,6 +69,37 @@ def test_fast_path_matches_plain_encode(embedder, workers):
     assert res.over_limit == 1
 
 
+@pytest.mark.parametrize("shared", [True, False])
+def test_multi_device_pool_matches_plain_encode_in_input_order(embedder, shared):
+    """GpuEncoderPool's data parallelism (one worker process per device, rows written into one
+    shared-memory array, or sent back when /dev/shm is too small), run on two CPU workers: the same
+    vectors as encode, in input order, over several calls, truncations counted across workers."""
+    from indexing.embedder import default_model_path
+    from indexing.gpu_encode import GpuEncoderPool
+
+    texts = [f"{v} (clause {i})" * (1 + i % 7) for i, v in enumerate(list(SAMPLE_FACTS.values()) * 5)]
+    texts += ["x " * 600, "y " * 700]  # over the limit: one lands on each worker
+    with GpuEncoderPool(
+        default_model_path(), ["cpu", "cpu"], use_shared_memory=shared, token_budget=512, tokenizer_workers=0
+    ) as pool:
+        first = pool.encode(texts)
+        second = pool.encode(texts[::-1])
+        assert pool.encode([]).embeddings.shape == (0, pool.dimension)
+        assert len(pool.last_worker_seconds) == 2
+    ref = embedder.model.encode(texts, normalize_embeddings=True)
+    assert first.embeddings.shape == ref.shape and first.over_limit == 2
+    assert float((first.embeddings * ref).sum(1).min()) > 0.9999
+    assert float((second.embeddings * ref[::-1]).sum(1).min()) > 0.9999
+
+
+def test_shared_memory_is_used_only_where_it_fits(tmp_path):
+    from indexing.gpu_encode import shared_memory_fits
+
+    assert shared_memory_fits(1 << 20, str(tmp_path))  # 1 MiB: any disk has that
+    assert not shared_memory_fits(1 << 60, str(tmp_path))  # an exbibyte: none has that
+    assert not shared_memory_fits(1, str(tmp_path / "missing"))
+
+
 _PROBE = r"""
 import json, sys
 import numpy as np
