@@ -69,14 +69,21 @@ def emit_source_changed(name: str, relative_paths: list[str]) -> None:
 def watch_files(settings: Settings, debounce_ms: int = 5000, stop_event=None,
                 emit: Callable[[str, list[str]], None] = emit_source_changed) -> None:
     """Watch the local sources of ``settings`` until ``stop_event`` is set (or interrupted),
-    calling ``emit(source_name, relative_paths)`` once per debounced batch and source touched."""
+    calling ``emit(source_name, relative_paths)`` once per debounced batch and source touched.
+
+    A batch closes after ``debounce_ms`` of quiet (watchfiles' ``step``), or after
+    ``max(10 x debounce_ms, 30 s)`` of changes that never pause (watchfiles' ``debounce``, its
+    upper bound). watchfiles' own default closes a batch after 50 ms of quiet, which split a copy
+    of a few files into several batches (and several ingest runs). Setting ``stop_event`` ends the
+    watch within about ``debounce_ms``."""
     from watchfiles import watch
 
     local = [s for s in settings.sources if s.is_local]
     if not local:
         raise ValueError("no local source to watch (object stores are covered by the scheduled watch deployment)")
     roots = [str(_root(s)) for s in local]
-    for batch in watch(*roots, debounce=debounce_ms, stop_event=stop_event, recursive=True):
+    longest = max(10 * debounce_ms, 30_000)
+    for batch in watch(*roots, step=debounce_ms, debounce=longest, stop_event=stop_event, recursive=True):
         for name, relative in changes_by_source(local, (path for _, path in batch)).items():
             log.info("source %s: %d changed paths", name, len(relative))
             emit(name, relative)

@@ -32,10 +32,22 @@ def test_watcher_debounces_a_burst_into_one_batch(tmp_path):
                               kwargs={"debounce_ms": 800, "stop_event": stop, "emit": lambda n, p: batches.append((n, p))})
     thread.start()
     try:
-        time.sleep(1.0)  # watcher ready
-        for n in range(5):
+        # Ready once it reports a probe file: a fixed sleep was too short on a loaded CI machine
+        # (files written before the watcher starts are never reported).
+        deadline = time.monotonic() + 60
+        probes = 0
+        while not batches and time.monotonic() < deadline:
+            (root / f"probe{probes}.pdf").write_bytes(b"%PDF-1.4 probe")
+            probes += 1
+            until = time.monotonic() + 2
+            while not batches and time.monotonic() < until:
+                time.sleep(0.05)
+        assert batches, "the watcher reported no probe file within 60 s"
+        time.sleep(1.5)  # late probe batches land now
+        batches.clear()
+        for n in range(5):  # 0.2 s apart: watchfiles' default 50 ms of quiet would split this burst
             (root / f"doc{n}.pdf").write_bytes(b"%PDF-1.4 burst")
-            time.sleep(0.05)
+            time.sleep(0.2)
         (root / "ignored.txt").write_text("not a document")
         deadline = time.monotonic() + 20
         while not batches and time.monotonic() < deadline:
@@ -44,4 +56,6 @@ def test_watcher_debounces_a_burst_into_one_batch(tmp_path):
     finally:
         stop.set()
         thread.join(10)
-    assert batches == [("inbox", [f"doc{n}.pdf" for n in range(5)])]
+    # a probe batch that lands late is not the burst's business
+    burst = [(name, [p for p in paths if not p.startswith("probe")]) for name, paths in batches]
+    assert [b for b in burst if b[1]] == [("inbox", [f"doc{n}.pdf" for n in range(5)])]
