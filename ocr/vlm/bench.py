@@ -298,6 +298,11 @@ def _ratio(rounds: list[dict[str, RunResult]], base: str) -> dict:
     return {"mean": statistics.mean(ratios), "min": min(ratios), "max": max(ratios)} if ratios else {}
 
 
+def _endpoint_sets(s: BenchSettings) -> list[list[str]]:
+    """The endpoint sets the benchmark runs on: the first endpoint alone, then all (when several)."""
+    return [s.endpoints[:1]] + ([s.endpoints] if len(s.endpoints) > 1 else [])
+
+
 def _sweep_pages(s: BenchSettings, k: int) -> int:
     return min(s.pages, max(8, 4 * k * len(s.endpoints)))
 
@@ -306,7 +311,7 @@ def pages_needed(s: BenchSettings) -> int:
     """Pages the PDF needs so that no run of :func:`run_bench` sends a page an earlier run sent:
     per endpoint set (the first endpoint, then all), a warm-up of 2 pages per endpoint and
     ``pages`` per client per round; per sweep level, a warm-up and one run of each of two clients."""
-    sets = [s.endpoints[:1]] + ([s.endpoints] if len(s.endpoints) > 1 else [])
+    sets = _endpoint_sets(s)
     total = sum(2 * len(eps) + 3 * s.repeats * s.pages for eps in sets)
     total += sum(2 * len(s.endpoints) + 2 * _sweep_pages(s, k) for k in s.sweep)
     return total
@@ -315,7 +320,7 @@ def pages_needed(s: BenchSettings) -> int:
 def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
     """Run the benchmark (see module docstring) and return every figure as a dict."""
     result: dict = {"pages": s.pages, "endpoints": s.endpoints, "fixed_tokens": s.fixed_tokens, "runs": []}
-    sets = [s.endpoints[:1]] + ([s.endpoints] if len(s.endpoints) > 1 else [])
+    sets = _endpoint_sets(s)
     with open_document(s.pdf) as doc:
         supply = PageSupply(doc.page_count)
     summary = {}
