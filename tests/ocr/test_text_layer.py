@@ -161,6 +161,65 @@ def test_financebench_statement_table(corpus):
     assert ["Net income", "$596", "$2,371", "$3,033"] in rows
 
 
+BALANCE = [("Cash and equivalents", "4,466", "4,249"), ("Short-term investments", "197", "996"),
+           ("Accounts receivable, net", "4,272", "3,498"), ("Inventories", "5,622", "5,261"),
+           ("Prepaid expenses and other current assets", "1,968", "1,130"),
+           ("Total current assets", "16,525", "15,134"), ("Goodwill", "154", "154"),
+           ("Deferred income taxes and other assets", "2,011", "2,509"), ("TOTAL ASSETS", "23,717", "22,536")]
+
+
+def shaded_column_pdf(path):
+    """A balance sheet whose current-year column is shaded with one filled rectangle per cell
+    (dollar sign and figure), as EDGAR filings draw it: to pdfplumber the shading is a ruled
+    table of its own."""
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path), pagesize=(612, 792))
+    c.setFont("Helvetica-Bold", 10)
+    c.drawString(72, 720, "CONSOLIDATED BALANCE SHEETS")
+    c.setFont("Helvetica", 9)
+    top = 690
+    c.drawString(72, top, "(Dollars in millions)")
+    c.drawRightString(450, top, "2019")
+    c.drawRightString(530, top, "2018")
+    for i, (label, now, before) in enumerate(BALANCE, 1):
+        y = top - 14 * i
+        c.setFillGray(0.85)
+        c.rect(380, y - 4, 14, 14, stroke=0, fill=1)  # the "$" cell
+        c.rect(394, y - 4, 62, 14, stroke=0, fill=1)  # the figure's cell
+        c.setFillGray(0)
+        c.drawString(72, y, label)
+        if i == 1:
+            c.drawString(383, y, "$")
+        c.drawRightString(450, y, now)
+        c.drawRightString(530, y, before)
+    c.save()
+    return path
+
+
+def test_a_shaded_column_stays_in_its_table(tmp_path):
+    with open_document(shaded_column_pdf(tmp_path / "shaded.pdf")) as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    tables = [b for b in page.blocks if b.type == BlockType.TABLE]
+    assert len(tables) == 1, [t.text for t in tables]
+    rows = _pipe_rows(tables[0].text)
+    for label, now, before in BALANCE[1:]:
+        assert [label, now, before] in rows
+
+
+@pytest.mark.corpus
+def test_financebench_shaded_current_year_column(corpus):
+    """NIKE_2019_10K p.54: the 2019 column is shaded; it used to come out as a second table of
+    bare numbers, leaving the balance sheet's 2019 cells empty."""
+    with open_document(corpus / "A_finance/financebench/pdfs/NIKE_2019_10K.pdf") as doc:
+        page = TextLayerEngine().convert_page(doc.page(54))
+    tables = [b for b in page.blocks if b.type == BlockType.TABLE]
+    assert len(tables) == 1
+    rows = _pipe_rows(tables[0].text)
+    assert ["Total current assets", "16,525", "15,134"] in rows
+    assert ["Inventories", "5,622", "5,261"] in rows
+
+
 @pytest.mark.corpus
 def test_astral_math_letters_and_latex_formula(corpus):
     """PDFium splits 𝑥 (U+1D465) into UTF-16 surrogates; they must come back as one character."""
