@@ -78,6 +78,8 @@ class ChunkerOptions(BaseModel):
     furniture_edge_blocks: int = Field(default=2, ge=1, description="Blocks at the top/bottom of a page considered as header/footer candidates")
     merge_continued_tables: bool = Field(default=True, description="Merge a table with its continuation on the next page before splitting")
     attach_captions: bool = Field(default=True, description="A caption right before a table stays with it (and is repeated in its parts)")
+    table_lead_in: bool = Field(default=True, description="Up to two short paragraphs right before a table on its page (a statement's title, 'Year Ended December 31,') become its caption (see Chunker.lead_in)")
+    max_lead_in_tokens: int = Field(default=48, ge=1, description="Most tokens a table's lead-in paragraphs may take together")
     infer_heading_levels: bool = Field(default=True, description="Nest numbered headings by their numbers when the Markdown has only one heading level")
     language: str = Field(default="en", description="Sentence-splitting rules (pysbd language code)")
     document_title: bool = Field(default=False, description="Put the document's title (see document_title()) above the heading path in every embedded text")
@@ -193,15 +195,11 @@ class Chunker:
             raise ChunkingError(f"heading path leaves no room under {self.max_tokens} tokens")
         pieces: list[Piece] = []
         blocks = section.blocks
+        captions, attached = self._captions(blocks, block_tokens, budget)
         for i, block in enumerate(blocks):
-            caption = None
-            nxt = blocks[i + 1] if i + 1 < len(blocks) else None
-            if (self.options.attach_captions and block.kind == "caption" and nxt is not None and nxt.kind == "table"
-                    and block_tokens.get(id(block), 0) <= budget // 4):
-                continue  # emitted with the table below
-            if block.kind == "table" and i > 0 and blocks[i - 1].kind == "caption" and self.options.attach_captions \
-                    and block_tokens.get(id(blocks[i - 1]), 0) <= budget // 4:
-                caption = blocks[i - 1]
+            if i in attached:
+                continue  # emitted with the table that follows it
+            caption = captions.get(i)
             n = block_tokens.get(id(block))
             if n is None:
                 n = m.content(block.text)
@@ -221,6 +219,66 @@ class Chunker:
             for _, run in itertools.groupby(pieces, key=lambda p: id(p.block) if p.block is not None else id(p)):
                 groups += pack(list(run), budget, self.options.overlap_tokens, self.join_tokens)
         return rendered, budget, groups
+
+    def _captions(self, blocks: list[MdBlock], block_tokens: dict[int, int],
+                  budget: int) -> tuple[dict[int, MdBlock], set[int]]:
+        """The caption of each table of a section (``{table's index: caption block}``) and the
+        indices of the blocks that became captions (they are emitted with their table only).
+
+        A block of kind ``caption`` right before a table is its caption (``attach_captions``) when it
+        takes at most a quarter of the budget. Without one, ``table_lead_in`` looks for the table's
+        *lead-in*: the one or two paragraphs right before it on the same page, each a single line
+        that does not end a sentence (a title, a "Year Ended December 31," or a "the following table
+        shows:"; a line ending in ``.``, ``!`` or ``?`` is body text), together at most
+        ``max_lead_in_tokens``. Text-layer and OCR engines give a financial
+        statement's title ("AMAZON.COM, INC. CONSOLIDATED STATEMENTS OF OPERATIONS (in millions)")
+        and its column context ("Year Ended December 31,") as plain paragraphs above the table; as
+        the caption they head every part of a split table, so each part's embedded text says
+        which statement its rows belong to (measured with ``tests/benchmarks/bench_retrieval.py``;
+        figures in the README). Two lead-in paragraphs are joined into one caption block spanning
+        both (the source text between them is a blank line)."""
+        captions: dict[int, MdBlock] = {}
+        attached: set[int] = set()
+        opts = self.options
+
+        def tokens(b: MdBlock) -> int:
+            n = block_tokens.get(id(b))
+            return self.measure.content(b.text) if n is None else n
+
+        for i, block in enumerate(blocks):
+            if block.kind != "table" or i == 0:
+                continue
+            before = blocks[i - 1]
+            if opts.attach_captions and before.kind == "caption" and i - 1 not in attached \
+                    and tokens(before) <= budget // 4:
+                captions[i] = before
+                attached.add(i - 1)
+                continue
+            if not opts.table_lead_in:
+                continue
+            lead: list[int] = []
+            room = min(opts.max_lead_in_tokens, budget // 4)
+            for j in (i - 1, i - 2):
+                if j < 0 or j in attached or (lead and j != lead[-1] - 1):
+                    break
+                b = blocks[j]
+                line = b.text.strip()
+                if (b.kind != "paragraph" or b.page != block.page or "\n" in line or line.endswith((".", "!", "?"))
+                        or tokens(b) > room):
+                    break
+                room -= tokens(b)
+                lead.append(j)
+            if not lead:
+                continue
+            parts = [blocks[j] for j in sorted(lead)]
+            if len(parts) == 1:
+                cap = parts[0]
+            else:
+                cap = MdBlock(kind="caption", text="\n\n".join(b.text for b in parts), start=parts[0].start,
+                              end=parts[-1].end, page=parts[0].page, bboxes=[bb for b in parts for bb in b.bboxes])
+            captions[i] = cap
+            attached.update(lead)
+        return captions, attached
 
     def _embed(self, rendered: list[str], group: list[Piece]) -> str:
         """The embedded text of a group: ``contextualize(rendered, text)``; for a group holding a

@@ -98,6 +98,34 @@ def test_a_long_table_is_split_between_rows_with_its_header_repeated(counter):
     assert rows_seen == table.split("\n")[2:]  # every row once, in order, none cut
 
 
+def test_a_statement_title_above_a_table_heads_every_part(counter):
+    """Text layers give a financial statement's title and column context as plain paragraphs
+    above the table (AMAZON_2017_10K p.38 reads exactly like this); they become the table's
+    caption, so every part of the split table says which statement its rows are from."""
+    title = "AMAZON.COM, INC. CONSOLIDATED STATEMENTS OF OPERATIONS (in millions, except per share data)"
+    lead = f"{title}\n\nYear Ended December 31,"
+    table = pipe_table(60)
+    md = f"## Report of Independent Registered Public Accounting Firm\n\n{prose(2)}\n\n{lead}\n\n{table}"
+    chunks = chunk(counter, md)
+    parts = [c for c in chunks if c.kind == ChunkKind.TABLE]
+    assert len(parts) > 2
+    assert all(c.text.startswith(lead + "\n\n|") for c in parts)
+    assert sum(title in c.text for c in chunks) == len(parts)  # not also left behind as a text chunk
+    off = chunk(counter, md, table_lead_in=False)
+    assert [c for c in off if c.kind == ChunkKind.TABLE][1].text.startswith("|")
+    assert sum(title in c.text for c in off) == 1
+
+
+def test_body_text_and_text_of_another_page_are_not_a_lead_in(counter):
+    table = pipe_table(60)
+    sentence = "Revenue grew in every segment during the year."
+    chunks = chunk(counter, f"## Segments\n\n{sentence}\n\n{table}")
+    assert not any(c.text.startswith(sentence) for c in chunks if c.kind == ChunkKind.TABLE and c.part[0] > 1)
+    title = "CONSOLIDATED BALANCE SHEETS"
+    chunks = chunk(counter, f"## Statements\n\n{title}", table)  # title on page 1, table on page 2
+    assert not any(title in c.text for c in chunks if c.kind == ChunkKind.TABLE)
+
+
 def test_html_rowspan_groups_are_never_split(counter):
     rows = []
     for g in range(16):
