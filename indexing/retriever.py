@@ -13,6 +13,13 @@ Relevance on the dense vector, also inside Qdrant). Filters: doc ids, sources, k
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
 :class:`~ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
+
+``distinct_pages`` (default on): at most one chunk per page, the best ranked; the ``k`` results
+are then ``k`` different pages (a chunk is keyed by its document and first page). Several parts of
+one long table, or a table and the paragraph under it, often rank side by side: collapsed, the
+results reach further down the ranking, which is what a citing answer needs. Measured with
+``tests/benchmarks/bench_retrieval.py`` (figures in the README); ``distinct_pages=False`` returns
+the plain chunk ranking.
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ from ocr.errors import TenancyError
 __all__ = ["FolioEmbeddings", "FolioRetriever", "format_docs"]
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
-_SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold")
+_SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages")
+#: Candidates fetched per requested result when ``distinct_pages`` collapses chunks of one page.
+DISTINCT_PAGES_FETCH = 4
 
 
 class FolioRetriever(BaseRetriever):
@@ -54,6 +63,7 @@ class FolioRetriever(BaseRetriever):
     mmr_diversity: float = 0.3
     fetch_k: int | None = None
     score_threshold: float | None = None
+    distinct_pages: bool = True
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
     tenant: str | None = None
@@ -79,12 +89,23 @@ class FolioRetriever(BaseRetriever):
         dense = self.embedder.encode([query])[0] if mode in ("dense", "hybrid") or opts["mmr"] else None
         sparse = self._encoder().encode_query(query) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
-        hits = self.store.search(dense, sparse, mode=mode, k=opts["k"], filter=flt,
+        k = opts["k"]
+        depth = k * DISTINCT_PAGES_FETCH if opts["distinct_pages"] else k
+        fetch_k = max(opts["fetch_k"] or 0, depth) or None
+        hits = self.store.search(dense, sparse, mode=mode, k=depth, filter=flt,
                                  score_threshold=opts["score_threshold"],
-                                 mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=opts["fetch_k"])
+                                 mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=fetch_k)
         docs = []
+        pages: set[tuple[str, int]] = set()
         for hit in hits:
+            if len(docs) == k:
+                break
             meta = hit_metadata(hit.payload, hit.score)
+            if opts["distinct_pages"]:
+                page = (str(meta.get("doc_id")), int(meta.get("page_start") or 0))
+                if page in pages:
+                    continue
+                pages.add(page)
             if opts["tenant"] and meta.get("tenant") != opts["tenant"]:  # defence in depth; Qdrant filtered already
                 raise TenancyError(f"store returned a chunk of another tenant for tenant {opts['tenant']!r}")
             meta["id"] = hit.id

@@ -34,8 +34,9 @@ def _open_store(settings: Settings, must_exist: bool = True):
 
 
 def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", doc_ids=None, source=None,
-              tenant=None) -> list[dict]:
-    """Search with :class:`indexing.retriever.FolioRetriever`; returns one dict per hit with
+              tenant=None, distinct_pages: bool = True) -> list[dict]:
+    """Search with :class:`indexing.retriever.FolioRetriever` (``distinct_pages``: at most one
+    chunk per page); returns one dict per hit with
     :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``): ``source`` is the document's URI,
     ``source_name`` the configured source it came from (what ``--source`` filters on)."""
     from indexing.embedder import Embedder
@@ -56,7 +57,8 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
         if embedder is not None:
             embedder.warm_up()
         retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=mode, doc_ids=doc_ids,
-                                   sources=[source] if source else None, tenant=tenant)
+                                   sources=[source] if source else None, tenant=tenant,
+                                   distinct_pages=distinct_pages)
         documents = retriever.invoke(text)
     except FolioflowError as exc:
         fail(str(exc))

@@ -42,12 +42,15 @@ def test_ingest_query_status_show(tmp_path):
     assert (tmp_path / ".folioflow").is_dir()  # default data dir in the working directory
 
     query = folioflow("query", "What was the Sharpe ratio of the flagship fund?", "-k", "3", "--json",
-                      cwd=tmp_path, home=home)
+                      "--all-chunks", cwd=tmp_path, home=home)
     assert query.returncode == 0, query.stderr[-3000:]
     hits = json.loads(query.stdout)
     assert len(hits) == 3 and all(set(QUERY_KEYS) <= set(hit) for hit in hits)
     assert SAMPLE_FACTS["sharpe"] in hits[0]["text"] and hits[0]["page_start"] == 2
     assert hits[0]["heading_path"] == ["2 Risk-Adjusted Return"]
+
+    per_page = json.loads(folioflow("query", "fund", "-k", "5", "--json", cwd=tmp_path, home=home).stdout)
+    assert sorted(hit["page_start"] for hit in per_page) == [1, 2]  # by default one chunk per page: two pages
 
     by_path = folioflow("query", "fund", "-k", "2", "--json", "--doc", str(pdf.resolve()), cwd=tmp_path, home=home)
     assert by_path.returncode == 0, by_path.stderr[-3000:]  # --doc takes the absolute path it was ingested from

@@ -50,6 +50,22 @@ def test_retriever_filters_and_modes(local_store, embedder):
         retriever.invoke("x", colour="red")
 
 
+def test_distinct_pages_keep_the_best_chunk_of_each_page(local_store, embedder):
+    retriever = FolioRetriever(store=local_store, embedder=embedder, k=3, mode="dense")
+    query = "Northwind financial highlights: revenue, operating margin, headcount and net new assets"
+
+    def pages(docs):
+        return [(d.metadata["doc_id"], d.metadata["page_start"]) for d in docs]
+
+    plain = retriever.invoke(query, distinct_pages=False)
+    assert len(set(pages(plain))) < 3  # the three chunks of the report's page 1 rank side by side
+    distinct = retriever.invoke(query)
+    assert len(distinct) == 3 and len(set(pages(distinct))) == 3
+    assert distinct[0].id == plain[0].id  # each page is represented by its best chunk
+    everything = retriever.invoke(query, k=10)
+    assert len(everything) == len(set(pages(everything))) == 5  # the two documents have five pages in all
+
+
 def test_tenancy_requires_a_tenant(tmp_path, embedder):
     store = open_store(StoreSettings(data_dir=tmp_path, backend="edge", tenancy=True))
     try:
