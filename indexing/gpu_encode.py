@@ -20,9 +20,12 @@ GPU thread copies them with ``non_blocking=True``, rebuilds the attention mask f
 the device and passes it as a prepared 4-D boolean mask (so transformers never inspects it on the
 host), runs the model in **fp16**, pools and normalises on the device and scatters the rows into
 one preallocated output: **one synchronisation per call**, at the end.
-Several GPUs: :class:`GpuEncoderPool` runs one worker process per GPU (data parallelism, one model
-replica each; processes, not threads, so kernel launches of the replicas never share a GIL) and
-deals the texts out by length so each GPU gets the same amount of work.
+:meth:`GpuEncoder.encode_ids` takes token ids instead of texts (folioflow's chunker already
+tokenizes every chunk with the model's tokenizer to count it): no tokenizer runs, the ids are only
+sorted, truncated and padded in numpy (:func:`indexing.gpu_tokenize.id_batches`).
+Several GPUs: :class:`indexing.gpu_pool.GpuEncoderPool` (importable from here too) runs one
+worker process per GPU (data parallelism, one model replica each) and deals the inputs out as
+contiguous ranges of equal work.
 
 Inputs longer than the model's limit are truncated like ``encode`` does (first ``max_tokens - 1``
 tokens then ``[SEP]``) and **counted** (``EncodeResult.over_limit``); folioflow's chunker keeps
@@ -72,6 +75,40 @@ time says where it goes: each of two workers takes 0.66 s for its 10k texts, aga
 all 20k on one GPU alone, so two workers on one host slow each other down (host-side tokenization
 and the Python side of kernel launches); the hand-off itself (sort, sending texts, final copy) is
 0.05 s at 20k and 0.27 s at 100k.
+
+Later session (``nvidia-h200-x2``, same image): token ids, CPU pinning, a new hand-off. ``python
+tests/benchmarks/bench_gpu_pool.py --model <MiniLM fp16 copy> --text <corpus pieces> --n 20000
+--n-large 100000 --reps 3`` first, on the hand-off above (rows round-robin by length, per-call
+shared memory) with ``encode_ids`` added. That host's tokenizer capacity: ``encode_batch`` 3,789
+texts/s on one core, 52,629 on all 32 (rayon), while one GPU alone embeds ~44k texts/s from ids;
+so texts cannot feed two GPUs (1.33x at 20k, 1.38x at 100k), ids did better (1.51x, 1.55x), and
+the hand-off was 0.27 s of the 1.47 s call at 100k. Pinning each worker to its own 16 cores
+(rayon, torch threads and affinity sized to the share) was slower, not faster: 1.22x/1.35x texts,
+1.37x/1.53x ids. Hence :mod:`indexing.gpu_pool`'s design (contiguous ranges, arenas kept between
+calls, slabs copied out as each worker answers; pinning off by default). The same command with
+``--reps 5 --pin no``, twice in a row on one machine (whose tokenizer ran at 2,394 and 2,157
+texts/s on one core, 29,915 and 28,501 on all: a slower or busier host than the first)::
+
+    configuration       input   texts   run A texts/s  x 1 device   run B texts/s  x 1 device
+    1 device            texts   20000          16,671        1.00          15,627        1.00
+    2 devices           texts   20000          23,083        1.38          23,845        1.53
+    1 device              ids   20000          38,069        1.00          33,418        1.00
+    2 devices             ids   20000          57,301        1.51          55,337        1.66
+    1 device            texts  100000          16,376        1.00          16,230        1.00
+    2 devices           texts  100000          25,558        1.56          23,828        1.47
+    1 device              ids  100000          35,891        1.00          39,200        1.00
+    2 devices             ids  100000          65,905        **1.84**      59,053        1.51
+
+For token ids the hand-off is now small (median call minus median slowest worker: 0.03 s at 20k,
+0.04-0.05 s at 100k; dealing the inputs out 3 ms / 14 ms); texts still pay for pickling them to the
+workers (0.04-0.05 s at 20k, 0.28 s at 100k). Every output is within cosine 0.99999 of one GPU's
+from texts. The 1.8x goal is met once (token ids, 100k texts, run A) and not reliably: what is left
+is the workers themselves, each taking longer for its half than half of one GPU's time (run B, ids,
+100k: 1.65 s against 2.55 s / 2), i.e. two workers on one host still slow each other down, by 5% in
+run A and 30% in run B on the same machine. Why is not measured yet; the host's CPUs are the
+suspect (the same code varied this much on one machine, and the tokenizer's speed on all cores
+ranged from 28.5k to 52.6k texts/s between machines). From texts, two GPUs stay capped by the
+host's tokenizer throughput, whatever the hand-off.
 """
 
 from __future__ import annotations
@@ -82,13 +119,13 @@ import queue
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 
-from indexing.gpu_tokenize import TokenizerPool, fast_tokenizer, token_batches
+from indexing.gpu_tokenize import TokenIds, TokenizerPool, fast_tokenizer, id_batches, token_batches
 
-__all__ = ["EncodeResult", "GpuEncoder", "GpuEncoderPool", "auto_tokenizer_workers", "shared_memory_fits"]
+__all__ = ["EncodeResult", "GpuEncoder", "TokenIds", "auto_tokenizer_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +188,12 @@ class GpuEncoder:
         self.dimension = int(dim())
         probe = getattr(self.model, "preprocess", None) or self.model.tokenize
         self.with_token_types = "token_type_ids" in probe(["probe"])
+        # Special tokens the tokenizer appends (BERT's [SEP]): what truncating token ids keeps at the end.
+        special = self.tokenizer.encode("probe").special_tokens_mask
+        self.tail = 0
+        while self.tail < len(special) - 1 and special[-1 - self.tail]:
+            self.tail += 1
+        self.vocab_size = int(self.auto_model.get_input_embeddings().num_embeddings)
         self.token_budget, self.max_batch, self.prefetch = token_budget, max_batch, prefetch
         self.pool_min_texts = pool_min_texts
         if tokenizer_workers is None:
@@ -161,7 +204,6 @@ class GpuEncoder:
     def batches(self, texts: Sequence[str], counter: list[int] | None = None) -> Iterator[_Batch]:
         """Token batches of ``texts`` (pinned on CUDA), longest first; ``counter[0]`` accumulates
         truncated inputs."""
-        torch = self.torch
         order = np.argsort([-len(t) for t in texts], kind="stable")
         if self.tokenizer_workers > 0 and len(texts) >= self.pool_min_texts:
             if self.pool is None:
@@ -171,15 +213,26 @@ class GpuEncoder:
         else:
             source = token_batches(self.tokenizer, texts, order, token_budget=self.token_budget,
                                    max_batch=self.max_batch, counter=counter)
+        yield from self._pinned(source)
+
+    def id_batches(self, ids: TokenIds, counter: list[int] | None = None) -> Iterator[_Batch]:
+        """Token batches of pre-computed token ids (pinned on CUDA), longest first, truncated at
+        the model's limit like the tokenizer does; ``counter[0]`` accumulates truncated inputs."""
+        yield from self._pinned(id_batches(ids, max_tokens=self.max_tokens, tail=self.tail,
+                                           token_budget=self.token_budget, max_batch=self.max_batch,
+                                           counter=counter))
+
+    def _pinned(self, source) -> Iterator[_Batch]:
+        torch = self.torch
         for rows, ids, lengths in source:
             tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in (rows, ids, lengths)]
             if self.cuda:
                 tensors = [t.pin_memory() for t in tensors]
             yield _Batch(*tensors)
 
-    def _producer(self, texts: Sequence[str], out: queue.Queue, counter: list[int], stop: threading.Event) -> None:
+    def _producer(self, make_batches, out: queue.Queue, stop: threading.Event) -> None:
         try:
-            for batch in self.batches(texts, counter):
+            for batch in make_batches():
                 if stop.is_set():
                     return
                 out.put(batch)
@@ -223,13 +276,30 @@ class GpuEncoder:
     def encode(self, texts: Sequence[str]) -> EncodeResult:
         """Embed ``texts``: (n, dim) float32 L2-normalised rows in input order, plus the count of
         truncated inputs. Raises whatever tokenization or the model raised."""
-        n = len(texts)
+        texts = list(texts)
+        counter = [0]
+        return self._encode(lambda: self.batches(texts, counter), len(texts), counter)
+
+    def encode_ids(self, ids: TokenIds | Sequence[Sequence[int]]) -> EncodeResult:
+        """Embed texts given as token ids (``tokenizer(text)["input_ids"]`` of this model's
+        tokenizer, special tokens included; a :class:`TokenIds` or one list per text): the same
+        rows :meth:`encode` gives for the texts, without tokenizing. Ids past the model's limit are
+        truncated like the tokenizer does and counted. Raises ``ValueError`` for an id outside the
+        vocabulary or a text without ids (checked before anything reaches the device)."""
+        ids = ids if isinstance(ids, TokenIds) else TokenIds.from_lists(ids)
+        if len(ids.flat) and (int(ids.flat.min()) < 0 or int(ids.flat.max()) >= self.vocab_size):
+            raise ValueError(f"token ids: outside this model's vocabulary of {self.vocab_size}")
+        if len(ids) and int(ids.lengths.min()) < 1:
+            raise ValueError("token ids: every text needs at least one id")
+        counter = [0]
+        return self._encode(lambda: self.id_batches(ids, counter), len(ids), counter)
+
+    def _encode(self, make_batches, n: int, counter: list[int]) -> EncodeResult:
         if n == 0:
             return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32), 0)
-        counter = [0]
         q: queue.Queue = queue.Queue(maxsize=self.prefetch)
         stop = threading.Event()
-        worker = threading.Thread(target=self._producer, args=(list(texts), q, counter, stop), daemon=True)
+        worker = threading.Thread(target=self._producer, args=(make_batches, q, stop), daemon=True)
         worker.start()
         try:
             result = self.run_batches(iter(q.get, None), n).cpu().numpy()  # the one synchronisation
@@ -249,168 +319,14 @@ class GpuEncoder:
             self.pool = None
 
 
-def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox) -> None:
-    """One GPU worker process: load the model on ``device``, then serve jobs. A job is
-    ``(job_id, shm_name, n, rows, texts)``: the embeddings of ``texts`` are written straight into
-    rows ``rows`` of the caller's ``(n, dim)`` float32 shared-memory array ``shm_name`` (or, when
-    ``shm_name`` is None, sent back); the worker answers ``(job_id, over_limit, (seconds,
-    embeddings or None))`` or ``(job_id, None, error)``."""
-    import os
-    import time
-    from multiprocessing import shared_memory
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        from sentence_transformers import SentenceTransformer
-
-        encoder = GpuEncoder(SentenceTransformer(model_path, device=device), device, **options)
-        encoder.encode(["warm up"] * 64)
-        if encoder.cuda:
-            encoder.torch.cuda.synchronize()
-        outbox.put(("ready", device, encoder.dimension))
-    except BaseException as exc:  # reported to the parent
-        outbox.put(("error", device, f"{type(exc).__name__}: {exc}"))
-        return
-    while True:
-        job = inbox.get()
-        if job is None:
-            encoder.close()
-            return
-        job_id, shm_name, n, rows, texts = job
-        try:
-            t0 = time.perf_counter()
-            res = encoder.encode(texts)
-            if shm_name is None:  # no room in shared memory: the rows travel back through the pipe
-                outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, res.embeddings)))
-                continue
-            shm = shared_memory.SharedMemory(name=shm_name)
-            try:
-                out = np.ndarray((n, encoder.dimension), dtype=np.float32, buffer=shm.buf)
-                out[rows] = res.embeddings
-                del out
-            finally:
-                shm.close()
-            outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, None)))
-        except BaseException as exc:
-            outbox.put((job_id, None, f"{type(exc).__name__}: {exc}"))
+_POOL_NAMES = ("GpuEncoderPool", "cpu_shares", "shared_memory_fits")
 
 
-def shared_memory_fits(nbytes: int, path: str = "/dev/shm") -> bool:
-    """Whether ``nbytes`` (plus a quarter to spare) fit in the free space of ``path``. Containers
-    often get a 64 MB /dev/shm (Docker's default): a shared-memory array larger than its free space
-    is still created (sparse), and the first write past it kills the writer with SIGBUS."""
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return False
-    return st.f_bavail * st.f_frsize >= nbytes * 1.25
+def __getattr__(name: str) -> Any:
+    """The pool lives in :mod:`indexing.gpu_pool` (it builds on :class:`GpuEncoder`); its names
+    stay importable from here, loaded on first use (no import cycle)."""
+    if name in _POOL_NAMES:
+        from indexing import gpu_pool
 
-
-class GpuEncoderPool:
-    """Data parallelism over several GPUs: one worker process (and model replica) per device.
-
-    ``model_path``: a local sentence-transformers folder. ``devices``: e.g. ``["cuda:0", "cuda:1"]``.
-    Starting loads one replica per GPU (seconds); :meth:`encode` then splits the texts so each GPU
-    gets the same share of long and short texts, and the workers write their rows into one
-    shared-memory array (``use_shared_memory``: None = when :func:`shared_memory_fits`, else the
-    rows come back pickled through the result queue). Raises ``RuntimeError`` when a worker fails.
-    Close it (or use it as a context manager) to stop the workers.
-    """
-
-    def __init__(self, model_path: str, devices: Sequence[str], *, use_shared_memory: bool | None = None,
-                 **options: Any):
-        import torch.multiprocessing as mp
-
-        self.use_shared_memory = use_shared_memory
-
-        ctx = mp.get_context("spawn")
-        self.devices = list(devices)
-        self._outbox = ctx.Queue()
-        self._inboxes = [ctx.Queue() for _ in self.devices]
-        options = {"gpus_on_host": len(self.devices), **options}
-        # Not daemonic: each worker starts its own tokenizer processes.
-        self._procs = [ctx.Process(target=_pool_worker, args=(model_path, d, options, q, self._outbox))
-                       for d, q in zip(self.devices, self._inboxes)]
-        for p in self._procs:
-            p.start()
-        dims = set()
-        for _ in self._procs:
-            kind, device, info = self._outbox.get()
-            if kind == "error":
-                self.close()
-                raise RuntimeError(f"GPU worker on {device} failed to start: {info}")
-            dims.add(int(info))
-        self.dimension = dims.pop()
-        self._job = 0
-        self.last_worker_seconds: list[float] = []
-
-    def encode(self, texts: Sequence[str]) -> EncodeResult:
-        """Embed ``texts`` across all workers; same output as :meth:`GpuEncoder.encode`.
-
-        The workers write their rows into one shared-memory array (no result travels through a
-        pipe: 100k MiniLM rows are 154 MB); ``last_worker_seconds`` keeps each worker's own encode
-        time of the call, so callers can tell worker time from hand-off overhead."""
-        from multiprocessing import shared_memory
-
-        texts = list(texts)
-        n = len(texts)
-        if n == 0:
-            return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32), 0)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        shares = [order[i::len(self._procs)] for i in range(len(self._procs))]
-        nbytes = n * self.dimension * 4
-        use_shm = self.use_shared_memory if self.use_shared_memory is not None else shared_memory_fits(nbytes)
-        shm = shared_memory.SharedMemory(create=True, size=nbytes) if use_shm else None
-        try:
-            pending: dict[int, np.ndarray] = {}
-            for share, inbox in zip(shares, self._inboxes):
-                self._job += 1
-                pending[self._job] = share
-                inbox.put((self._job, shm.name if shm else None, n, share, [texts[i] for i in share]))
-            out = None if shm else np.empty((n, self.dimension), dtype=np.float32)
-            over, seconds, errors = 0, [], []
-            while pending:
-                job_id, over_limit, extra = self._outbox.get()
-                if job_id not in pending:  # a late answer to an earlier call that failed
-                    continue
-                rows = pending.pop(job_id)
-                if over_limit is None:
-                    errors.append(extra)
-                    continue
-                over += int(over_limit)
-                secs, emb = extra
-                seconds.append(float(secs))
-                if out is not None and emb is not None:
-                    out[rows] = emb
-            if errors:
-                raise RuntimeError(f"GPU worker failed: {errors[0]}")
-            self.last_worker_seconds = seconds
-            if shm is not None:
-                view = np.ndarray((n, self.dimension), dtype=np.float32, buffer=shm.buf)
-                out = view.copy()
-                del view
-        finally:
-            if shm is not None:
-                shm.close()
-                shm.unlink()
-        assert out is not None
-        return EncodeResult(out, over)
-
-    def close(self) -> None:
-        """Stop the workers (idempotent)."""
-        for inbox in self._inboxes:
-            try:
-                inbox.put(None)
-            except (OSError, ValueError):
-                pass
-        for p in self._procs:
-            p.join(timeout=10)
-            if p.is_alive():
-                p.terminate()
-        self._procs = []
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return getattr(gpu_pool, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,11 +7,17 @@ token count inside the block and cut into **token-budget batches**: rows x padde
 stays small. A batch carries int32 ids and the row lengths; the attention mask is rebuilt from the
 lengths on the device.
 
-Two producers yield the same batches:
+Two producers yield the same batches from texts:
 
 * :func:`token_batches`: in the calling thread (``encode_batch`` parallelises with rayon);
 * :class:`TokenizerPool`: blocks go to worker *processes* (one single-threaded tokenizer each),
-  which return padded numpy arrays. Measured on an H200 host (``bench_gpu_embed.py``), the
+  which return padded numpy arrays.
+
+A third, :func:`id_batches`, starts from token ids that were computed before (:class:`TokenIds`:
+folioflow's chunker tokenizes every chunk with the model's tokenizer to count its tokens) and only
+sorts, truncates and pads them, in numpy: no tokenizer runs. BERT WordPiece costs ~0.3 ms per
+120-word text per core, and on a host with two GPUs that is what limits throughput (see
+:mod:`indexing.gpu_encode`). Measured on an H200 host (``bench_gpu_embed.py``), the
   in-process tokenizer could not keep one GPU busy (tokenize+pad 1.06 s vs GPU 0.62 s for 20k
   texts), and two GPUs sharing the host's rayon threads scaled only 1.3-1.6x: tokenization, not the
   GPU, was the limit.
@@ -19,6 +25,7 @@ Two producers yield the same batches:
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -28,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Block", "TokenizerPool", "fast_tokenizer", "token_batches", "tokenize_block"]
+__all__ = ["Block", "TokenIds", "TokenizerPool", "fast_tokenizer", "id_batches", "token_batches", "tokenize_block",
+           "tokenize_ids"]
 
 
 @dataclass
@@ -94,6 +102,94 @@ def token_batches(tok: Any, texts: Sequence[str], order: np.ndarray, *, token_bu
             counter[0] += res.over
         for sel, ids, lengths in res.batches:
             yield idx[sel], ids, lengths
+
+
+@dataclass(frozen=True)
+class TokenIds:
+    """Token ids of ``n`` texts, ragged: ``flat`` (total,) int32 holds the ids text after text and
+    ``lengths`` (n,) int64 the ids per text. Ids are what ``tokenizer(text)["input_ids"]`` gives:
+    special tokens included, not truncated. Two numpy arrays pickle in one piece, which is how
+    :class:`~indexing.gpu_encode.GpuEncoderPool` sends a share to a worker."""
+
+    flat: np.ndarray
+    lengths: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flat", np.ascontiguousarray(self.flat, dtype=np.int32))
+        object.__setattr__(self, "lengths", np.ascontiguousarray(self.lengths, dtype=np.int64))
+        if self.lengths.ndim != 1 or self.flat.ndim != 1 or int(self.lengths.sum()) != len(self.flat):
+            raise ValueError(f"token ids: {len(self.flat)} ids do not add up to the lengths given")
+
+    @classmethod
+    def from_lists(cls, ids: Sequence[Sequence[int]]) -> TokenIds:
+        """From one list of ids per text."""
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int32, count=int(lengths.sum()))
+        return cls(flat, lengths)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def starts(self) -> np.ndarray:
+        """(n,) int64 offset of each text's first id in ``flat``."""
+        starts = np.zeros(len(self.lengths), dtype=np.int64)
+        np.cumsum(self.lengths[:-1], out=starts[1:])
+        return starts
+
+    def take(self, idx: np.ndarray) -> TokenIds:
+        """The texts at positions ``idx``, in that order (vectorised gather)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        lengths = self.lengths[idx]
+        if not len(idx):
+            return TokenIds(np.zeros(0, dtype=np.int32), lengths)
+        out_starts = np.zeros(len(idx), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=out_starts[1:])
+        src = np.repeat(self.starts[idx] - out_starts, lengths) + np.arange(int(lengths.sum()))
+        return TokenIds(self.flat[src], lengths)
+
+
+def tokenize_ids(tok: Any, texts: Sequence[str]) -> TokenIds:
+    """Token ids of ``texts`` with a ``tokenizers.Tokenizer`` (truncation off: the caller's ids
+    carry every token, as the chunker's counter sees them)."""
+    if tok.truncation is not None:
+        tok = type(tok).from_str(tok.to_str())
+        tok.no_truncation()
+    return TokenIds.from_lists([e.ids for e in tok.encode_batch(list(texts))])
+
+
+def id_batches(ids: TokenIds, *, max_tokens: int, tail: int = 1, token_budget: int = 32768,
+               max_batch: int = 1024, counter: list[int] | None = None
+               ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Producer from token ids: yield ``(rows, ids, lengths)`` like :func:`token_batches`
+    (``rows`` positions in ``ids``, longest first, token-budget batches, int32 ids padded with 0).
+
+    Texts longer than ``max_tokens`` are truncated as the tokenizer would (the first ``max_tokens -
+    tail`` ids, then the last ``tail`` ids: BERT's ``[SEP]``, ``tail=1``) and counted in
+    ``counter[0]``. Raises ``ValueError`` for a text with no ids."""
+    if len(ids) and int(ids.lengths.min()) < 1:
+        raise ValueError("token ids: every text needs at least one id")
+    lengths = np.minimum(ids.lengths, max_tokens)
+    if counter is not None:
+        counter[0] += int((ids.lengths > max_tokens).sum())
+    starts, ends = ids.starts, ids.starts + ids.lengths
+    order = np.argsort(-lengths, kind="stable")
+    i = 0
+    while i < len(order):
+        width = int(lengths[order[i]])
+        rows = max(1, min(max_batch, token_budget // width, len(order) - i))
+        sel = order[i:i + rows]
+        ln = lengths[sel]
+        cols = np.arange(width)
+        src = starts[sel][:, None] + cols
+        cut = ids.lengths[sel] > max_tokens
+        if tail and cut.any():  # the end of a truncated text: its own last ``tail`` ids
+            src[np.ix_(cut, cols[width - tail:])] = ends[sel][cut][:, None] - tail + np.arange(tail)
+        mask = cols < ln[:, None]
+        batch = np.zeros((rows, width), dtype=np.int32)
+        batch[mask] = ids.flat[src[mask]]
+        yield sel, batch, ln
+        i += rows
 
 
 _WORKER: dict[str, Any] = {}

@@ -71,25 +71,41 @@ def test_fast_path_matches_plain_encode(embedder, workers):
 
 @pytest.mark.parametrize("shared", [True, False])
 def test_multi_device_pool_matches_plain_encode_in_input_order(embedder, shared):
-    """GpuEncoderPool's data parallelism (one worker process per device, rows written into one
-    shared-memory array, or sent back when /dev/shm is too small), run on two CPU workers: the same
-    vectors as encode, in input order, over several calls, truncations counted across workers."""
+    """GpuEncoderPool's data parallelism (one worker process per device, contiguous ranges of equal
+    work, rows written into the pool's shared-memory arena, or sent back when shared memory is
+    off), run on two CPU workers: the same vectors as encode, in input order, over several calls
+    of different sizes (the arenas grow; one text leaves a worker idle), from texts and from token
+    ids, truncations counted across workers."""
     from indexing.embedder import default_model_path
     from indexing.gpu_encode import GpuEncoderPool
+    from indexing.gpu_tokenize import fast_tokenizer, tokenize_ids
 
     texts = [f"{v} (clause {i})" * (1 + i % 7) for i, v in enumerate(list(SAMPLE_FACTS.values()) * 5)]
-    texts += ["x " * 600, "y " * 700]  # over the limit: one lands on each worker
+    texts = ["x " * 600] + texts + ["y " * 700]  # over the limit: one lands on each worker
+    ids = tokenize_ids(fast_tokenizer(embedder.model.tokenizer, 256), texts)
     with GpuEncoderPool(
         default_model_path(), ["cpu", "cpu"], use_shared_memory=shared, token_budget=512, tokenizer_workers=0
     ) as pool:
         first = pool.encode(texts)
-        second = pool.encode(texts[::-1])
-        assert pool.encode([]).embeddings.shape == (0, pool.dimension)
         assert len(pool.last_worker_seconds) == 2
+        second = pool.encode(texts[::-1])
+        one = pool.encode(texts[1:2])
+        assert len(pool.last_worker_seconds) == 1
+        from_ids = pool.encode_ids(ids)
+        from_lists = pool.encode_ids([list(map(int, ids.flat[a:a + n])) for a, n in zip(ids.starts[:3], ids.lengths[:3])])
+        assert pool.encode([]).embeddings.shape == (0, pool.dimension)
+        assert pool.encode_ids([]).embeddings.shape == (0, pool.dimension)
+        with pytest.raises(RuntimeError, match="vocabulary"):
+            pool.encode_ids([[101, 10**7, 102]] * 3)
+        again = pool.encode_ids(ids)  # the pool still works after a failed call
     ref = embedder.model.encode(texts, normalize_embeddings=True)
     assert first.embeddings.shape == ref.shape and first.over_limit == 2
     assert float((first.embeddings * ref).sum(1).min()) > 0.9999
     assert float((second.embeddings * ref[::-1]).sum(1).min()) > 0.9999
+    assert float((one.embeddings * ref[1:2]).sum(1).min()) > 0.9999
+    assert from_ids.over_limit == 2 and float((from_ids.embeddings * ref).sum(1).min()) > 0.9999
+    assert float((from_lists.embeddings * ref[:3]).sum(1).min()) > 0.9999
+    assert np.array_equal(again.embeddings, from_ids.embeddings)
 
 
 def test_shared_memory_is_used_only_where_it_fits(tmp_path):
