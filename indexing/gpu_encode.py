@@ -109,6 +109,23 @@ run A and 30% in run B on the same machine. Why is not measured yet; the host's 
 suspect (the same code varied this much on one machine, and the tokenizer's speed on all cores
 ranged from 28.5k to 52.6k texts/s between machines). From texts, two GPUs stay capped by the
 host's tokenizer throughput, whatever the hand-off.
+
+With that pool merged, ``bench_gpu_embed.py --n 20000 --n-large 100000 --reps 3`` (plain and fast
+paths side by side in one run; medians of 3), twice in a row on one ``nvidia-h200-x2`` machine::
+
+    configuration                         run 1 20k   run 1 100k   run 2 20k   run 2 100k
+    plain encode, fp32, batch 32               1,796            -       2,493            -
+    plain encode, fp16, batch 256              3,004            -       4,650            -
+    fast, 1 GPU, tokenizer in-thread          19,925       21,033      31,091       30,433
+    fast, 1 GPU, 16 tokenizer processes       12,407       24,938      13,533       31,816
+    fast, 2 GPUs, tokenizer in-thread         31,392       31,019      42,193       40,099
+    fast, 2 GPUs, tokenizer processes         15,639       47,808      15,096       37,524
+    best 2 GPUs / best 1 GPU                   1.58x        1.92x       1.36x        1.26x
+
+One GPU: 11.1x and 12.5x plain fp32 ``encode`` (6.6x and 6.7x plain fp16): the 4x goal is met in
+both runs. Two GPUs: 1.92x one at 100k texts in run 1, but 1.26-1.58x otherwise; the 1.8x goal is
+not reliably met (same host, minutes apart: the single GPU ran 1.5x faster in run 2 while two did
+not).
 """
 
 from __future__ import annotations
