@@ -78,7 +78,7 @@ class ChunkerOptions(BaseModel):
     furniture_edge_blocks: int = Field(default=2, ge=1, description="Blocks at the top/bottom of a page considered as header/footer candidates")
     merge_continued_tables: bool = Field(default=True, description="Merge a table with its continuation on the next page before splitting")
     attach_captions: bool = Field(default=True, description="A caption right before a table stays with it (and is repeated in its parts)")
-    table_lead_in: bool = Field(default=True, description="Up to two short paragraphs right before a table on its page (a statement's title, 'Year Ended December 31,') become its caption (see Chunker.lead_in)")
+    table_lead_in: bool = Field(default=True, description="Up to two short paragraphs right before a table on its page (a statement's title, 'Year Ended December 31,') become its caption (see Chunker._captions)")
     max_lead_in_tokens: int = Field(default=48, ge=1, description="Most tokens a table's lead-in paragraphs may take together")
     infer_heading_levels: bool = Field(default=True, description="Nest numbered headings by their numbers when the Markdown has only one heading level")
     language: str = Field(default="en", description="Sentence-splitting rules (pysbd language code)")

@@ -311,7 +311,7 @@ def _absorb_shaded_columns(tables: list[TableResult], lines: list[Line], gap_lim
     out = list(tables)
     for ruled in [t for t in tables if t.kind == "ruled"]:
         host = next((t for t in out if t.kind == "aligned" and _same_rows(t, ruled, gap_limit)), None)
-        if host is None or ruled not in out:
+        if host is None:
             continue
         union = (min(host.bbox[0], ruled.bbox[0]), min(host.bbox[1], ruled.bbox[1]),
                  max(host.bbox[2], ruled.bbox[2]), max(host.bbox[3], ruled.bbox[3]))
