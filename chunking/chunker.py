@@ -12,8 +12,10 @@ Pipeline (one module per step):
 6. :mod:`chunking.packing` - pieces are packed greedily and every chunk is checked exactly.
 
 The invariant: for every chunk, ``counter.count(chunk.embed_text) == chunk.token_count <=
-max_tokens``, where ``embed_text = contextualize(rendered heading path, text)`` (the rendered path
-is the full path unless it was shortened, see :func:`chunking.sections.fit_heading_path`; for a
+max_tokens``, where ``embed_text = contextualize(rendered heading path, compact_tables(text))`` (the
+rendered path is the full path unless it was shortened, see :func:`chunking.sections.fit_heading_path`;
+tables are written one line per row, see :func:`chunking.tables.compact_tables`, unless
+``table_embed`` is ``"markdown"``; for a
 formula larger than the limit the embedded text holds the longest prefix of the formula that fits,
 while ``text`` keeps the whole formula: ``metadata["embed_truncated"]``).
 """
@@ -21,7 +23,7 @@ while ``text`` keeps the whole formula: ``metadata["embed_truncated"]``).
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +34,7 @@ from chunking.parse import MdBlock, ParsedPage, parse_markdown
 from chunking.pieces import Measure, Piece, block_pieces
 from chunking.schema import Chunk, ChunkKind, PageBBox
 from chunking.sections import Section, build_sections, contextualize, fit_heading_path
-from chunking.tables import merge_continued, parse_table
+from chunking.tables import compact_tables, merge_continued, parse_table
 from chunking.tokens import TokenCounter, default_counter
 from ocr.errors import ChunkingError, ConfigurationError
 from ocr.ids import sha256_text
@@ -80,6 +82,7 @@ class ChunkerOptions(BaseModel):
     attach_captions: bool = Field(default=True, description="A caption right before a table stays with it (and is repeated in its parts)")
     table_lead_in: bool = Field(default=True, description="Up to two short paragraphs right before a table on its page (a statement's title, 'Year Ended December 31,') become its caption (see Chunker._captions)")
     max_lead_in_tokens: int = Field(default=48, ge=1, description="Most tokens a table's lead-in paragraphs may take together")
+    table_embed: Literal["rows", "markdown"] = Field(default="rows", description="How tables are written in the embedded text: 'rows' one line per row, non-empty cells joined by ' | ' (chunking.tables.compact_tables; the chunk's text keeps the Markdown), 'markdown' as in the text")
     infer_heading_levels: bool = Field(default=True, description="Nest numbered headings by their numbers when the Markdown has only one heading level")
     language: str = Field(default="en", description="Sentence-splitting rules (pysbd language code)")
     document_title: bool = Field(default=False, description="Put the document's title (see document_title()) above the heading path in every embedded text")
@@ -112,7 +115,7 @@ class Chunker:
         self.join_tokens = max(0, self.counter.count("word\n\nword") - 2 * self.counter.count("word") + self.specials)
         self.measure = Measure(content=lambda t: self.counter.count(t) - self.specials,
                                content_batch=lambda ts: [n - self.specials for n in self._count_batch(ts)],
-                               language=self.options.language)
+                               language=self.options.language, compact_tables=self.options.table_embed == "rows")
 
     # -- public -------------------------------------------------------------------------------
     def chunk(self, document: Document) -> list[Chunk]:
@@ -281,9 +284,12 @@ class Chunker:
         return captions, attached
 
     def _embed(self, rendered: list[str], group: list[Piece]) -> str:
-        """The embedded text of a group: ``contextualize(rendered, text)``; for a group holding a
-        formula larger than the limit, the longest prefix of the text that fits (binary search)."""
+        """The embedded text of a group: ``contextualize(rendered, text)``, its tables in their
+        compact form when ``table_embed`` is ``"rows"``; for a group holding a formula larger than
+        the limit, the longest prefix of that text that fits (binary search)."""
         text = join_pieces(group)
+        if self.options.table_embed == "rows":
+            text = compact_tables(text)
         full = contextualize(rendered, text)
         if not any(p.truncate for p in group) or self.counter.count(full) <= self.max_tokens:
             return full

@@ -248,7 +248,7 @@ def coverage_failures(document: Document, chunks: list[Chunk]) -> list[str]:
         covered: set[str] = set(anywhere)
         for c in chunks:
             if c.page_start <= page.number <= c.page_end:
-                covered.update(_WORD.findall(_unescape(c.text)))
+                covered.update(_WORD.findall(_unescape(_strip_tags(_DROP.sub(" ", c.text)))))  # as the page's words
         missing = words - covered
         if missing:
             errors.append(f"page {page.number}: {len(missing)} words in no chunk covering it, e.g. {sorted(missing)[:5]}")

@@ -28,7 +28,7 @@ from typing import Any
 from chunking.parse import MdBlock
 from chunking.schema import PageBBox
 from chunking.sentences import split_to_budget
-from chunking.tables import TableModel, parse_table, row_as_key_values
+from chunking.tables import TableModel, compact_cells, parse_table, row_as_key_values
 
 __all__ = ["Measure", "Piece", "block_pieces"]
 
@@ -36,11 +36,14 @@ __all__ = ["Measure", "Piece", "block_pieces"]
 @dataclass
 class Measure:
     """Token counting bound to one counter: ``content(text)`` = tokens without special tokens;
-    ``content_batch`` the same for a list; ``language`` for sentence splitting."""
+    ``content_batch`` the same for a list; ``language`` for sentence splitting;
+    ``compact_tables``: tables are measured in the form they take in the embedded text
+    (:meth:`~chunking.tables.TableModel.compact`), not as Markdown."""
 
     content: Callable[[str], int]
     content_batch: Callable[[list[str]], list[int]]
     language: str = "en"
+    compact_tables: bool = False
 
 
 @dataclass
@@ -141,7 +144,9 @@ def table_pieces(block: MdBlock, tokens: int, budget: int, m: Measure, caption: 
     boxes = _bboxes(block) + [pb for other in merged for pb in _bboxes(other)] + (_bboxes(caption) if caption else [])
     synthetic = bool(cap_text) or (model is not None and model.source == "")
     whole_text = model.render() if model is not None else block.text
-    if model is not None and model.source == "":
+    if model is not None and m.compact_tables:
+        tokens = m.content(model.compact())
+    elif model is not None and model.source == "":
         tokens = m.content(whole_text)
     pages = (min(model.row_pages + [block.page]), max(model.row_pages + [block.page])) if model else (block.page, block.page)
     if tokens + cap_tokens <= budget:
@@ -156,8 +161,12 @@ def table_pieces(block: MdBlock, tokens: int, budget: int, m: Measure, caption: 
             piece.solo = True
             piece.meta["table_id"] = id(block)
         return out
+    if m.compact_tables:
+        row_tokens, head_tokens = m.content_batch([compact_cells(c) for c in model.cells]), m.content(model.compact(0, 0))
+    else:
+        row_tokens, head_tokens = m.content_batch(model.rows), m.content(model.render(0, 0))
     ctx = _TableContext(model=model, block=block, boxes=boxes, cap_text=cap_text, cap_tokens=cap_tokens, m=m,
-                        row_tokens=m.content_batch(model.rows), head_tokens=m.content(model.render(0, 0)))
+                        row_tokens=row_tokens, head_tokens=head_tokens)
     parts = ctx.parts(model.groups, budget)
     if cap_text and caption is not None and not parts[0].text.startswith(cap_text):
         # the caption did not fit beside the header: it goes before the parts, as text
@@ -179,11 +188,15 @@ class _TableContext:
     row_tokens: list[int]
     head_tokens: int
 
-    def _piece(self, text: str, rows: list[int], first_part: bool) -> Piece:
+    def _piece(self, prefix: str, rows: list[int], first_part: bool) -> Piece:
+        """The part holding body ``rows`` (consecutive) under the header, ``prefix`` (the caption)
+        first; its tokens are those of its embedded form."""
+        text = prefix + self.model.render(rows[0], rows[-1] + 1)
+        embedded = prefix + self.model.compact(rows[0], rows[-1] + 1) if self.m.compact_tables else text
         row_pages = [self.model.row_pages[r] for r in rows] or [self.block.page]
         first = min(row_pages + ([self.block.page] if first_part else []))
         last = max(row_pages)
-        return Piece(kind="table", text=text, tokens=self.m.content(text), pages=(first, last),
+        return Piece(kind="table", text=text, tokens=self.m.content(embedded), pages=(first, last),
                      bboxes=[b for b in self.boxes if first <= b.page <= last], solo=True, meta={"table_id": id(self.block)})
 
     def parts(self, groups: list[tuple[int, int]], budget: int) -> list[Piece]:
@@ -212,7 +225,7 @@ class _TableContext:
                     j += 1
                 while True:
                     rows = list(range(groups[i][0], groups[j - 1][1]))
-                    piece = self._piece(prefix + model.render(rows[0], rows[-1] + 1), rows, first_part)
+                    piece = self._piece(prefix, rows, first_part)
                     if piece.tokens <= budget or j == i + 1:
                         break
                     j -= 1

@@ -2,7 +2,8 @@
 
 A chunk is a contiguous run of blocks under one heading path. ``text`` is the chunk's exact
 Markdown; ``embed_text`` is what the embedding model sees (heading path + text, see
-:func:`chunking.chunker.contextualize`) and its token count, measured with the embedding model's own
+:func:`chunking.chunker.contextualize`, tables written one line per row by default, see
+:func:`chunking.tables.compact_tables`) and its token count, measured with the embedding model's own
 tokenizer, never exceeds the chunker's limit. Page numbers are 1-based and inclusive.
 """
 
@@ -49,7 +50,7 @@ class Chunk(BaseModel):
     index: int = Field(ge=0, description="0-based position of the chunk in its document")
     kind: ChunkKind
     text: str = Field(description="The chunk's exact Markdown")
-    embed_text: str = Field(description="Heading path + text: the string that is embedded")
+    embed_text: str = Field(description="Heading path + text (tables as compact rows by default): the string that is embedded")
     heading_path: list[str] = Field(default_factory=list)
     page_start: int = Field(ge=1)
     page_end: int = Field(ge=1)

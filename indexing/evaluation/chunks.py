@@ -1,9 +1,10 @@
 """``folioflow eval chunks``: the chunk invariants over an ingested collection.
 
 Chunks are rebuilt from the points' payloads (:mod:`indexing.payload`): the embedded text is
-``contextualize(rendered heading path, text)`` as the chunker builds it (for a chunk flagged
-``embed_truncated``, the longest prefix that fits, found the same way), and checked against the
-stored ``content_hash`` (sha256 of the embedded text), so the recount of tokens is of the text that
+``contextualize(rendered heading path, compact_tables(text))`` as the chunker builds it (for a
+chunk flagged ``embed_truncated``, the longest prefix that fits, found the same way), and checked
+against the stored ``content_hash`` (a collection chunked with ``table_embed="markdown"``
+matches on the text as written) (sha256 of the embedded text), so the recount of tokens is of the text that
 was really embedded. The converted documents come from ``<data_dir>/documents/<doc_id>.json``
 (written by ingest unless ``keep_documents`` is off).
 """
@@ -17,6 +18,7 @@ from typing import Any
 from chunking.evaluation import CATEGORIES, DocumentChunkReport, evaluate_document_chunks
 from chunking.schema import Chunk, ChunkKind, PageBBox
 from chunking.sections import contextualize
+from chunking.tables import compact_tables
 from ocr.ids import sha256_text
 from ocr.schema import BBox, Document
 
@@ -44,8 +46,12 @@ def chunk_from_payload(payload: dict[str, Any], counter, limit: int) -> tuple[Ch
     extra = dict(meta.get("extra") or {})
     text = payload.get("page_content") or ""
     path = list(meta.get("heading_path") or [])
-    embed = _embedded(text, list(extra.get("heading_path_rendered") or path), bool(extra.get("embed_truncated")),
-                      counter, limit)
+    rendered, truncated = list(extra.get("heading_path_rendered") or path), bool(extra.get("embed_truncated"))
+    embed = _embedded(compact_tables(text), rendered, truncated, counter, limit)
+    stored = meta.get("content_hash")
+    if stored and sha256_text(embed) != stored and compact_tables(text) != text:
+        markdown = _embedded(text, rendered, truncated, counter, limit)  # chunked with table_embed="markdown"
+        embed = markdown if sha256_text(markdown) == stored else embed
     boxes = [PageBBox(page=b[0], bbox=BBox(x0=b[1], y0=b[2], x1=b[3], y1=b[4])) for b in meta.get("bboxes") or []]
     chunk = Chunk(doc_id=meta["doc_id"], index=int(meta.get("chunk_index", 0)), kind=ChunkKind(meta.get("kind", "text")),
                   text=text, embed_text=embed, heading_path=path, page_start=int(meta.get("page_start", 1)),

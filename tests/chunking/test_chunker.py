@@ -126,14 +126,15 @@ def test_body_text_and_text_of_another_page_are_not_a_lead_in(counter):
     assert not any(title in c.text for c in chunks if c.kind == ChunkKind.TABLE)
 
 
-def test_html_rowspan_groups_are_never_split(counter):
+@pytest.mark.parametrize("table_embed", ["rows", "markdown"])
+def test_html_rowspan_groups_are_never_split(counter, table_embed):
     rows = []
-    for g in range(16):
+    for g in range(48 if table_embed == "rows" else 16):
         rows.append(f'<tr><td rowspan="3">Region {g}</td><td>Q1</td><td>{g * 10 + 1}</td></tr>')
         rows.append(f"<tr><td>Q2</td><td>{g * 10 + 2}</td></tr>")
         rows.append(f"<tr><td>Q3</td><td>{g * 10 + 3}</td></tr>")
     html = "<table>\n<tr><th>Region</th><th>Quarter</th><th>Sales</th></tr>\n" + "\n".join(rows) + "\n</table>"
-    chunks = chunk(counter, "## Sales by region\n\n" + html)
+    chunks = chunk(counter, "## Sales by region\n\n" + html, table_embed=table_embed)
     assert len(chunks) > 3
     for c in chunks:
         assert c.text.count('rowspan="3"') * 3 == c.text.count("<tr>") - 1  # whole groups + header
@@ -279,11 +280,13 @@ def test_a_bpe_tokenizer_is_held_to_the_limit_exactly():
     assert max(c.token_count for c in chunks) > 100
 
 
-def test_two_html_tables_in_one_block_are_never_mixed(counter):
-    rows = "\n".join(f"<tr><td>Item {i}</td><td>{i * 7}</td></tr>" for i in range(40))
-    other = "\n".join(f"<tr><td>Entry {i}</td><td>{i * 9}</td></tr>" for i in range(40))
+@pytest.mark.parametrize("table_embed", ["rows", "markdown"])
+def test_two_html_tables_in_one_block_are_never_mixed(counter, table_embed):
+    n = 40 if table_embed == "markdown" else 120
+    rows = "\n".join(f"<tr><td>Item {i}</td><td>{i * 7}</td></tr>" for i in range(n))
+    other = "\n".join(f"<tr><td>Entry {i}</td><td>{i * 9}</td></tr>" for i in range(n))
     html = f"<table>\n<tr><th>A</th><th>B</th></tr>\n{rows}\n</table>\n<table>\n<tr><th>C</th><th>D</th></tr>\n{other}\n</table>"
-    chunks = chunk(counter, "## Two tables\n\n" + html)
+    chunks = chunk(counter, "## Two tables\n\n" + html, table_embed=table_embed)
     assert len(chunks) > 2
     for c in chunks:
         assert ("Item" in c.text) != ("Entry" in c.text)  # parts of one table each
@@ -340,3 +343,52 @@ def test_document_title_goes_above_every_embedded_text_within_the_limit(counter)
     assert counter.count(first) - counter.special_tokens <= 12
     with pytest.raises(ConfigurationError):
         Chunker(counter, ChunkerOptions(max_tokens=64, max_heading_tokens=30, document_title=True, max_title_tokens=24))
+
+
+def _edgar_statement(rows: int) -> str:
+    """A cash-flow table as EDGAR text layers give it: a column of its own for each ``$`` and an
+    empty spacer column after each year."""
+    head = "| (Millions) | 2018 |  | 2017 |  | 2016 |  |"
+    delim = "|---|---|---|---|---|---|---|"
+    body = [f"| Purchases of item {r} | $ | ({1000 + r:,}) | $ | ({900 + r:,}) | $ | ({800 + r:,}) |" for r in range(rows)]
+    return "\n".join([head, delim, *body])
+
+
+def test_tables_are_embedded_as_compact_rows_and_kept_as_markdown(counter):
+    table = _edgar_statement(4)
+    c, = chunk(counter, "## Cash Flows from Investing Activities\n\n" + table)
+    assert c.kind == ChunkKind.TABLE and c.text == table  # the reader gets the Markdown
+    assert c.embed_text == ("Cash Flows from Investing Activities\n(Millions) | 2018 | 2017 | 2016\n"
+                            + "\n".join(f"Purchases of item {r} | $ ({1000 + r:,}) | $ ({900 + r:,}) | $ ({800 + r:,})"
+                                        for r in range(4)))
+    old, = chunk(counter, "## Cash Flows from Investing Activities\n\n" + table, table_embed="markdown")
+    assert old.embed_text == contextualize(["Cash Flows from Investing Activities"], table)
+    assert c.token_count < 0.7 * old.token_count
+
+
+def test_a_split_table_needs_fewer_parts_as_compact_rows(counter):
+    table = _edgar_statement(60)
+    rows = chunk(counter, "## Statements of Cash Flows\n\n" + table)
+    markdown = chunk(counter, "## Statements of Cash Flows\n\n" + table, table_embed="markdown")
+    assert 1 < len(rows) < len(markdown)
+    for c in rows:  # every part: the Markdown header in its text, the compact header in its embedding
+        assert c.text.startswith("| (Millions) | 2018 |") and c.part is not None
+        assert c.embed_text.split("\n")[1] == "(Millions) | 2018 | 2017 | 2016"
+    assert sum(c.text.count("Purchases of item") for c in rows) == 60
+
+
+def test_compact_tables_keeps_text_around_tables():
+    from chunking.tables import compact_tables
+
+    md = ("Intro.\n\n| Item | 2018 |  |\n|---|---|---|\n| Sales | $ | 1,204 |\n| Margin | 12.5 | % |\n\nAfter.\n\n"
+          "<table><tr><th>Region</th><th>Q1</th></tr>\n<tr><td>North</td><td></td></tr></table>\nNote under the table")
+    assert compact_tables(md) == ("Intro.\n\nItem | 2018\nSales | $ 1,204\nMargin | 12.5%\n\nAfter.\n\n"
+                                  "Region | Q1\nNorth\nNote under the table")
+    assert compact_tables("No tables | here, just a pipe.") == "No tables | here, just a pipe."
+
+
+def test_compact_tables_writes_every_table_of_an_html_block():
+    from chunking.tables import compact_tables
+
+    md = "<table><tr><td>A</td><td>1</td></tr></table>\n<table><tr><td>B</td><td>2</td></tr></table>\nafter"
+    assert compact_tables(md) == "A | 1\nB | 2\nafter"
