@@ -6,7 +6,13 @@ bytes, as PDF readers accept), PNG, JPEG and TIFF (single- and multi-page). Anyt
 
 Thread safety: PDFium is not thread-safe, not even across different documents (pypdfium2's
 documentation), so every PDFium call in folioflow runs under :data:`PDFIUM_LOCK`. Parallel rendering
-uses processes (each opening the document itself), not threads.
+uses processes (each opening the document itself), not threads. That includes the calls that free
+PDFium objects: pypdfium2 frees a page, text page or bitmap from a finalizer when the Python object
+is dropped, on whichever thread drops it, so folioflow closes them itself under the lock (bitmaps
+right after use, pages in :meth:`PageHandle.close`, which also runs when a handle is dropped).
+Before this, a retrieval benchmark converting two documents in-process on two threads died with a
+SIGSEGV inside libpdfium; a finalizer freeing a page outside the lock is the likely cause (a test
+shows a dropped page was freed while another thread held the lock).
 
 Limits against decompression bombs and huge pages (:class:`RenderLimits`): a rendered page is never
 larger than ``max_render_pixels`` (the scale is reduced to fit, and the page records it); a source
@@ -116,7 +122,8 @@ class PageHandle:
 
     ``number`` is 1-based; ``width``/``height`` are in points in display space (``/Rotate`` applied);
     ``rotation`` is the PDF's ``/Rotate`` (0 for images). ``pdf_page`` is the pypdfium2 page for
-    PDF pages (``None`` for images): use it only while holding :data:`PDFIUM_LOCK`.
+    PDF pages (``None`` for images): use it only while holding :data:`PDFIUM_LOCK`, and only while
+    the handle is alive (dropping the handle frees the page).
     """
 
     def __init__(self, doc: "OpenedDocument", number: int):
@@ -142,6 +149,20 @@ class PageHandle:
     def is_pdf(self) -> bool:
         return self.pdf_page is not None
 
+    def close(self) -> None:
+        """Free the PDFium page now, under :data:`PDFIUM_LOCK` (see the module docstring); the
+        handle cannot be used afterwards. Idempotent; also run when the handle is dropped."""
+        page, self.pdf_page = self.pdf_page, None
+        if page is not None:
+            with PDFIUM_LOCK:
+                page.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing left to protect
+            pass
+
     def render(self, dpi: float = 150.0, max_side: int | None = None, rotate: int = 0) -> Image.Image:
         """Render the page to an RGB image.
 
@@ -162,7 +183,10 @@ class PageHandle:
             try:
                 with PDFIUM_LOCK:
                     bitmap = self.pdf_page.render(scale=scale, rotation=rotate % 360)
-                    image = bitmap.to_pil().convert("RGB")
+                    try:
+                        image = bitmap.to_pil().convert("RGB")  # a copy: the bitmap can go
+                    finally:
+                        bitmap.close()
             except Exception as exc:  # pdfium raises PdfiumError / OSError on broken content
                 raise CorruptDocumentError(f"page {self.number}: cannot render: {exc}") from exc
             return image
@@ -232,6 +256,7 @@ class OpenedDocument:
         self.metadata: dict[str, str] = {}
         self._pdf: pdfium.PdfDocument | None = None
         self._image: Image.Image | None = None
+        self.page_count = 0
         if mime_type == PDF:
             self._open_pdf(data, password)
         else:
@@ -312,6 +337,8 @@ class OpenedDocument:
             yield self.page(number)
 
     def close(self) -> None:
+        """Free the document (and any page still open) under :data:`PDFIUM_LOCK`. Idempotent;
+        also run when the document is dropped unclosed."""
         with PDFIUM_LOCK:
             if self._pdf is not None:
                 self._pdf.close()
@@ -319,6 +346,12 @@ class OpenedDocument:
         if self._image is not None:
             self._image.close()
             self._image = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown, or __init__ failed before the fields existed
+            pass
 
 
 @contextmanager

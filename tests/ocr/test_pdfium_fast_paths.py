@@ -32,7 +32,8 @@ PAGES = [
 def text_page(path, number):
     """(text page handle, char count, display transform) of page ``number``, under the lock."""
     with open_document(path) as doc, PDFIUM_LOCK:
-        page = doc.page(number).pdf_page
+        page_handle = doc.page(number)  # the PDFium page lives as long as its handle
+        page = page_handle.pdf_page
         textpage = page.get_textpage()
         try:
             handle = ctypes.c_void_p(ctypes.cast(textpage.raw, ctypes.c_void_p).value)
@@ -99,12 +100,45 @@ def _same_tables(content) -> int:
 @pytest.mark.corpus
 def test_ruled_table_cells_match_pdfplumber_on_shaded_rows(corpus):
     with open_document(corpus / "A_finance/financebench/pdfs/BOEING_2018_10K.pdf") as doc, PDFIUM_LOCK:
-        content = read_page(doc.page(72).pdf_page)
+        handle = doc.page(72)
+        content = read_page(handle.pdf_page)
     assert len(content.paths) > 300
     assert _same_tables(content) > 100
 
 
 def test_ruled_table_cells_match_pdfplumber_on_sample(tmp_path):
     with open_document(write_sample_pdf(tmp_path / "sample.pdf")) as doc, PDFIUM_LOCK:
-        content = read_page(doc.page(1).pdf_page)
+        handle = doc.page(1)
+        content = read_page(handle.pdf_page)
     assert _same_tables(content) >= 4
+
+
+def test_pages_are_freed_under_the_pdfium_lock(tmp_path):
+    """PDFium is not thread-safe even across documents, and pypdfium2 frees a dropped page from a
+    finalizer on whichever thread drops it: a page freed by one flow thread while another read a
+    page's text crashed a benchmark run (SIGSEGV in libpdfium). Dropping a handle must wait for
+    the lock, and rendering must leave no bitmap for a finalizer to free."""
+    import gc
+    import threading
+
+    with open_document(write_sample_pdf(tmp_path / "sample.pdf")) as doc:
+        image = doc.page(1).render(dpi=36)  # bitmap closed inside render, handle dropped at once
+        assert image.size[0] > 0
+        assert not [k for k in (w() for w in doc._pdf._kids) if k is not None and not k._tree_closed()]
+
+        handles = [doc.page(1)]
+        page = handles[0].pdf_page
+        dropped = threading.Event()
+
+        def drop():
+            handles.clear()  # the last reference: PageHandle.__del__ frees the page
+            gc.collect()
+            dropped.set()
+
+        with PDFIUM_LOCK:  # another thread is inside PDFium
+            worker = threading.Thread(target=drop)
+            worker.start()
+            assert not dropped.wait(0.5), "the page was freed while another thread held the PDFium lock"
+            assert page.raw is not None
+        worker.join(10)
+        assert dropped.is_set() and page.raw is None
