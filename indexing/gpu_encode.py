@@ -134,6 +134,7 @@ import logging
 import os
 import queue
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -179,13 +180,14 @@ class GpuEncoder:
     queued ahead. ``tokenizer_workers``: tokenizer processes (``None``: :func:`auto_tokenizer_workers`
     on CUDA, 0 on CPU; 0: tokenize in the producer thread), used for calls of at least
     ``pool_min_texts`` texts (smaller calls tokenize in-thread: lower latency, see
-    ``bench_gpu_embed.py``). Works on CPU too (no pinning, no fp16), which the tests use.
+    ``bench_gpu_embed.py``). ``inflight``: batches queued on the device at most (CUDA; 0: no
+    limit), see :meth:`run_batches`. Works on CPU too (no pinning, no fp16), which the tests use.
     :meth:`close` stops the tokenizer processes.
     """
 
     def __init__(self, model: Any, device: str = "cuda", *, half: bool = True, token_budget: int = 32768,
                  max_batch: int = 1024, prefetch: int = 8, tokenizer_workers: int | None = None,
-                 gpus_on_host: int = 1, pool_min_texts: int = 32768):
+                 gpus_on_host: int = 1, pool_min_texts: int = 32768, inflight: int = 4):
         import torch
 
         self.torch = torch
@@ -213,6 +215,7 @@ class GpuEncoder:
         self.vocab_size = int(self.auto_model.get_input_embeddings().num_embeddings)
         self.token_budget, self.max_batch, self.prefetch = token_budget, max_batch, prefetch
         self.pool_min_texts = pool_min_texts
+        self.inflight = inflight
         if tokenizer_workers is None:
             tokenizer_workers = auto_tokenizer_workers(gpus_on_host) if self.cuda else 0
         self.tokenizer_workers = tokenizer_workers
@@ -279,29 +282,42 @@ class GpuEncoder:
     def run_batches(self, batches, n: int):
         """Run the model over ``batches`` (token batches, or exceptions to raise) and return the
         (n, dim) float32 device tensor of normalised rows at their positions. Launches
-        asynchronously; does not synchronise."""
+        asynchronously and does not synchronise at the end; on CUDA it keeps at most
+        ``self.inflight`` batches queued on the device, waiting on an event for the oldest: that wait
+        releases the GIL for the producer thread, which a kernel launch blocked on a full launch
+        queue does not."""
         torch = self.torch
         out = torch.empty((n, self.dimension), dtype=torch.float32, device=self.device)
+        queued: deque = deque()
         with torch.inference_mode():
             for item in batches:
                 if isinstance(item, BaseException):
                     raise item
                 rows = item.rows.to(self.device, non_blocking=True)
                 out.index_copy_(0, rows, self._forward(item))
+                if self.cuda and self.inflight > 0:
+                    done = torch.cuda.Event()
+                    done.record()
+                    queued.append(done)
+                    if len(queued) > self.inflight:
+                        queued.popleft().synchronize()
         return out
 
-    def encode(self, texts: Sequence[str]) -> EncodeResult:
+    def encode(self, texts: Sequence[str], out: np.ndarray | None = None) -> EncodeResult:
         """Embed ``texts``: (n, dim) float32 L2-normalised rows in input order, plus the count of
-        truncated inputs. Raises whatever tokenization or the model raised."""
+        truncated inputs. ``out``: a C-contiguous (n, dim) float32 array to copy the rows into
+        (returned as ``embeddings``; the pool passes its shared-memory slab), else a new one.
+        Raises whatever tokenization or the model raised."""
         texts = list(texts)
         counter = [0]
-        return self._encode(lambda: self.batches(texts, counter), len(texts), counter)
+        return self._encode(lambda: self.batches(texts, counter), len(texts), counter, out)
 
-    def encode_ids(self, ids: TokenIds | Sequence[Sequence[int]]) -> EncodeResult:
+    def encode_ids(self, ids: TokenIds | Sequence[Sequence[int]], out: np.ndarray | None = None) -> EncodeResult:
         """Embed texts given as token ids (``tokenizer(text)["input_ids"]`` of this model's
         tokenizer, special tokens included; a :class:`TokenIds` or one list per text): the same
         rows :meth:`encode` gives for the texts, without tokenizing. Ids past the model's limit are
-        truncated like the tokenizer does and counted. Raises ``ValueError`` for an id outside the
+        truncated like the tokenizer does and counted. ``out`` as in :meth:`encode`. Raises
+        ``ValueError`` for an id outside the
         vocabulary or a text without ids (checked before anything reaches the device)."""
         ids = ids if isinstance(ids, TokenIds) else TokenIds.from_lists(ids)
         if len(ids.flat) and (int(ids.flat.min()) < 0 or int(ids.flat.max()) >= self.vocab_size):
@@ -309,17 +325,25 @@ class GpuEncoder:
         if len(ids) and int(ids.lengths.min()) < 1:
             raise ValueError("token ids: every text needs at least one id")
         counter = [0]
-        return self._encode(lambda: self.id_batches(ids, counter), len(ids), counter)
+        return self._encode(lambda: self.id_batches(ids, counter), len(ids), counter, out)
 
-    def _encode(self, make_batches, n: int, counter: list[int]) -> EncodeResult:
+    def _encode(self, make_batches, n: int, counter: list[int], out: np.ndarray | None = None) -> EncodeResult:
+        if out is not None and (out.shape != (n, self.dimension) or out.dtype != np.float32
+                                or not out.flags.c_contiguous or not out.flags.writeable):
+            raise ValueError(f"out: needs a writeable C-contiguous ({n}, {self.dimension}) float32 array")
         if n == 0:
-            return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32), 0)
+            return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32) if out is None else out, 0)
         q: queue.Queue = queue.Queue(maxsize=self.prefetch)
         stop = threading.Event()
         worker = threading.Thread(target=self._producer, args=(make_batches, q, stop), daemon=True)
         worker.start()
         try:
-            result = self.run_batches(iter(q.get, None), n).cpu().numpy()  # the one synchronisation
+            rows = self.run_batches(iter(q.get, None), n)
+            if out is None:
+                result = rows.cpu().numpy()  # the one synchronisation
+            else:  # straight into the caller's array: no second copy
+                self.torch.from_numpy(out).copy_(rows)
+                result = out
         finally:
             stop.set()
             while worker.is_alive():
