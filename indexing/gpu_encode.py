@@ -134,7 +134,6 @@ import logging
 import os
 import queue
 import threading
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -180,14 +179,13 @@ class GpuEncoder:
     queued ahead. ``tokenizer_workers``: tokenizer processes (``None``: :func:`auto_tokenizer_workers`
     on CUDA, 0 on CPU; 0: tokenize in the producer thread), used for calls of at least
     ``pool_min_texts`` texts (smaller calls tokenize in-thread: lower latency, see
-    ``bench_gpu_embed.py``). ``inflight``: batches queued on the device at most (CUDA; 0: no
-    limit), see :meth:`run_batches`. Works on CPU too (no pinning, no fp16), which the tests use.
+    ``bench_gpu_embed.py``). Works on CPU too (no pinning, no fp16), which the tests use.
     :meth:`close` stops the tokenizer processes.
     """
 
     def __init__(self, model: Any, device: str = "cuda", *, half: bool = True, token_budget: int = 32768,
                  max_batch: int = 1024, prefetch: int = 8, tokenizer_workers: int | None = None,
-                 gpus_on_host: int = 1, pool_min_texts: int = 32768, inflight: int = 4):
+                 gpus_on_host: int = 1, pool_min_texts: int = 32768):
         import torch
 
         self.torch = torch
@@ -215,7 +213,6 @@ class GpuEncoder:
         self.vocab_size = int(self.auto_model.get_input_embeddings().num_embeddings)
         self.token_budget, self.max_batch, self.prefetch = token_budget, max_batch, prefetch
         self.pool_min_texts = pool_min_texts
-        self.inflight = inflight
         if tokenizer_workers is None:
             tokenizer_workers = auto_tokenizer_workers(gpus_on_host) if self.cuda else 0
         self.tokenizer_workers = tokenizer_workers
@@ -282,25 +279,15 @@ class GpuEncoder:
     def run_batches(self, batches, n: int):
         """Run the model over ``batches`` (token batches, or exceptions to raise) and return the
         (n, dim) float32 device tensor of normalised rows at their positions. Launches
-        asynchronously and does not synchronise at the end; on CUDA it keeps at most
-        ``self.inflight`` batches queued on the device, waiting on an event for the oldest: that wait
-        releases the GIL for the producer thread, which a kernel launch blocked on a full launch
-        queue does not."""
+        asynchronously; does not synchronise."""
         torch = self.torch
         out = torch.empty((n, self.dimension), dtype=torch.float32, device=self.device)
-        queued: deque = deque()
         with torch.inference_mode():
             for item in batches:
                 if isinstance(item, BaseException):
                     raise item
                 rows = item.rows.to(self.device, non_blocking=True)
                 out.index_copy_(0, rows, self._forward(item))
-                if self.cuda and self.inflight > 0:
-                    done = torch.cuda.Event()
-                    done.record()
-                    queued.append(done)
-                    if len(queued) > self.inflight:
-                        queued.popleft().synchronize()
         return out
 
     def encode(self, texts: Sequence[str], out: np.ndarray | None = None) -> EncodeResult:
