@@ -126,6 +126,38 @@ One GPU: 11.1x and 12.5x plain fp32 ``encode`` (6.6x and 6.7x plain fp16): the 4
 both runs. Two GPUs: 1.92x one at 100k texts in run 1, but 1.26-1.58x otherwise; the 1.8x goal is
 not reliably met (same host, minutes apart: the single GPU ran 1.5x faster in run 2 while two did
 not).
+
+Later session (``nvidia-h200-x2``: 32 cores, one socket, one NUMA node, both GPUs on it, NV18
+between them, so no pinning to a socket applies): where the two-GPU time goes. The host's
+tokenizer (``bench_tokenizer_scaling.py``, 1,500 texts per process) ran 2,831 texts/s in one
+process and 51,729 in 32 (``encode_batch``; ``encode_batch_fast``, now used: 3,558 and 64,072),
+one process with rayon 44,333 on 32 threads: per-process speed falls by 40% as processes are
+added. One GPU from token ids is GPU-bound at 41-44k texts/s (a 32k-token batch: 4.06 ms eager,
+4.00 ms as a replayed CUDA graph, so launches cost nothing to remove), so 1.8x one well-fed GPU
+needs 74-79k texts/s of tokenization, more than all 32 cores gave in any run (64k): from texts two
+GPUs cannot reach 1.8x of one GPU that is fed well, on this host. From token ids the pool scales:
+its workers take 1.22 s each for 50k texts against 2.26-2.31 s for 100k on one GPU, and the
+hand-off (call minus slowest worker) is 0.03-0.06 s. After ``encode_batch_fast`` and rows copied
+from the device straight into the pool's slab, ``bench_gpu_embed.py --n 20000 --n-large 100000
+--reps 3`` (token-id rows added; ids computed before timing)::
+
+    configuration                               20k texts/s   100k texts/s   min cos vs fp32
+    plain encode, fp32, batch 32                      2,009              -           1.00000
+    plain encode, fp16, batch 256                     2,967              -           0.99954
+    fast, 1 GPU, tokenizer in-thread                 23,823         25,590           1.00000
+    fast, 1 GPU, 16 tokenizer processes              12,209         26,965           1.00000
+    fast, 1 GPU, token ids                           43,620         41,889           1.00000
+    fast, 2 GPUs, tokenizer in-thread                33,191         34,196           1.00000
+    fast, 2 GPUs, 14 tokenizer processes each        11,471         37,520           1.00000
+    fast, 2 GPUs, token ids                          80,433         79,495           1.00000
+    best 2 GPUs / best 1 GPU, texts                   1.39x          1.39x
+    best 2 GPUs / best 1 GPU, token ids               1.84x          1.90x
+
+(the same session's run before these changes: one GPU 18,722 and 25,879, two 27,457 and 32,298
+texts/s, 1.47x and 1.25x). ``bench_gpu_pool.py`` right after, same machine: token ids 1.87x (20k)
+and 1.84x (100k), texts 1.29x and 1.56x. One GPU: 11.9x (20k) and 13.4x (100k) plain fp32 from texts. Two GPUs:
+the 1.8x goal is met from token ids (which folioflow's chunker has) in both benchmarks, and not
+from texts, where the host's tokenizer is the limit.
 """
 
 from __future__ import annotations
@@ -290,18 +322,21 @@ class GpuEncoder:
                 out.index_copy_(0, rows, self._forward(item))
         return out
 
-    def encode(self, texts: Sequence[str]) -> EncodeResult:
+    def encode(self, texts: Sequence[str], out: np.ndarray | None = None) -> EncodeResult:
         """Embed ``texts``: (n, dim) float32 L2-normalised rows in input order, plus the count of
-        truncated inputs. Raises whatever tokenization or the model raised."""
+        truncated inputs. ``out``: a C-contiguous (n, dim) float32 array to copy the rows into
+        (returned as ``embeddings``; the pool passes its shared-memory slab), else a new one.
+        Raises whatever tokenization or the model raised."""
         texts = list(texts)
         counter = [0]
-        return self._encode(lambda: self.batches(texts, counter), len(texts), counter)
+        return self._encode(lambda: self.batches(texts, counter), len(texts), counter, out)
 
-    def encode_ids(self, ids: TokenIds | Sequence[Sequence[int]]) -> EncodeResult:
+    def encode_ids(self, ids: TokenIds | Sequence[Sequence[int]], out: np.ndarray | None = None) -> EncodeResult:
         """Embed texts given as token ids (``tokenizer(text)["input_ids"]`` of this model's
         tokenizer, special tokens included; a :class:`TokenIds` or one list per text): the same
         rows :meth:`encode` gives for the texts, without tokenizing. Ids past the model's limit are
-        truncated like the tokenizer does and counted. Raises ``ValueError`` for an id outside the
+        truncated like the tokenizer does and counted. ``out`` as in :meth:`encode`. Raises
+        ``ValueError`` for an id outside the
         vocabulary or a text without ids (checked before anything reaches the device)."""
         ids = ids if isinstance(ids, TokenIds) else TokenIds.from_lists(ids)
         if len(ids.flat) and (int(ids.flat.min()) < 0 or int(ids.flat.max()) >= self.vocab_size):
@@ -309,17 +344,25 @@ class GpuEncoder:
         if len(ids) and int(ids.lengths.min()) < 1:
             raise ValueError("token ids: every text needs at least one id")
         counter = [0]
-        return self._encode(lambda: self.id_batches(ids, counter), len(ids), counter)
+        return self._encode(lambda: self.id_batches(ids, counter), len(ids), counter, out)
 
-    def _encode(self, make_batches, n: int, counter: list[int]) -> EncodeResult:
+    def _encode(self, make_batches, n: int, counter: list[int], out: np.ndarray | None = None) -> EncodeResult:
+        if out is not None and (out.shape != (n, self.dimension) or out.dtype != np.float32
+                                or not out.flags.c_contiguous or not out.flags.writeable):
+            raise ValueError(f"out: needs a writeable C-contiguous ({n}, {self.dimension}) float32 array")
         if n == 0:
-            return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32), 0)
+            return EncodeResult(np.zeros((0, self.dimension), dtype=np.float32) if out is None else out, 0)
         q: queue.Queue = queue.Queue(maxsize=self.prefetch)
         stop = threading.Event()
         worker = threading.Thread(target=self._producer, args=(make_batches, q, stop), daemon=True)
         worker.start()
         try:
-            result = self.run_batches(iter(q.get, None), n).cpu().numpy()  # the one synchronisation
+            rows = self.run_batches(iter(q.get, None), n)
+            if out is None:
+                result = rows.cpu().numpy()  # the one synchronisation
+            else:  # straight into the caller's array: no second copy
+                self.torch.from_numpy(out).copy_(rows)
+                result = out
         finally:
             stop.set()
             while worker.is_alive():

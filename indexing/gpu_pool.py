@@ -154,7 +154,7 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox, cpu
                 shm.close()
             return
         job_id, inputs, out = job
-        ids = buf = rows = None  # views into the arenas: dropped before an arena can be replaced
+        ids = buf = rows = res = None  # views into the arenas: dropped before an arena can be replaced
         try:
             t0 = time.perf_counter()
             if isinstance(inputs, tuple):
@@ -162,22 +162,21 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox, cpu
                 buf = arena("in", name)
                 ids = TokenIds(np.ndarray((total,), np.int32, buf, offset=8 * n)[id_lo:id_hi],
                                np.ndarray((n,), np.int64, buf)[lo:hi])
-                res = encoder.encode_ids(ids)
             elif isinstance(inputs, TokenIds):
-                res = encoder.encode_ids(inputs)
-            else:
-                res = encoder.encode(inputs)
+                ids = inputs
+            count = len(ids) if ids is not None else len(inputs)
+            if out is not None:  # the device's rows are copied straight into this worker's slab
+                _, name, n, lo = out
+                rows = np.ndarray((n, encoder.dimension), np.float32, arena("out", name))[lo:lo + count]
+            res = encoder.encode_ids(ids, out=rows) if ids is not None else encoder.encode(inputs, out=rows)
             if out is None:  # no room in shared memory: the rows travel back through the pipe
                 outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, res.embeddings)))
                 continue
-            _, name, n, lo = out
-            rows = np.ndarray((n, encoder.dimension), np.float32, arena("out", name))
-            rows[lo:lo + len(res.embeddings)] = res.embeddings
             outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, None)))
         except BaseException as exc:
             outbox.put((job_id, None, f"{type(exc).__name__}: {exc}"))
         finally:
-            ids = buf = rows = None
+            ids = buf = rows = res = None
 
 
 class GpuEncoderPool:

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Block", "TokenIds", "TokenizerPool", "fast_tokenizer", "id_batches", "token_batches", "tokenize_block",
-           "tokenize_ids"]
+__all__ = ["Block", "TokenIds", "TokenizerPool", "encode_many", "fast_tokenizer", "id_batches", "token_batches",
+           "tokenize_block", "tokenize_ids"]
 
 
 @dataclass
@@ -64,9 +64,18 @@ def fast_tokenizer(tokenizer: Any, max_tokens: int):
     return tok
 
 
+def encode_many(tok: Any, texts: Sequence[str]) -> list:
+    """``tok.encode_batch_fast`` where ``tokenizers`` has it (0.20+: the same ids, overflow and
+    special-token masks, but no character offsets, which the fast path never reads; on
+    ``nvidia-h200-x2`` 3,558 against 2,831 texts/s in one process, 64,072 against 51,729 texts/s
+    in 32, ``bench_tokenizer_scaling.py``), else ``tok.encode_batch``."""
+    fast = getattr(tok, "encode_batch_fast", None)
+    return (fast or tok.encode_batch)(list(texts))
+
+
 def tokenize_block(tok: Any, texts: Sequence[str], token_budget: int, max_batch: int) -> Block:
     """Tokenize one block and cut it into token-budget batches (longest first)."""
-    encs = tok.encode_batch(list(texts))
+    encs = encode_many(tok, texts)
     lengths = np.fromiter((len(e) for e in encs), dtype=np.int64, count=len(encs))
     over = sum(1 for e in encs if e.overflowing)
     by_len = np.argsort(-lengths, kind="stable")
@@ -155,7 +164,7 @@ def tokenize_ids(tok: Any, texts: Sequence[str]) -> TokenIds:
     if tok.truncation is not None:
         tok = type(tok).from_str(tok.to_str())
         tok.no_truncation()
-    return TokenIds.from_lists([e.ids for e in tok.encode_batch(list(texts))])
+    return TokenIds.from_lists([e.ids for e in encode_many(tok, texts)])
 
 
 def id_batches(ids: TokenIds, *, max_tokens: int, tail: int = 1, token_budget: int = 32768,

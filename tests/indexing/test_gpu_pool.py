@@ -142,3 +142,24 @@ def test_confine_to_sets_affinity_and_thread_pools_in_a_fresh_process():
                          text=True, timeout=120, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"affinity": [cpu], "torch": 1, "rayon": "1"}
+
+
+def test_encode_writes_into_the_array_given(encoder):
+    """``out=``: the rows land in the caller's array (the pool's shared-memory slab), the same rows
+    as without it; a wrong shape or dtype is refused before any work."""
+    from indexing.gpu_tokenize import tokenize_ids
+
+    texts = _texts()[:7]
+    ids = tokenize_ids(encoder.tokenizer, texts)
+    want = encoder.encode_ids(ids).embeddings
+    slab = np.full((9, encoder.dimension), np.nan, dtype=np.float32)
+    got = encoder.encode_ids(ids, out=slab[1:8])
+    assert np.shares_memory(got.embeddings, slab)
+    assert np.isnan(slab[0]).all() and np.isnan(slab[8]).all() and not np.isnan(slab[1:8]).any()
+    assert float((slab[1:8] * want).sum(1).min()) > 0.99999
+    again = encoder.encode(texts, out=np.empty((7, encoder.dimension), dtype=np.float32))
+    assert float((again.embeddings * want).sum(1).min()) > 0.99999
+    with pytest.raises(ValueError, match="out"):
+        encoder.encode_ids(ids, out=np.empty((6, encoder.dimension), dtype=np.float32))
+    with pytest.raises(ValueError, match="out"):
+        encoder.encode(texts, out=np.empty((7, encoder.dimension), dtype=np.float64))
