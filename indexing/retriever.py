@@ -14,6 +14,10 @@ tenant. With tenancy on (the store's setting), a retriever without a tenant rais
 :class:`~ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
 
+``glossary`` (default :data:`indexing.glossary.FINANCE`): a query naming a glossary term ("income
+statement", "capex") is searched with the documents' wording appended, in both the dense and the
+sparse query (:mod:`indexing.glossary`; ``glossary=None`` searches the query as given).
+
 ``distinct_pages`` (default on): at most one chunk per page, the best ranked; the ``k`` results
 are then ``k`` different pages (a chunk is keyed by its document and first page). Several parts of
 one long table, or a table and the paragraph under it, often rank side by side: collapsed, the
@@ -32,6 +36,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from indexing.glossary import FINANCE
 from indexing.payload import hit_metadata
 from indexing.sparse import BM25Encoder
 from indexing.store import SearchFilter
@@ -49,7 +54,8 @@ class FolioRetriever(BaseRetriever):
     """Retrieve chunks from a :class:`~indexing.store.ChunkStore` (see module docstring).
 
     ``store`` and ``embedder`` (an :class:`~indexing.embedder.Embedder` of the collection's model)
-    are required; ``sparse`` defaults to the BM25 settings recorded with the collection.
+    are required; ``sparse`` defaults to the BM25 settings recorded with the collection;
+    ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -64,6 +70,7 @@ class FolioRetriever(BaseRetriever):
     fetch_k: int | None = None
     score_threshold: float | None = None
     distinct_pages: bool = True
+    glossary: Any = FINANCE
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
     tenant: str | None = None
@@ -86,8 +93,9 @@ class FolioRetriever(BaseRetriever):
         if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
         mode = opts["mode"]
-        dense = self.embedder.encode([query])[0] if mode in ("dense", "hybrid") or opts["mmr"] else None
-        sparse = self._encoder().encode_query(query) if mode in ("sparse", "hybrid") else None
+        searched = self.glossary.expand(query) if self.glossary is not None else query
+        dense = self.embedder.encode([searched])[0] if mode in ("dense", "hybrid") or opts["mmr"] else None
+        sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
         k = opts["k"]
         depth = k * DISTINCT_PAGES_FETCH if opts["distinct_pages"] else k

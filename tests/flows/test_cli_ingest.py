@@ -52,6 +52,11 @@ def test_ingest_query_status_show(tmp_path):
     per_page = json.loads(folioflow("query", "fund", "-k", "5", "--json", cwd=tmp_path, home=home).stdout)
     assert sorted(hit["page_start"] for hit in per_page) == [1, 2]  # by default one chunk per page: two pages
 
+    plain = folioflow("query", "fund", "-k", "5", "--json", "--glossary", "none", cwd=tmp_path, home=home)
+    assert plain.returncode == 0 and len(json.loads(plain.stdout)) == 2
+    bad = folioflow("query", "fund", "--glossary", str(tmp_path / "no-such-glossary.yaml"), cwd=tmp_path, home=home)
+    assert bad.returncode != 0 and "cannot read glossary" in bad.stderr
+
     by_path = folioflow("query", "fund", "-k", "2", "--json", "--doc", str(pdf.resolve()), cwd=tmp_path, home=home)
     assert by_path.returncode == 0, by_path.stderr[-3000:]  # --doc takes the absolute path it was ingested from
     assert {hit["doc_id"] for hit in json.loads(by_path.stdout)} == {records["sample.pdf"]["doc_id"]}
