@@ -106,8 +106,9 @@ def compact_tables(markdown: str) -> str:
     (:meth:`TableModel.compact`) and everything else unchanged; the form tables take in the embedded
     text when ``ChunkerOptions.table_embed`` is ``"rows"`` (the default).
 
-    A table of financial figures costs far fewer tokens this way: on the cash-flow table of
-    ``3M_2018_10K.pdf`` (p.46, 9 rows x 7 columns) 227 tokens of Markdown become about half that.
+    A table of financial figures costs fewer tokens this way: the investing rows of the cash-flow
+    statement of ``3M_2018_10K.pdf`` (p.46; 8 rows x 7 columns, a ``$`` column and a spacer column
+    per year) take 214 MiniLM tokens as Markdown and 142 in this form.
     Text without ``|`` or ``<table`` is returned as is, without parsing."""
     if "|" not in markdown and "<table" not in markdown.lower():
         return markdown
