@@ -3,9 +3,9 @@
 Chunks are rebuilt from the points' payloads (:mod:`indexing.payload`): the embedded text is
 ``contextualize(rendered heading path, compact_tables(text))`` as the chunker builds it (for a
 chunk flagged ``embed_truncated``, the longest prefix that fits, found the same way), and checked
-against the stored ``content_hash`` (a collection chunked with ``table_embed="markdown"``
-matches on the text as written) (sha256 of the embedded text), so the recount of tokens is of the text that
-was really embedded. The converted documents come from ``<data_dir>/documents/<doc_id>.json``
+against the stored ``content_hash`` (sha256 of the embedded text), so the recount of tokens is of
+the text that was really embedded. A chunk of a collection chunked with
+``table_embed="markdown"`` matches with its tables as written. The converted documents come from ``<data_dir>/documents/<doc_id>.json``
 (written by ingest unless ``keep_documents`` is off).
 """
 
