@@ -109,6 +109,9 @@ def _ephemeral_failure(exc: RuntimeError) -> str:
     """One line for Prefect's ephemeral API server failing to start (``SubprocessASGIServer.start``
     raises a RuntimeError "Timed out while attempting to connect to ephemeral Prefect API server"
     carrying the server's exit code when it died): what happened and the two ways out."""
+    newer = _database_from_newer_prefect()
+    if newer:
+        return f"ingest cannot proceed: {newer}"
     first = str(exc).splitlines()[0][:300]
     limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", EPHEMERAL_STARTUP_TIMEOUT_S)
     return (f"ingest cannot proceed: Prefect's ephemeral API server did not start within {limit} s ({first}); "
@@ -193,3 +196,37 @@ def sample(
     if scanned:
         typer.echo(f"wrote {write_scanned_copy(path, scanned)}")
 
+
+
+def _database_from_newer_prefect() -> str | None:
+    """Why the ephemeral server cannot start when its SQLite database (under ``PREFECT_HOME``) was
+    migrated by a newer Prefect: its alembic revision is not among the installed Prefect's
+    migrations, and the server dies at start-up ("Can't locate revision identified by ...") while
+    the client waits out its whole start-up timeout. Seen after installing folioflow into a second
+    environment that resolved an older Prefect (3.9.0 beside 3.9.1). None when that is not the
+    case or cannot be told (any error while looking)."""
+    try:
+        import sqlite3
+
+        import prefect
+        import prefect.server.database as database
+        from prefect.settings import PREFECT_API_DATABASE_CONNECTION_URL
+
+        url = str(PREFECT_API_DATABASE_CONNECTION_URL.value() or "")
+        if not url.startswith("sqlite") or ":///" not in url:
+            return None
+        path = Path(url.split(":///", 1)[1])
+        if not path.is_file():
+            return None
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            row = con.execute("select version_num from alembic_version").fetchone()
+        revision = str(row[0]) if row else ""
+        folder = Path(database.__file__).parent / "_migrations" / "versions" / "sqlite"
+        if not revision or not folder.is_dir() or any(revision in f.name for f in folder.glob("*.py")):
+            return None
+        return (f"Prefect's database {path} was migrated by a newer Prefect (revision {revision} is unknown to the "
+                f"Prefect {prefect.__version__} installed here), so its ephemeral API server cannot start; set "
+                "PREFECT_HOME to a fresh folder, install that newer Prefect, or point PREFECT_API_URL at a running "
+                "Prefect server")
+    except Exception:
+        return None

@@ -96,3 +96,27 @@ def test_ephemeral_server_that_does_not_start_is_one_error_line(tmp_path):
     assert "Prefect's ephemeral API server did not start within 0 s" in errors[0]
     assert "PREFECT_API_URL" in errors[0] and "Traceback" not in run.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_prefect_database_from_a_newer_prefect_is_named(tmp_path):
+    """A PREFECT_HOME whose database a newer Prefect migrated (here: an alembic revision no
+    installed migration has) stops the ephemeral server at start-up; the error says so instead of
+    blaming a slow machine."""
+    import sqlite3
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with sqlite3.connect(home / "prefect.db") as con:
+        con.execute("create table alembic_version (version_num varchar(32) not null primary key)")
+        con.execute("insert into alembic_version values ('ffffffffffff')")
+    pdf = write_sample_pdf(tmp_path / "sample.pdf")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home),
+           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "0"}
+    env.pop("PREFECT_API_URL", None)
+    env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
+    run = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(pdf), "--no-progress"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert run.returncode == 1, run.stdout + run.stderr[-3000:]
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "was migrated by a newer Prefect (revision ffffffffffff" in errors[0], run.stderr[-3000:]
+    assert "PREFECT_HOME" in errors[0]
