@@ -135,15 +135,21 @@ class Chunker:
         title = self._title_lines(document)
         plans = [self._plan(s, block_tokens, _has_children(s, sections[i + 1] if i + 1 < len(sections) else None), title)
                  for i, s in enumerate(sections)]
-        embeds = [self._embed(rendered, g) for rendered, _, groups in plans for g in groups]
-        counts = iter(self._count_batch(embeds))
+        # the embedded text of every group, by id: built once, counted, then kept for its chunk (a group
+        # the repair pass makes is measured before it is kept, so its entry is its own text)
+        embeds = {id(g): self._embed(rendered, g) for rendered, _, groups in plans for g in groups}
+        counts = iter(self._count_batch(list(embeds.values())))
         chunks: list[Chunk] = []
         for section, (rendered, budget, groups) in zip(sections, plans):
             known = [next(counts) for _ in groups]
-            measured = repair(groups, lambda g, r=rendered: self.counter.count(self._embed(r, g)),
-                              self.max_tokens, budget, known)
-            for group, n in measured:
-                chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, n, furniture, len(title)))
+
+            def measure(group: list[Piece], rendered: list[str] = rendered) -> int:
+                embeds[id(group)] = embedded = self._embed(rendered, group)
+                return self.counter.count(embedded)
+
+            for group, n in repair(groups, measure, self.max_tokens, budget, known):
+                chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, embeds[id(group)], n,
+                                               furniture, len(title)))
         self._number_parts(chunks)
         return chunks
 
@@ -303,9 +309,10 @@ class Chunker:
         return contextualize(rendered, text[:lo])
 
     def _make_chunk(self, document: Document, index: int, section: Section, rendered: list[str],
-                    group: list[Piece], n: int, furniture: dict[int, dict[str, list[str]]], title_lines: int = 0) -> Chunk:
+                    group: list[Piece], embed: str, n: int, furniture: dict[int, dict[str, list[str]]],
+                    title_lines: int = 0) -> Chunk:
+        """The chunk of ``group``; ``embed``: its embedded text (:meth:`_embed`), ``n``: its tokens."""
         text = join_pieces(group)
-        embed = self._embed(rendered, group)
         kinds = {p.kind for p in group}
         kind = ChunkKind(kinds.pop()) if len(kinds) == 1 else ChunkKind.MIXED
         page_start = min(p.pages[0] for p in group)

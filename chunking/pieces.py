@@ -204,7 +204,6 @@ class _TableContext:
         and every part when it costs at most an eighth of the budget. Rows are taken greedily by
         their counted sizes, then the part's exact count is checked and rows given back to the next
         part until it fits (the markup between rows costs tokens too)."""
-        model = self.model
         repeat_caption = bool(self.cap_text) and self.cap_tokens <= budget // 8
         starts_table = bool(groups) and groups[0][0] == 0
         sizes = [sum(self.row_tokens[a:b]) for a, b in groups]

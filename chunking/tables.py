@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from chunking.parse import parse_markdown
+
 __all__ = ["TableModel", "compact_cells", "compact_tables", "merge_continued", "parse_table", "row_as_key_values"]
 
 _PIPE_SPLIT = re.compile(r"(?<!\\)\|")
@@ -112,8 +114,6 @@ def compact_tables(markdown: str) -> str:
     Text without ``|`` or ``<table`` is returned as is, without parsing."""
     if "|" not in markdown and "<table" not in markdown.lower():
         return markdown
-    from chunking.parse import parse_markdown  # parse imports nothing from here; lazy to keep this module light
-
     out: list[str] = []
     pos = 0
     for block in parse_markdown(markdown).blocks:
