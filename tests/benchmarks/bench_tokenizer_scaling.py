@@ -16,7 +16,6 @@ import argparse
 import multiprocessing as mp
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,11 +36,6 @@ def _child(tok_path: str, texts: list[str], fast: bool, barrier, q) -> None:
     q.put(time.perf_counter() - t0)
 
 
-_RAYON = ("import sys,time;sys.path.insert(0,{bench!r});from bench_gpu_embed import make_texts;"
-          "from tokenizers import Tokenizer;t=make_texts({text!r},8192);tok=Tokenizer.from_file({tok!r});"
-          "tok.encode_batch(t[:256]);t0=time.perf_counter();tok.encode_batch(t);print(8192/(time.perf_counter()-t0))")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True)
@@ -51,6 +45,7 @@ def main() -> None:
     ap.add_argument("--rayon", default="4,8,16,32")
     args = ap.parse_args()
     from bench_gpu_embed import make_texts
+    from bench_gpu_pool import tokenizer_rate
 
     tok_path = str(Path(args.model) / "tokenizer.json")
     texts = make_texts(args.text, args.n)
@@ -69,11 +64,9 @@ def main() -> None:
                   f"{n * len(texts) / max(secs):8.0f} texts/s total ({len(texts) / statistics.median(secs):6.0f}/proc "
                   f"median, slowest {max(secs):.3f} s)", flush=True)
     del os.environ["RAYON_NUM_THREADS"]
-    code = _RAYON.format(bench=str(Path(__file__).resolve().parent), text=args.text, tok=tok_path)
     for threads in args.rayon.split(","):
-        out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, RAYON_NUM_THREADS=threads),
-                             capture_output=True, text=True, check=True)
-        print(f"one process, rayon threads {threads:>2s}: encode_batch {float(out.stdout.split()[-1]):8.0f} texts/s")
+        rate = tokenizer_rate(args.model, args.text, 8192, threads)
+        print(f"one process, rayon threads {threads:>2s}: encode_batch {rate:8.0f} texts/s")
 
 
 if __name__ == "__main__":
