@@ -89,9 +89,7 @@ class Glossary:
 
                 data = yaml.safe_load(text)
             pairs = [(item["pattern"], item["expansion"]) for item in data]
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise ConfigurationError(f"cannot read glossary {path}: {exc}") from exc
-        except Exception as exc:  # yaml.YAMLError
+        except Exception as exc:  # OSError, JSON/YAML errors, entries that are not {pattern, expansion}
             raise ConfigurationError(f"cannot read glossary {path}: {exc}".splitlines()[0]) from exc
         return cls(pairs, name=str(path))
 

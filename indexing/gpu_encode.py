@@ -336,8 +336,8 @@ class GpuEncoder:
         tokenizer, special tokens included; a :class:`TokenIds` or one list per text): the same
         rows :meth:`encode` gives for the texts, without tokenizing. Ids past the model's limit are
         truncated like the tokenizer does and counted. ``out`` as in :meth:`encode`. Raises
-        ``ValueError`` for an id outside the
-        vocabulary or a text without ids (checked before anything reaches the device)."""
+        ``ValueError`` for an id outside the vocabulary, a text without ids or an unfit ``out``
+        (checked before anything reaches the device)."""
         ids = ids if isinstance(ids, TokenIds) else TokenIds.from_lists(ids)
         if len(ids.flat) and (int(ids.flat.min()) < 0 or int(ids.flat.max()) >= self.vocab_size):
             raise ValueError(f"token ids: outside this model's vocabulary of {self.vocab_size}")

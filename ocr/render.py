@@ -256,7 +256,6 @@ class OpenedDocument:
         self.metadata: dict[str, str] = {}
         self._pdf: pdfium.PdfDocument | None = None
         self._image: Image.Image | None = None
-        self.page_count = 0
         if mime_type == PDF:
             self._open_pdf(data, password)
         else:

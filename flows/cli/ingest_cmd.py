@@ -197,7 +197,6 @@ def sample(
         typer.echo(f"wrote {write_scanned_copy(path, scanned)}")
 
 
-
 def _database_from_newer_prefect() -> str | None:
     """Why the ephemeral server cannot start when its SQLite database (under ``PREFECT_HOME``) was
     migrated by a newer Prefect: its alembic revision is not among the installed Prefect's

@@ -47,9 +47,10 @@ def chunk_from_payload(payload: dict[str, Any], counter, limit: int) -> tuple[Ch
     text = payload.get("page_content") or ""
     path = list(meta.get("heading_path") or [])
     rendered, truncated = list(extra.get("heading_path_rendered") or path), bool(extra.get("embed_truncated"))
-    embed = _embedded(compact_tables(text), rendered, truncated, counter, limit)
+    compact = compact_tables(text)
+    embed = _embedded(compact, rendered, truncated, counter, limit)
     stored = meta.get("content_hash")
-    if stored and sha256_text(embed) != stored and compact_tables(text) != text:
+    if stored and sha256_text(embed) != stored and compact != text:
         markdown = _embedded(text, rendered, truncated, counter, limit)  # chunked with table_embed="markdown"
         embed = markdown if sha256_text(markdown) == stored else embed
     boxes = [PageBBox(page=b[0], bbox=BBox(x0=b[1], y0=b[2], x1=b[3], y1=b[4])) for b in meta.get("bboxes") or []]
