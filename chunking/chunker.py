@@ -56,13 +56,7 @@ def document_title(document: Document) -> str:
     Off by default: on 16 FinanceBench filings (16 questions) it did not raise evidence-page hit@5
     (dense 0.438 -> 0.375, hybrid 0.312 -> 0.312; ``tests/benchmarks/bench_retrieval.py
     --no-baseline --variant-chunking '{"document_title": true}'``)."""
-    title = document.source.metadata.get("title")
-    if isinstance(title, str) and title.strip():
-        return " ".join(title.split())
-    name = document.source.path or document.source.uri
-    stem = name.replace("\\", "/").rsplit("/", 1)[-1]
-    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
-    return " ".join(stem.replace("_", " ").replace("-", " ").split())
+    return document.source.title
 
 
 class ChunkerOptions(BaseModel):

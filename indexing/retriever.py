@@ -18,6 +18,13 @@ Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
 statement", "capex") is searched with the documents' wording appended, in both the dense and the
 sparse query (:mod:`indexing.glossary`; ``glossary=None`` searches the query as given).
 
+``route_titles`` (default on): a question that names a document's title terms (company, year,
+form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
+two rankings are fused by Reciprocal Rank Fusion (:mod:`indexing.routing`). Results are then in the
+fused order, and each keeps the score of the mode (cosine, BM25 or Qdrant's RRF), so scores need
+not decrease down the list. It is skipped when the call already restricts ``doc_ids`` or uses MMR. Titles are read from the store's registry and
+re-read at most every :data:`ROUTER_REFRESH_S` seconds.
+
 ``distinct_pages`` (default on): at most one chunk per page, the best ranked; the ``k`` results
 are then ``k`` different pages (a chunk is keyed by its document and first page). Several parts of
 one long table, or a table and the paragraph under it, often rank side by side: collapsed, the
@@ -28,16 +35,19 @@ the plain chunk ranking.
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
+from pydantic import ConfigDict, PrivateAttr
 
 from indexing.glossary import FINANCE
 from indexing.payload import hit_metadata
+from indexing.routing import TitleRouter, fuse_rankings
 from indexing.sparse import BM25Encoder
 from indexing.store import SearchFilter
 from ocr.errors import TenancyError
@@ -45,9 +55,11 @@ from ocr.errors import TenancyError
 __all__ = ["FolioEmbeddings", "FolioRetriever", "format_docs"]
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
-_SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages")
+_SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles")
 #: Candidates fetched per requested result when ``distinct_pages`` collapses chunks of one page.
 DISTINCT_PAGES_FETCH = 4
+#: Seconds a title router is reused before the registry is read again (new documents get routed).
+ROUTER_REFRESH_S = 60.0
 
 
 class FolioRetriever(BaseRetriever):
@@ -55,7 +67,8 @@ class FolioRetriever(BaseRetriever):
 
     ``store`` and ``embedder`` (an :class:`~indexing.embedder.Embedder` of the collection's model)
     are required; ``sparse`` defaults to the BM25 settings recorded with the collection;
-    ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None.
+    ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None;
+    ``route_titles``: document routing by title (:mod:`indexing.routing`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -70,6 +83,7 @@ class FolioRetriever(BaseRetriever):
     fetch_k: int | None = None
     score_threshold: float | None = None
     distinct_pages: bool = True
+    route_titles: bool = True
     glossary: Any = FINANCE
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -77,6 +91,7 @@ class FolioRetriever(BaseRetriever):
     kinds: list[str] | None = None
     page_from: int | None = None
     page_to: int | None = None
+    _routers: dict = PrivateAttr(default_factory=dict)
 
     def _encoder(self) -> BM25Encoder:
         if self.sparse is None:
@@ -100,9 +115,14 @@ class FolioRetriever(BaseRetriever):
         k = opts["k"]
         depth = k * DISTINCT_PAGES_FETCH if opts["distinct_pages"] else k
         fetch_k = max(opts["fetch_k"] or 0, depth) or None
-        hits = self.store.search(dense, sparse, mode=mode, k=depth, filter=flt,
-                                 score_threshold=opts["score_threshold"],
-                                 mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=fetch_k)
+        search = dict(mode=mode, k=depth, score_threshold=opts["score_threshold"],
+                      mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=fetch_k)
+        hits = self.store.search(dense, sparse, filter=flt, **search)
+        routed = (self._router(opts["tenant"], opts["sources"]).route(query)
+                  if opts["route_titles"] and not opts["doc_ids"] and not opts["mmr"] else None)
+        if routed:
+            inside = self.store.search(dense, sparse, filter=replace(flt, doc_ids=routed), **search)
+            hits = [hit for hit, _ in fuse_rankings([hits, inside])]  # each keeps its own score (see module docstring)
         docs = []
         pages: set[tuple[str, int]] = set()
         for hit in hits:
@@ -119,6 +139,19 @@ class FolioRetriever(BaseRetriever):
             meta["id"] = hit.id
             docs.append(Document(page_content=hit.payload.get("page_content", ""), metadata=meta, id=hit.id))
         return docs
+
+
+    def _router(self, tenant: str | None, sources: list[str] | None) -> TitleRouter:
+        """The title router over the documents this caller may see (its tenant, its sources),
+        rebuilt from the registry when older than :data:`ROUTER_REFRESH_S`."""
+        key = (tenant, tuple(sources or ()))
+        built = self._routers.get(key)
+        if built is None or time.monotonic() - built[0] > ROUTER_REFRESH_S:
+            records = [r for r in self.store.list_documents()
+                       if (tenant is None or r.tenant == tenant) and (not sources or r.source in sources)]
+            built = (time.monotonic(), TitleRouter.from_records(records))
+            self._routers[key] = built
+        return built[1]
 
 
 class FolioEmbeddings(Embeddings):

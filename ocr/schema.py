@@ -32,6 +32,7 @@ __all__ = [
     "PageStatus",
     "Page",
     "SourceRef",
+    "source_title",
     "DocumentStatus",
     "Document",
 ]
@@ -136,6 +137,23 @@ class SourceRef(BaseModel):
     mtime: float | None = Field(default=None, description="POSIX seconds")
     etag: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        """The document's title: see :func:`source_title`."""
+        return source_title(self.path or self.uri, self.metadata.get("title"))
+
+
+def source_title(name: str, title: object = None) -> str:
+    """A document's title: ``title`` when it is a non-empty string (a source config can give one per
+    file as ``title`` metadata), else the file name of ``name`` (a path or URI) without its
+    extension, with ``_`` and ``-`` read as spaces (``3M_2018_10K.pdf`` -> ``3M 2018 10K``).
+    Whitespace is collapsed to single spaces."""
+    if isinstance(title, str) and title.strip():
+        return " ".join(title.split())
+    stem = name.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
+    return " ".join(stem.replace("_", " ").replace("-", " ").split())
 
 
 class DocumentStatus(str, Enum):

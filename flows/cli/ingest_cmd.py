@@ -125,7 +125,8 @@ def query(
     k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return", min=1)] = 5,
     mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
     distinct_pages: Annotated[bool, typer.Option("--distinct-pages/--all-chunks", help="At most one chunk per page (the best ranked), or the plain chunk ranking")] = True,
-    glossary: Annotated[str, typer.Option("--glossary", help="Query expansion: finance (statement names and line-item abbreviations in filing wording), none, or a JSON/YAML file of {pattern, expansion} entries")] = "finance",
+    glossary: Annotated[str, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), none, or a JSON/YAML file of {pattern, expansion} entries")] = "finance",
+    route_titles: Annotated[bool, typer.Option("--route-titles/--no-route-titles", help="Also search inside the documents whose titles (file names, or `title` metadata) the question names, and fuse the two rankings")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table")] = False,
     doc_id: Annotated[Optional[list[str]], typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,
     source: Annotated[Optional[str], typer.Option("--source", help="Only this configured source name (`default` for command-line paths; see `folioflow status`)")] = None,
@@ -148,7 +149,7 @@ def query(
     from flows.cli.query_view import print_results, run_query
 
     hits = run_query(settings, text, k=k, mode=mode, doc_ids=doc_id, source=source, tenant=tenant,
-                     distinct_pages=distinct_pages, glossary=glossary)
+                     distinct_pages=distinct_pages, glossary=glossary, route_titles=route_titles)
     print_results(hits, as_json=as_json)
 
 

@@ -34,10 +34,12 @@ def _open_store(settings: Settings, must_exist: bool = True):
 
 
 def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", doc_ids=None, source=None,
-              tenant=None, distinct_pages: bool = True, glossary: str | None = "finance") -> list[dict]:
+              tenant=None, distinct_pages: bool = True, glossary: str | None = "finance",
+              route_titles: bool = True) -> list[dict]:
     """Search with :class:`indexing.retriever.FolioRetriever` (``distinct_pages``: at most one
     chunk per page; ``glossary``: ``finance``, ``none`` or a glossary file, see
-    :func:`indexing.glossary.load_glossary`); returns one dict per hit with
+    :func:`indexing.glossary.load_glossary`; ``route_titles``: document routing by title, see
+    :mod:`indexing.routing`); returns one dict per hit with
     :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``): ``source`` is the document's URI,
     ``source_name`` the configured source it came from (what ``--source`` filters on)."""
     from indexing.embedder import Embedder
@@ -64,7 +66,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
             embedder.warm_up()
         retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=mode, doc_ids=doc_ids,
                                    sources=[source] if source else None, tenant=tenant,
-                                   distinct_pages=distinct_pages, glossary=terms)
+                                   distinct_pages=distinct_pages, glossary=terms, route_titles=route_titles)
         documents = retriever.invoke(text)
     except FolioflowError as exc:
         fail(str(exc))

@@ -26,6 +26,12 @@ def test_finance_glossary_appends_filing_wording():
     assert FINANCE.expand("Which law governs the agreement?") == "Which law governs the agreement?"
     assert FINANCE.matches("balance sheet and statement of financial position") == [FINANCE.entries[1].expansion]
     assert FINANCE.matches("cogsworth") == []  # whole words only
+    # a metric is followed by the lines of its definition
+    assert FINANCE.matches("What was the inventory turnover?") == ["cost of sales inventories"]
+    assert FINANCE.matches("Is it a capital-intensive business with positive working capital?") == [
+        "total current assets total current liabilities",
+        "purchases of property, plant and equipment property, plant and equipment, net total assets net sales"]
+    assert FINANCE.matches("What is the dividend retention ratio?") == ["dividends paid net income"]
 
 
 def test_glossary_files_and_specs(tmp_path):

@@ -1,0 +1,99 @@
+"""Document routing by title: which documents a question names, and its effect on a real ranking."""
+
+from __future__ import annotations
+
+from indexing.indexer import Indexer
+from indexing.retriever import FolioRetriever
+from indexing.routing import TitleRouter, fuse_rankings, title_terms
+from indexing.store import SearchHit, StoreSettings, open_store
+from ocr.schema import source_title
+
+from .conftest import make_document
+
+# File names as FinanceBench ships them, plus one that names nothing.
+FILINGS = ["3M_2018_10K.pdf", "3M_2022_10K.pdf", "AMERICANWATERWORKS_2021_10K.pdf", "COCACOLA_2017_10K.pdf",
+           "MGMRESORTS_2022Q4_EARNINGS.pdf", "JPMORGAN_2023Q2_10Q.pdf", "scan_0001.pdf"]
+
+
+def test_titles_and_terms():
+    assert source_title("s3://bucket/filings/3M_2018_10K.pdf") == "3M 2018 10K"
+    assert source_title("deals/acme-msa.v2.pdf") == "acme msa.v2"
+    assert source_title("x.pdf", "  Acme   Master Services Agreement ") == "Acme Master Services Agreement"
+    assert title_terms("MGMRESORTS 2022Q4 EARNINGS") == {"mgmresorts", "2022q4", "2022", "earnings"}
+    assert title_terms("scan 0001") == {"scan", "0001"}
+    assert title_terms("Form 10 K") == {"form", "10"}  # one-character words are left out
+
+
+def test_the_router_picks_the_documents_a_question_names():
+    router = TitleRouter({name: source_title(name) for name in FILINGS})
+    assert router.route("What is the FY2018 capital expenditure amount (in USD millions) for 3M?") == ["3M_2018_10K.pdf"]
+    assert router.route("Is 3M a capital-intensive business?") == ["3M_2018_10K.pdf", "3M_2022_10K.pdf"]
+    assert router.route("Does American Water Works have positive working capital in FY2021?") == [
+        "AMERICANWATERWORKS_2021_10K.pdf"]  # words written together in the file name
+    assert router.route("Coca-Cola's 2017 dividend payout ratio?") == ["COCACOLA_2017_10K.pdf"]
+    assert router.route("Which region had the highest EBITDAR for MGM during FY2022?") == [
+        "MGMRESORTS_2022Q4_EARNINGS.pdf"]  # an all-capitals word as a prefix
+    assert router.route("What was JPM's CET1 ratio in 2023?") == ["JPMORGAN_2023Q2_10Q.pdf"]
+    assert router.route("What was net income last year?") is None  # nothing that names a document
+    assert router.route("Net income in the 10-K?") == sorted(n for n in FILINGS if "10K" in n)  # 4 of 7 tie
+    scores = router.scores("3M FY2022 10-K")
+    assert scores["3M_2022_10K.pdf"] > scores["3M_2018_10K.pdf"] > scores["COCACOLA_2017_10K.pdf"] > 0
+    assert "scan_0001.pdf" not in scores
+    # a lowercase "mgm" or a short prefix does not match: "net" must not route to a NETFLIX filing
+    assert TitleRouter({"a": "NETFLIX 2017 10K", "b": "ADOBE 2017 10K"}).route("net income in 2017") is None
+    assert TitleRouter({"a": "NETFLIX 2017 10K", "b": "ADOBE 2017 10K"}, max_documents=1).route("the 2017 10-K") is None
+
+
+def test_fuse_rankings_is_reciprocal_rank_fusion():
+    a = [SearchHit("x", 0.9, {}), SearchHit("y", 0.8, {})]
+    b = [SearchHit("y", 0.5, {}), SearchHit("z", 0.4, {})]
+    fused = fuse_rankings([a, b], k=60)
+    assert [hit.id for hit, _ in fused] == ["y", "x", "z"]
+    assert abs(fused[0][1] - (1 / 62 + 1 / 61)) < 1e-12 and fused[0][0].score == 0.8  # first-seen hit kept
+
+
+def _statement(cogs_label: str, figure: str):
+    """A statement page and a business page; neither names the company (as in most filings' pages)."""
+    return [(["Item 8. Financial Statements"], "table",
+             f"CONSOLIDATED STATEMENTS OF OPERATIONS (in millions)\nYears ended December 31 | 2018 | 2017\n"
+             f"Net sales | $ 1,204 | $ 1,075\n{cogs_label} | {figure} | 724\nOperating income | 212 | 176", 52),
+            (["Item 1. Business"], "text", "The Company designs and sells industrial equipment to customers in "
+             " in North America and Europe through distributors and its own sales force.", 3)]
+
+
+def test_routing_puts_the_named_filing_first(tmp_path, embedder):
+    """Two filings with the same statement: the question names one company, whose statement words its
+    line differently. Without routing the other filing's closer wording wins; with it, the named one."""
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="local"))
+    try:
+        indexer = Indexer(embedder, store)
+        indexer.index(*make_document("INITECH_2018_10K.pdf", _statement("Cost of sales", "802")))
+        indexer.index(*make_document("GLOBEX_2018_10K.pdf", _statement("Cost of revenue", "640")))
+        query = "What was the 2018 cost of sales for Globex?"
+        for mode in ("dense", "sparse", "hybrid"):
+            plain = FolioRetriever(store=store, embedder=embedder, k=2, mode=mode, route_titles=False).invoke(query)
+            routed = FolioRetriever(store=store, embedder=embedder, k=2, mode=mode).invoke(query)
+            assert plain[0].metadata["path"] == "INITECH_2018_10K.pdf", mode
+            assert routed[0].metadata["path"] == "GLOBEX_2018_10K.pdf" and "640" in routed[0].page_content, mode
+            assert routed[0].metadata["score"] == next(d.metadata["score"] for d in plain if d.id == routed[0].id) \
+                or routed[0].id not in {d.id for d in plain}, mode  # the mode's own score is kept
+        # a doc_ids restriction from the caller turns routing off
+        initech = plain[0].metadata["doc_id"]
+        only = FolioRetriever(store=store, embedder=embedder, k=2).invoke(query, doc_ids=[initech])
+        assert {d.metadata["doc_id"] for d in only} == {initech}
+    finally:
+        store.close()
+
+
+def test_the_router_sees_only_the_callers_tenant(tmp_path, embedder):
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="edge", tenancy=True))
+    try:
+        indexer = Indexer(embedder, store)
+        indexer.index(*make_document("GLOBEX_2018_10K.pdf", _statement("Cost of sales", "640"), tenant="globex"))
+        indexer.index(*make_document("INITECH_2018_10K.pdf", _statement("Cost of sales", "802"), tenant="initech"))
+        retriever = FolioRetriever(store=store, embedder=embedder, tenant="initech", k=5)
+        docs = retriever.invoke("What was the 2018 cost of sales for Globex?")
+        assert docs and {d.metadata["tenant"] for d in docs} == {"initech"}
+        assert [t for terms in retriever._router("initech", None).terms.values() for t in terms if "globex" in t] == []
+    finally:
+        store.close()
