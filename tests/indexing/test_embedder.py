@@ -69,6 +69,22 @@ def test_fast_path_matches_plain_encode(embedder, workers):
     assert res.over_limit == 1
 
 
+def test_cpu_fast_path_is_the_default_and_matches_plain_encode(embedder):
+    """On the CPU, ``Embedder`` runs the fast path by default; its vectors and its over-limit count
+    equal plain ``encode``'s (``fast=False``) at the same precision, for texts of varied lengths."""
+    texts = [" ".join(f"{v} (item {i})".split()[: 3 + 7 * (i % 9)]) for i, v in enumerate(list(SAMPLE_FACTS.values()) * 9)]
+    texts += ["x " * 600, "y"]
+    fast = embedder.inner if hasattr(embedder, "inner") else embedder
+    assert fast._fast is not None and fast._fast.device.type == "cpu"
+    plain = Embedder(device="cpu", fast=False).warm_up()
+    assert plain._fast is None and plain.cpu_bf16 == fast.cpu_bf16
+    before_fast, before_plain = fast.over_limit, plain.over_limit
+    a, b = fast.encode(texts), plain.encode(texts)
+    assert a.shape == b.shape == (len(texts), 384)
+    assert float((a * b).sum(1).min()) > 0.9999
+    assert fast.over_limit - before_fast == plain.over_limit - before_plain == 1
+
+
 @pytest.mark.parametrize("shared", [True, False])
 def test_multi_device_pool_matches_plain_encode_in_input_order(embedder, shared):
     """GpuEncoderPool's data parallelism (one worker process per device, contiguous ranges of equal
