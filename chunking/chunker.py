@@ -106,6 +106,8 @@ class Chunker:
                                      + " leaves fewer than 8 tokens for text")
         batch = getattr(self.counter, "count_batch", None)
         self._count_batch = batch if callable(batch) else (lambda texts: [self.counter.count(t) for t in texts])
+        ids = getattr(self.counter, "ids_batch", None)
+        self._ids_batch = ids if callable(ids) else None
         self.join_tokens = max(0, self.counter.count("word\n\nword") - 2 * self.counter.count("word") + self.specials)
         self.measure = Measure(content=lambda t: self.counter.count(t) - self.specials,
                                content_batch=lambda ts: [n - self.specials for n in self._count_batch(ts)],
@@ -132,7 +134,13 @@ class Chunker:
         # the embedded text of every group, by id: built once, counted, then kept for its chunk (a group
         # the repair pass makes is measured before it is kept, so its entry is its own text)
         embeds = {id(g): self._embed(rendered, g) for rendered, _, groups in plans for g in groups}
-        counts = iter(self._count_batch(list(embeds.values())))
+        texts = list(embeds.values())
+        token_ids: dict[str, list[int]] = {}
+        if self._ids_batch is not None:  # one tokenization gives the counts and the ids kept for the embedder
+            token_ids = dict(zip(texts, self._ids_batch(texts)))
+            counts = iter([len(token_ids[t]) for t in texts])
+        else:
+            counts = iter(self._count_batch(texts))
         chunks: list[Chunk] = []
         for section, (rendered, budget, groups) in zip(sections, plans):
             known = [next(counts) for _ in groups]
@@ -145,7 +153,20 @@ class Chunker:
                 chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, embeds[id(group)], n,
                                                furniture, len(title)))
         self._number_parts(chunks)
+        if self._ids_batch is not None:
+            self._attach_token_ids(chunks, token_ids)
         return chunks
+
+    def _attach_token_ids(self, chunks: list[Chunk], known: dict[str, list[int]]) -> None:
+        """``Chunk.token_ids`` (int32 bytes) from the ids tokenized with the counts; chunks the
+        repair pass made (their text was counted alone) are tokenized here, in one call."""
+        import numpy as np
+
+        missing = list(dict.fromkeys(c.embed_text for c in chunks if c.embed_text not in known))
+        if missing:
+            known = {**known, **dict(zip(missing, self._ids_batch(missing)))}
+        for c in chunks:
+            c.token_ids = np.asarray(known[c.embed_text], dtype=np.int32).tobytes()
 
     # -- steps --------------------------------------------------------------------------------
     def _parse(self, document: Document) -> list[ParsedPage]:

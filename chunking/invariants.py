@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from chunking.schema import Chunk
 from ocr.ids import sha256_text
 from ocr.schema import Document
@@ -189,10 +191,14 @@ def check_chunks(document: Document, chunks: list[Chunk], counter, max_tokens: i
     if [c.index for c in chunks] != list(range(len(chunks))):
         errors.append("indexes are not 0..n-1")
     counts = counter.count_batch([c.embed_text for c in chunks]) if chunks else []
+    ids_batch = getattr(counter, "ids_batch", None)
+    ids = ids_batch([c.embed_text for c in chunks]) if callable(ids_batch) and chunks else [None] * len(chunks)
     pages = {p.number for p in document.pages}
-    for c, n in zip(chunks, counts):
+    for c, n, want in zip(chunks, counts, ids):
         if c.doc_id != document.doc_id:
             errors.append(f"chunk {c.index}: wrong doc id")
+        if want is not None and c.token_ids is not None and c.token_ids != np.asarray(want, dtype=np.int32).tobytes():
+            errors.append(f"chunk {c.index}: token_ids are not the counter's ids of embed_text")
         if n > max_tokens:
             errors.append(f"chunk {c.index}: {n} tokens > {max_tokens}")
         if n != c.token_count:

@@ -59,6 +59,11 @@ class Chunk(BaseModel):
     content_hash: str = Field(description="sha256 hex of embed_text")
     part: tuple[int, int] | None = Field(default=None, description="(i, n) when a table was split between rows")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Page headers/footers and other extras")
+    token_ids: bytes | None = Field(default=None, exclude=True, repr=False,
+                                    description="The embedding tokenizer's ids of embed_text (int32, native byte order; "
+                                                "token_count of them), kept from the chunker's own count so the "
+                                                "embedder need not tokenize again; None when the counter gives no ids. "
+                                                "Never serialized")
 
     @property
     def id(self) -> str:

@@ -39,8 +39,9 @@ class TokenCounter(Protocol):
 
     ``max_tokens``: the most tokens (special tokens included) one embedded text may have.
     ``count(text)``: ``len(tokenizer(text)["input_ids"])`` with special tokens, no truncation.
-    Counters may also offer ``count_batch(texts) -> list[int]`` (same numbers, one call); the
-    chunker uses it when present.
+    Counters may also offer ``count_batch(texts) -> list[int]`` (same numbers, one call) and
+    ``ids_batch(texts) -> list[list[int]]`` (the ids themselves: the chunker then keeps them on its
+    chunks, ``Chunk.token_ids``, for the embedder); the chunker uses them when present.
     """
 
     max_tokens: int
@@ -144,6 +145,16 @@ class HFTokenCounter:
             return [len(e.ids) for e in self._backend.encode_batch(list(texts), add_special_tokens=True)]
         out = self.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
         return [len(ids) for ids in out]
+
+    def ids_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text as the model sees it (special tokens included, no truncation),
+        in one tokenizer call: ``len(ids)`` is :meth:`count`. The chunker keeps them on its chunks
+        (``Chunk.token_ids``) so the embedder can skip tokenizing."""
+        if not texts:
+            return []
+        if self._backend is not None:
+            return [e.ids for e in self._backend.encode_batch(list(texts), add_special_tokens=True)]
+        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]]
 
     def __repr__(self) -> str:
         return f"HFTokenCounter({self.name!r}, max_tokens={self.max_tokens})"

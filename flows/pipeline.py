@@ -62,7 +62,7 @@ class Pipeline:
         options = chunker_options(s)
         self.store = open_store(self.store_settings(s))
         self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
-        self.indexer = Indexer(self.embedder, self.store)
+        self.indexer = Indexer(self.embedder, self.store, use_token_ids=self.embedder.takes_token_ids)
         # What else than the bytes decides the indexed content: the embedding model and the chunker's
         # options (limit included).
         fingerprint = f"{self.embedder.model_name}|{sha256_text(options.model_dump_json())[:12]}"

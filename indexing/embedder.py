@@ -237,10 +237,28 @@ class Embedder:
     def _count_over(self, texts: Sequence[str]) -> int:
         return sum(1 for e in self._counter_tok.encode_batch(list(texts)) if e.overflowing)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    @property
+    def takes_token_ids(self) -> bool:
+        """Whether callers should pass token ids to :meth:`encode`: on CUDA with the fast path.
+        There the host's tokenizer is what bounds several GPUs (``indexing/gpu_encode.py``: two
+        H200s from texts 1.39x one, from token ids 1.84-1.90x). On the CPU the fast path tokenizes in
+        its producer thread, alongside the model, at about 2.5% of the model's time (1,200 real
+        chunks: 0.3 s of tokenizing against 12-15 s of encoding), so ids from the chunker would
+        save little there."""
+        return self.fast and self.warm_up().device.startswith("cuda")
+
+    def encode(self, texts: Sequence[str], token_ids: Any = None) -> np.ndarray:
         """Embed ``texts``: (n, dimension) float32, rows L2-normalised, in input order.
-        Raises :class:`EmbeddingError` when the model fails."""
+
+        ``token_ids``: optional :class:`~indexing.gpu_tokenize.TokenIds` of the same texts, this
+        model's tokenizer, special tokens included, not truncated (what the chunker keeps as
+        ``Chunk.token_ids``). The fast path then embeds from them without tokenizing (same
+        vectors); plain ``encode`` ignores them. Raises :class:`EmbeddingError` when the model
+        fails, or when ``token_ids`` do not hold one entry per text or hold ids outside the
+        vocabulary."""
         texts = list(texts)
+        if token_ids is not None and len(token_ids) != len(texts):
+            raise EmbeddingError(f"token ids for {len(token_ids)} texts given with {len(texts)} texts")
         model = self.model
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -248,10 +266,10 @@ class Embedder:
             with self._lock:
                 devices = self._gpu_devices() if self.device.startswith("cuda") else []
                 if len(devices) > 1 and len(texts) >= self.multi_gpu_min_texts:
-                    emb, over = self._encode_multi_gpu(texts, devices)
+                    emb, over = self._encode_multi_gpu(texts, devices, token_ids)
                 elif self._fast is not None:
                     with self._autocast():
-                        res = self._fast.encode(texts)
+                        res = self._fast.encode(texts) if token_ids is None else self._fast.encode_ids(token_ids)
                     emb, over = res.embeddings, res.over_limit
                 else:
                     over = self._count_over(texts)
@@ -275,13 +293,13 @@ class Embedder:
 
         return torch.autocast("cpu", dtype=torch.bfloat16) if self.cpu_bf16 else contextlib.nullcontext()
 
-    def _encode_multi_gpu(self, texts: list[str], devices: list[str]) -> tuple[np.ndarray, int]:
+    def _encode_multi_gpu(self, texts: list[str], devices: list[str], token_ids: Any = None) -> tuple[np.ndarray, int]:
         if self.fast:
             if self._pool is None:
                 from indexing.gpu_encode import GpuEncoderPool
 
                 self._pool = GpuEncoderPool(self._path, devices, token_budget=self.token_budget)
-            res = self._pool.encode(texts)
+            res = self._pool.encode(texts) if token_ids is None else self._pool.encode_ids(token_ids)
             return res.embeddings, res.over_limit
         over = self._count_over(texts)
         emb = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, device=devices,

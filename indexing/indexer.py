@@ -13,6 +13,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from chunking.schema import Chunk
 from indexing.registry import DocumentRecord
 from indexing.sparse import BM25Encoder
@@ -42,11 +44,14 @@ class Indexer:
     ``dimension`` and ``encode``). ``sparse``: the BM25 encoder; by default the one recorded with
     the collection, else :class:`~indexing.sparse.BM25Encoder` defaults. The collection is created
     on first use (:meth:`ensure`); a collection built with another embedding model raises
-    :class:`~ocr.errors.ConfigurationError`.
+    :class:`~ocr.errors.ConfigurationError`. ``use_token_ids``: hand the chunks' ``token_ids`` to
+    the embedder when every chunk has them; only for chunks counted with this embedder's own
+    tokenizer (``Embedder.token_counter()``, as the pipeline builds its chunker).
     """
 
-    def __init__(self, embedder, store: ChunkStore, sparse: BM25Encoder | None = None):
+    def __init__(self, embedder, store: ChunkStore, sparse: BM25Encoder | None = None, use_token_ids: bool = False):
         self.embedder, self.store, self._sparse = embedder, store, sparse
+        self.use_token_ids = use_token_ids
         self._ready = False
 
     @property
@@ -74,7 +79,14 @@ class Indexer:
         self.ensure()
         t0 = time.perf_counter()
         texts = [c.embed_text for c in chunks]
-        dense = self.embedder.encode(texts)
+        if self.use_token_ids and chunks and all(c.token_ids is not None for c in chunks):
+            from indexing.gpu_tokenize import TokenIds
+
+            ids = TokenIds(np.frombuffer(b"".join(c.token_ids for c in chunks), dtype=np.int32),
+                           np.array([len(c.token_ids) // 4 for c in chunks], dtype=np.int64))
+            dense = self.embedder.encode(texts, token_ids=ids)
+        else:
+            dense = self.embedder.encode(texts)
         sparse = self.sparse.encode_documents(texts)
         t1 = time.perf_counter()
         record = record.model_copy(update={"embedding_model": self.embedder.model_name, "status": "indexed",

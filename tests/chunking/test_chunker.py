@@ -22,8 +22,31 @@ def chunk(counter, *pages, **options):
     doc = make_doc(*pages)
     chunks = Chunker(counter, ChunkerOptions(**options)).chunk(doc)
     limit = options.get("max_tokens", counter.max_tokens)
-    assert check_chunks(doc, chunks, counter, limit) == []
+    assert check_chunks(doc, chunks, counter, limit) == []  # token_ids included: the counter's ids of embed_text
+    assert all(c.token_ids is not None and len(c.token_ids) == 4 * c.token_count for c in chunks)
     return chunks
+
+
+def test_token_ids_are_kept_for_the_embedder_and_never_serialized(counter):
+    """The chunker's own count gives the ids the embedder can take (``Chunk.token_ids``): with a
+    counter that has ``ids_batch``, every chunk carries them (those the repair pass made too, see the
+    ``chunk`` helper); they stay out of every serialized form; a counter without ids gives None."""
+    import numpy as np
+
+    chunks = chunk(counter, "## Notes\n\n" + prose(30), max_tokens=64)
+    first = chunks[0]
+    assert np.frombuffer(first.token_ids, dtype=np.int32).tolist() == counter.ids_batch([first.embed_text])[0]
+    assert "token_ids" not in first.model_dump() and "token_ids" not in first.model_dump_json()
+
+    class CountOnly:
+        max_tokens = counter.max_tokens
+
+        def count(self, text):
+            return counter.count(text)
+
+    plain = Chunker(CountOnly(), ChunkerOptions(max_tokens=64)).chunk(make_doc("## Notes\n\n" + prose(30)))
+    assert [c.embed_text for c in plain] == [c.embed_text for c in chunks]
+    assert all(c.token_ids is None for c in plain)
 
 
 def test_heading_path_is_counted_in_the_limit(counter):

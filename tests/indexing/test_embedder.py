@@ -194,3 +194,42 @@ def test_unknown_precision_is_a_clear_error():
 
     with pytest.raises(EmbeddingError, match="precision"):
         Embedder(precision="fp8")
+
+
+def test_token_ids_from_the_chunker_give_the_same_vectors(embedder, tmp_path):
+    """``encode(texts, token_ids=...)`` embeds without tokenizing and gives the vectors the texts
+    give; an Indexer with ``use_token_ids`` stores those vectors, so search is unchanged."""
+    import numpy as np
+
+    from indexing.gpu_tokenize import TokenIds
+    from indexing.indexer import Indexer
+    from indexing.store import StoreSettings, open_store
+    from ocr.errors import EmbeddingError
+
+    from .conftest import sample_documents
+
+    model = embedder.inner if hasattr(embedder, "inner") else embedder
+    assert model.takes_token_ids is False  # on the CPU the fast path tokenizes alongside the model
+    counter = model.token_counter()
+    texts = [f"{v} (item {i})" * (1 + i % 4) for i, v in enumerate(list(SAMPLE_FACTS.values()) * 5)]
+    ids = counter.ids_batch(texts)
+    a = model.encode(texts)
+    b = model.encode(texts, token_ids=TokenIds.from_lists(ids))
+    assert np.allclose(a, b, atol=1e-5)
+    with pytest.raises(EmbeddingError, match="token ids for"):
+        model.encode(texts, token_ids=TokenIds.from_lists(ids[:-1]))
+
+    hits = {}
+    for use in (False, True):
+        store = open_store(StoreSettings(data_dir=tmp_path / str(use), backend="local"))
+        try:
+            indexer = Indexer(model, store, use_token_ids=use)
+            for record, chunks in sample_documents():
+                for c, chunk_ids in zip(chunks, counter.ids_batch([c.embed_text for c in chunks])):
+                    c.token_ids = np.asarray(chunk_ids, dtype=np.int32).tobytes()
+                indexer.index(record, chunks)
+            query = model.encode(["Which law governs the agreement?"])[0]
+            hits[use] = [(h.id, round(h.score, 4)) for h in store.search(query, mode="dense", k=5)]
+        finally:
+            store.close()
+    assert hits[True] == hits[False]
