@@ -45,7 +45,7 @@ __all__ = ["Chunker", "ChunkerOptions", "contextualize", "document_title"]
 
 def document_title(document: Document) -> str:
     """The title put above the embedded text with ``ChunkerOptions.document_title``: the source's
-    ``title`` metadata when set (a source config can give one per file), else the file name without
+    ``title`` metadata when set (one for every document of the source), else the file name without
     its extension, with ``_`` and ``-`` read as spaces (``3M_2018_10K.pdf`` -> ``3M 2018 10K``).
 
     Decision: the PDF's own Title field is not used: in the FinanceBench filings it is an SEC

@@ -124,6 +124,16 @@ def cpu_has_native_bf16() -> bool:
         return False
 
 
+def _fast_path_unfit(model: Any) -> str | None:
+    """Why the fast path cannot embed like ``model.encode`` does, or None: it needs a first module
+    with a Hugging Face model (``auto_model``) and no default prompt (``encode`` would prepend it)."""
+    if not hasattr(model[0], "auto_model"):
+        return f"its first module ({type(model[0]).__name__}) is not a Transformer"
+    if getattr(model, "default_prompt_name", None):
+        return f"it prepends the default prompt {model.default_prompt_name!r}"
+    return None
+
+
 class Embedder:
     """Sentence embeddings for chunks and queries.
 
@@ -132,7 +142,10 @@ class Embedder:
     ``devices``: GPUs for data parallelism (default: every visible GPU when ``device`` is CUDA).
     ``batch_size``: texts per batch on the plain path (CPU default 32). ``backend``: CPU backend
     passed to sentence-transformers (``"torch"`` or ``"onnx"``). ``precision``: CPU precision,
-    ``"auto"``, ``"bf16"`` or ``"fp32"`` (see the module docstring). ``fast``: use the GPU fast path.
+    ``"auto"``, ``"bf16"`` or ``"fp32"`` (see the module docstring). ``fast``: use the fast path of
+    :mod:`indexing.gpu_encode` (on CUDA, and on the CPU with the torch backend) where the model suits
+    it (a Transformer first module, no default prompt); otherwise, and with ``fast=False``, plain
+    ``encode``.
     ``multi_gpu_min_texts``: calls with fewer texts stay on one GPU (worker start-up and transfers
     cost more than they save). ``cpu_token_budget``: padded tokens per batch on the CPU fast path.
     The model loads lazily (first property or :meth:`encode`) or with :meth:`warm_up`; loading
@@ -190,15 +203,20 @@ class Embedder:
             elif device == "cpu" and self.backend == "torch":
                 _respect_omp_limit()
                 self.cpu_bf16 = self.precision == "bf16" or (self.precision == "auto" and cpu_has_native_bf16())
-            self._model = model
             from indexing.gpu_tokenize import fast_tokenizer
 
             self._counter_tok = fast_tokenizer(model.tokenizer, int(model.max_seq_length))
             if self.fast and (device.startswith("cuda") or device == "cpu" and self.backend == "torch"):
-                from indexing.gpu_encode import GpuEncoder
+                why_not = _fast_path_unfit(model)
+                if why_not:
+                    log.info("embedding model %s takes plain encode: %s", self.model_name, why_not)
+                    self.fast = False
+                else:
+                    from indexing.gpu_encode import GpuEncoder
 
-                budget = self.token_budget if device.startswith("cuda") else self.cpu_token_budget
-                self._fast = GpuEncoder(model, device, token_budget=budget)
+                    budget = self.token_budget if device.startswith("cuda") else self.cpu_token_budget
+                    self._fast = GpuEncoder(model, device, token_budget=budget)
+            self._model = model
             return self
 
     @property
@@ -245,7 +263,7 @@ class Embedder:
         its producer thread, alongside the model, at about 2.5% of the model's time (1,200 real
         chunks: 0.3 s of tokenizing against 12-15 s of encoding), so ids from the chunker would
         save little there."""
-        return self.fast and self.warm_up().device.startswith("cuda")
+        return self.warm_up()._fast is not None and self.device.startswith("cuda")
 
     def encode(self, texts: Sequence[str], token_ids: Any = None) -> np.ndarray:
         """Embed ``texts``: (n, dimension) float32, rows L2-normalised, in input order.

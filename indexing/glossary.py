@@ -29,8 +29,8 @@ repository):
 evidence-page hit@5                         no glossary  statements + lines  + metrics (FINANCE)
 ==========================================  ===========  ==================  ===================
 within the question's own filing            0.600        0.708               0.785
-shared store                                0.323        0.415               0.415
-shared store, title routing (default)       0.508        0.615               0.662
+shared store                                0.323        0.400               0.415
+shared store, title routing (default)       0.508        0.600               0.662
 ==========================================  ===========  ==================  ===================
 
 On the 30 smallest filings (44 questions), the statement and line entries raised own-filing hit@5
@@ -131,18 +131,18 @@ FINANCE = Glossary([
     (r"\bworking capital\b|\b(current|quick) ratio\b", "total current assets total current liabilities"),
     (r"\boperating (profit )?margins?\b", "operating income as a percentage of net sales revenues"),
     (r"\bgross (profit )?margins?\b", "gross profit net sales cost of sales"),
-    (r"\b(net|profit) margins?\b", "net income net sales revenues"),
+    (r"(?<!gross )(?<!operating )\b(net|profit) margins?\b", "net income net sales revenues"),
     (r"\b(roa|return on (total )?assets)\b", "net income total assets"),
-    (r"\b(roe|return on (shareholders'? |stockholders'? )?equity)\b", "net income total shareholders equity"),
+    (r"\b(roe|return on (average )?((share|stock)holders['\u2019]? )?equity)\b", "net income total shareholders equity"),
     (r"\b(inventory turnover|days (of |in )?inventory|dio)\b", "cost of sales inventories"),
     (r"\b(dso|days sales outstanding|receivables? turnover)\b", "accounts receivable net sales"),
     (r"\b(dpo|days payables? outstanding|payables? turnover)\b", "accounts payable cost of sales"),
-    (r"\b(fixed asset|total asset|asset) turnover\b", "net sales property, plant and equipment, net total assets"),
-    (r"\bfree cash ?flows?\b", "net cash provided by operating activities purchases of property, plant and equipment"),
+    (r"\b(fixed|total)? ?assets? turnover\b", "net sales property, plant and equipment, net total assets"),
+    (r"\b(free cash ?flows?|fcf)\b", "net cash provided by operating activities purchases of property, plant and equipment"),
     (r"\bcapital[- ]intensi(ve|ty)\b",
      "purchases of property, plant and equipment property, plant and equipment, net total assets net sales"),
     (r"\b(dividend )?(payout|retention) ratio\b", "dividends paid net income"),
-    (r"\b(debt[- ]to[- ]equity|leverage ratio)\b", "long-term debt total equity"),
+    (r"\bdebt[- ]to[- ]equity\b", "long-term debt total equity"),  # not "leverage ratio": a bank's is Tier 1 capital
     (r"\binterest coverage\b", "operating income interest expense"),
     (r"\beffective tax rate\b", "provision for income taxes income before income taxes"),
 ], name="finance")

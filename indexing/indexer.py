@@ -52,6 +52,7 @@ class Indexer:
     def __init__(self, embedder, store: ChunkStore, sparse: BM25Encoder | None = None, use_token_ids: bool = False):
         self.embedder, self.store, self._sparse = embedder, store, sparse
         self.use_token_ids = use_token_ids
+        self._counter = None
         self._ready = False
 
     @property
@@ -79,7 +80,7 @@ class Indexer:
         self.ensure()
         t0 = time.perf_counter()
         texts = [c.embed_text for c in chunks]
-        if self.use_token_ids and chunks and all(c.token_ids is not None for c in chunks):
+        if self.use_token_ids and chunks and all(c.token_ids is not None for c in chunks) and self._ids_match(chunks[0]):
             from indexing.gpu_tokenize import TokenIds
 
             ids = TokenIds(np.frombuffer(b"".join(c.token_ids for c in chunks), dtype=np.int32),
@@ -94,6 +95,19 @@ class Indexer:
         res = self.store.replace_document(record, chunks, dense, sparse)
         t2 = time.perf_counter()
         return IndexResult(record.doc_id, len(chunks), res.upserted, res.deleted, t1 - t0, t2 - t1)
+
+    def _ids_match(self, chunk: Chunk) -> bool:
+        """Whether ``chunk.token_ids`` are this embedder's tokenizer's ids of its text (one text
+        tokenized per document): chunks counted elsewhere, e.g. on a worker that loaded the tokenizer
+        by name, are embedded from their texts when the tokenizers disagree."""
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = self.embedder.token_counter()
+        want = np.asarray(counter.ids_batch([chunk.embed_text])[0], dtype=np.int32).tobytes()
+        if want == chunk.token_ids:
+            return True
+        log.warning("chunk token ids do not match %s's tokenizer: embedding from texts", self.embedder.model_name)
+        return False
 
     def prune(self, keep: set[str], source: str | None = None) -> list[str]:
         """Delete the documents (of ``source``, if given) whose ids are not in ``keep``; returns

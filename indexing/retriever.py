@@ -20,7 +20,8 @@ sparse query (:mod:`indexing.glossary`; ``glossary=None`` searches the query as 
 
 ``route_titles`` (default on): a question that names a document's title terms (company, year,
 form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
-two rankings are fused by Reciprocal Rank Fusion (:mod:`indexing.routing`). Results are then in the
+two rankings are fused by Reciprocal Rank Fusion (:mod:`indexing.routing`; it boosts rather than
+filters, see there for how a wrong route can still cost a page its place). Results are then in the
 fused order, and each keeps the score of the mode (cosine, BM25 or Qdrant's RRF), so scores need
 not decrease down the list. It is skipped when the call already restricts ``doc_ids`` or uses MMR. Titles are read from the store's registry and
 re-read at most every :data:`ROUTER_REFRESH_S` seconds.
@@ -35,6 +36,7 @@ the plain chunk ranking.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import replace
 from typing import Any, Literal
@@ -50,9 +52,11 @@ from indexing.payload import hit_metadata
 from indexing.routing import TitleRouter, fuse_rankings
 from indexing.sparse import BM25Encoder
 from indexing.store import SearchFilter
-from ocr.errors import TenancyError
+from ocr.errors import FolioflowError, TenancyError
 
 __all__ = ["FolioEmbeddings", "FolioRetriever", "format_docs"]
+
+log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles")
@@ -60,6 +64,8 @@ _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold
 DISTINCT_PAGES_FETCH = 4
 #: Seconds a title router is reused before the registry is read again (new documents get routed).
 ROUTER_REFRESH_S = 60.0
+#: Title routers kept at once (one per tenant and sources filter).
+MAX_ROUTERS = 64
 
 
 class FolioRetriever(BaseRetriever):
@@ -147,8 +153,14 @@ class FolioRetriever(BaseRetriever):
         key = (tenant, tuple(sources or ()))
         built = self._routers.get(key)
         if built is None or time.monotonic() - built[0] > ROUTER_REFRESH_S:
-            records = [r for r in self.store.list_documents()
-                       if (tenant is None or r.tenant == tenant) and (not sources or r.source in sources)]
+            try:
+                records = [r for r in self.store.list_documents()
+                           if (tenant is None or r.tenant == tenant) and (not sources or r.source in sources)]
+            except FolioflowError as exc:  # the registry is unreadable now: search without routing
+                log.warning("title routing skipped: cannot read the document registry: %s", exc)
+                return TitleRouter({})
+            if len(self._routers) >= MAX_ROUTERS:  # many tenants: forget the oldest view
+                self._routers.pop(next(iter(self._routers)))
             built = (time.monotonic(), TitleRouter.from_records(records))
             self._routers[key] = built
         return built[1]

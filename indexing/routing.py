@@ -8,12 +8,16 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
 :class:`TitleRouter` matches the question against titles:
 
 * A title's terms are its alphanumeric words, lowercased, plus any year (``19xx``/``20xx``) inside
-  them (``2023Q2`` gives ``2023q2`` and ``2023``). One-character words are left out.
+  them (``2023Q2`` gives ``2023q2`` and ``2023``). Left out: one-character words, English function
+  words (``of``, ``the``, ...) and, with four or more titles, terms in more than half of them
+  (``10k`` in a store of annual reports): they cannot tell documents apart.
 * A title term matches when the question has it as a word, as a year inside a word
   (``FY2018`` -> ``2018``), or as two to four adjacent words written together (``American Water
   Works`` -> ``americanwaterworks``; ``10-K`` -> ``10k``; ``Coca-Cola`` -> ``cocacola``).
-  An all-capitals word of two or more letters also matches a title term of six or more characters
-  that starts with it (``MGM`` -> ``mgmresorts``, ``JPM`` -> ``jpmorgan``).
+  An all-capitals word of three or more letters also matches a title term of six or more
+  characters that starts with it (``MGM`` -> ``mgmresorts``, ``JPM`` -> ``jpmorgan``), unless it
+  is a common finance abbreviation (``USD``, ``EPS``, ``GAAP``, ...) or most of the question is in
+  capitals. Amounts (``$3M``, ``$1.2B``) are not words of the question.
 * A document scores the sum of its matched terms' IDF over all titles,
   ``log(1 + N / df)``: a company name in one or two titles outweighs a year or a form shared by
   many.
@@ -23,13 +27,15 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
 
 The retriever (:class:`~indexing.retriever.FolioRetriever`, ``route_titles=True``, the default) then
 fuses its usual ranking with the same search restricted to the routed documents by Reciprocal Rank
-Fusion (:func:`fuse_rankings`). Routing boosts; it never filters. A wrong route can push good
-chunks down but not out.
+Fusion (:func:`fuse_rankings`). Routing boosts rather than filters: the unrestricted ranking always
+takes part, so a document outside the route still appears when it ranks high enough. But a wrong
+route can push the right page out of the top k when the routed documents have k good candidates
+of their own.
 
-Where titles come from: :func:`ocr.schema.source_title` on the document's registry record. That is
-the source's ``title`` metadata when the source config sets one, else the file name. Stores whose
-file names are opaque (``scan_0001.pdf``) should set titles; without them no term matches and
-retrieval is unchanged.
+Where titles come from: :func:`ocr.schema.source_title` on the document's registry record: the file
+name, or the source's ``title`` metadata when its config sets one (one title for every document of
+that source, so it suits sources of one document). Routing needs file names that name their
+documents; with opaque names (``scan_0001.pdf``) no term matches and retrieval is unchanged.
 
 Measured on the 68 FinanceBench filings of the corpus (65 questions; the retriever in hybrid mode
 with the default glossary, over the store a ``bench_retrieval.py`` run kept; dev script):
@@ -55,27 +61,37 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 MAX_JOINED_WORDS = 4
 #: Shortest title term an all-capitals question word may match as a prefix (``MGM`` -> ``mgmresorts``).
 MIN_PREFIX_TERM = 6
+#: Title words that never tell documents apart.
+STOP_WORDS = frozenset("a an and are as at be by for from in into is it its of on or our the their to was were with".split())
+#: All-capitals question words that are finance abbreviations, not names: never prefix matches.
+ABBREVIATIONS = frozenset(
+    "usd eur gbp fy ytd qtd yoy qoq ttm ltm eps gaap sec ceo cfo coo llc inc ltd plc corp co roa roe roic fcf "
+    "cagr ebit ebitda ebitdar capex cogs sga ppe nav aum dso dpo dio tbd na nyse".split())
+_AMOUNT = re.compile(r"\$\s*[0-9][0-9.,]*(?:[A-Za-z]{1,2}\b)?")  # $3M, $1.2bn, $ 450
 
 
 def title_terms(title: str) -> set[str]:
     """The matchable terms of a title (see the module docstring): lowercased words of two or more
-    characters, plus the years inside words."""
+    characters that are not function words, plus the years inside words."""
     words = [w.lower() for w in _WORD.findall(title)]
-    terms = {w for w in words if len(w) > 1}
+    terms = {w for w in words if len(w) > 1 and w not in STOP_WORDS}
     terms.update(y for w in words for y in _YEAR.findall(w))
     return terms
 
 
 def _question_terms(question: str) -> tuple[set[str], list[str]]:
     """(terms a title term can equal, all-capitals words for prefix matches)."""
-    raw = _WORD.findall(question)
+    raw = _WORD.findall(_AMOUNT.sub(" ", question))
     words = [w.lower() for w in raw]
     terms = set(words)
     terms.update(y for w in words for y in _YEAR.findall(w))
     for i in range(len(words)):
         for j in range(i + 2, min(len(words), i + MAX_JOINED_WORDS) + 1):
             terms.add("".join(words[i:j]))
-    capitals = [w.lower() for w in raw if len(w) >= 2 and w.isalpha() and w.isupper()]
+    alpha = [w for w in raw if w.isalpha() and len(w) > 1]
+    shouting = sum(w.isupper() for w in alpha) * 2 > len(alpha)
+    capitals = [] if shouting else [w.lower() for w in alpha
+                                    if len(w) >= 3 and w.isupper() and w.lower() not in ABBREVIATIONS]
     return terms, capitals
 
 
@@ -88,20 +104,22 @@ class TitleRouter:
 
     def __init__(self, titles: Mapping[str, str], max_documents: int = 16):
         self.max_documents = max_documents
-        self.terms = {doc_id: title_terms(title) for doc_id, title in titles.items()}
-        df = Counter(t for terms in self.terms.values() for t in terms)
-        n = len(self.terms)
-        self.idf = {t: math.log(1.0 + n / count) for t, count in df.items()}
+        terms = {doc_id: title_terms(title) for doc_id, title in titles.items()}
+        df = Counter(t for doc_terms in terms.values() for t in doc_terms)
+        n = len(terms)
+        common = {t for t, count in df.items() if n >= 4 and count * 2 > n}
+        self.terms = {doc_id: doc_terms - common for doc_id, doc_terms in terms.items()}
+        self.idf = {t: math.log(1.0 + n / count) for t, count in df.items() if t not in common}
 
     @classmethod
     def from_records(cls, records: Iterable[Any], max_documents: int = 16) -> TitleRouter:
-        """A router over registry records (:class:`~indexing.registry.DocumentRecord`) of indexed
-        documents. The title comes from the ``meta.title`` metadata the pipeline records from the
-        source, or else from the path (:func:`ocr.schema.source_title`)."""
+        """A router over registry records (:class:`~indexing.registry.DocumentRecord`), whatever
+        their status (a document whose last re-index failed keeps its searchable points). The title
+        comes from the ``meta.title`` metadata the pipeline records from the source, or else from
+        the path (:func:`ocr.schema.source_title`)."""
         from ocr.schema import source_title
 
-        titles = {r.doc_id: source_title(r.path or r.uri, r.metadata.get("meta.title"))
-                  for r in records if r.status == "indexed"}
+        titles = {r.doc_id: source_title(r.path or r.uri, r.metadata.get("meta.title")) for r in records}
         return cls(titles, max_documents=max_documents)
 
     def scores(self, question: str) -> dict[str, float]:

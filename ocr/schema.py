@@ -145,9 +145,10 @@ class SourceRef(BaseModel):
 
 
 def source_title(name: str, title: object = None) -> str:
-    """A document's title: ``title`` when it is a non-empty string (a source config can give one per
-    file as ``title`` metadata), else the file name of ``name`` (a path or URI) without its
-    extension, with ``_`` and ``-`` read as spaces (``3M_2018_10K.pdf`` -> ``3M 2018 10K``).
+    """A document's title: ``title`` when it is a non-empty string (the source's ``title`` metadata,
+    which a source config sets for every document of that source), else the file name of ``name``
+    (a path or URI) without its extension, with ``_`` and ``-`` read as spaces
+    (``3M_2018_10K.pdf`` -> ``3M 2018 10K``).
     Whitespace is collapsed to single spaces."""
     if isinstance(title, str) and title.strip():
         return " ".join(title.split())

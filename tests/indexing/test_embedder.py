@@ -233,3 +233,41 @@ def test_token_ids_from_the_chunker_give_the_same_vectors(embedder, tmp_path):
         finally:
             store.close()
     assert hits[True] == hits[False]
+
+
+def test_ids_from_another_tokenizer_are_not_trusted(embedder, tmp_path, caplog):
+    """Chunks whose token ids are not this embedder's ids of their text (counted with another
+    tokenizer) are embedded from their texts, with a warning."""
+    import numpy as np
+
+    from indexing.indexer import Indexer
+    from indexing.store import StoreSettings, open_store
+
+    from .conftest import sample_documents
+
+    model = embedder.inner if hasattr(embedder, "inner") else embedder
+    record, chunks = sample_documents()[0]
+    for c in chunks:
+        c.token_ids = np.arange(2, 2 + c.token_count, dtype=np.int32).tobytes()  # ids of no text
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="local"))
+    try:
+        Indexer(model, store, use_token_ids=True).index(record, chunks)
+        query = model.encode([chunks[0].embed_text])[0]
+        top = store.search(query, mode="dense", k=1)[0]
+        assert top.id == chunks[0].id and top.score > 0.999  # its vector is its text's
+    finally:
+        store.close()
+    assert "do not match" in caplog.text
+
+
+def test_models_the_fast_path_cannot_copy_take_plain_encode():
+    """A default prompt (``encode`` prepends it) keeps a model off the fast path."""
+    from sentence_transformers import SentenceTransformer
+
+    from indexing.embedder import _fast_path_unfit, default_model_path
+
+    plain = SentenceTransformer(default_model_path(), device="cpu")
+    assert _fast_path_unfit(plain) is None
+    prompted = SentenceTransformer(default_model_path(), device="cpu", prompts={"query": "query: "},
+                                   default_prompt_name="query")
+    assert "default prompt" in _fast_path_unfit(prompted)

@@ -32,6 +32,10 @@ def test_finance_glossary_appends_filing_wording():
         "total current assets total current liabilities",
         "purchases of property, plant and equipment property, plant and equipment, net total assets net sales"]
     assert FINANCE.matches("What is the dividend retention ratio?") == ["dividends paid net income"]
+    assert FINANCE.matches("gross profit margin") == ["gross profit net sales cost of sales"]  # not the net margin too
+    assert FINANCE.matches("return on average shareholders\u2019 equity") == ["net income total shareholders equity"]
+    assert FINANCE.matches("FCF") == FINANCE.matches("free cash flow") != []
+    assert FINANCE.matches("Tier 1 leverage ratio") == []  # a bank's capital measure, not debt-to-equity
 
 
 def test_glossary_files_and_specs(tmp_path):
