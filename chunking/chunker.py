@@ -32,7 +32,7 @@ from chunking.headers import collect_furniture, mark_furniture
 from chunking.packing import join_pieces, pack, repair
 from chunking.parse import MdBlock, ParsedPage, parse_markdown
 from chunking.pieces import Measure, Piece, block_pieces
-from chunking.schema import Chunk, ChunkKind, PageBBox
+from chunking.schema import Chunk, ChunkKind, PageBBox, pack_token_ids
 from chunking.sections import Section, build_sections, contextualize, fit_heading_path
 from chunking.tables import compact_tables, merge_continued, parse_table
 from chunking.tokens import TokenCounter, default_counter
@@ -160,13 +160,11 @@ class Chunker:
     def _attach_token_ids(self, chunks: list[Chunk], known: dict[str, list[int]]) -> None:
         """``Chunk.token_ids`` (int32 bytes) from the ids tokenized with the counts; chunks the
         repair pass made (their text was counted alone) are tokenized here, in one call."""
-        import numpy as np
-
         missing = list(dict.fromkeys(c.embed_text for c in chunks if c.embed_text not in known))
         if missing:
             known = {**known, **dict(zip(missing, self._ids_batch(missing)))}
         for c in chunks:
-            c.token_ids = np.asarray(known[c.embed_text], dtype=np.int32).tobytes()
+            c.token_ids = pack_token_ids(known[c.embed_text])
 
     # -- steps --------------------------------------------------------------------------------
     def _parse(self, document: Document) -> list[ParsedPage]:

@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from chunking.schema import Chunk
+from chunking.schema import Chunk, pack_token_ids
 from ocr.ids import sha256_text
 from ocr.schema import Document
 
@@ -197,7 +195,7 @@ def check_chunks(document: Document, chunks: list[Chunk], counter, max_tokens: i
     for c, n, want in zip(chunks, counts, ids):
         if c.doc_id != document.doc_id:
             errors.append(f"chunk {c.index}: wrong doc id")
-        if want is not None and c.token_ids is not None and c.token_ids != np.asarray(want, dtype=np.int32).tobytes():
+        if want is not None and c.token_ids is not None and c.token_ids != pack_token_ids(want):
             errors.append(f"chunk {c.index}: token_ids are not the counter's ids of embed_text")
         if n > max_tokens:
             errors.append(f"chunk {c.index}: {n} tokens > {max_tokens}")

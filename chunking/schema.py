@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import uuid
 from enum import Enum
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from ocr.ids import FOLIOFLOW_NAMESPACE
 from ocr.schema import BBox
 
-__all__ = ["Chunk", "ChunkKind", "PageBBox", "point_id"]
+__all__ = ["Chunk", "ChunkKind", "PageBBox", "pack_token_ids", "point_id"]
 
 
 class ChunkKind(str, Enum):
@@ -41,6 +43,11 @@ class PageBBox(BaseModel):
 def point_id(doc_id: str, index: int, content_hash: str) -> str:
     """Deterministic Qdrant point id: ``uuid5(namespace, f"{doc_id}:{index}:{content_hash}")``."""
     return str(uuid.uuid5(FOLIOFLOW_NAMESPACE, f"{doc_id}:{index}:{content_hash}"))
+
+
+def pack_token_ids(ids: Sequence[int]) -> bytes:
+    """Token ids in the form ``Chunk.token_ids`` keeps them: int32, native byte order, 4 bytes per id."""
+    return np.asarray(ids, dtype=np.int32).tobytes()
 
 
 class Chunk(BaseModel):

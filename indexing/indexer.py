@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunking.schema import Chunk
+from chunking.schema import Chunk, pack_token_ids
 from indexing.registry import DocumentRecord
 from indexing.sparse import BM25Encoder
 from indexing.store import ChunkStore
@@ -103,8 +103,7 @@ class Indexer:
         counter = self._counter
         if counter is None:
             counter = self._counter = self.embedder.token_counter()
-        want = np.asarray(counter.ids_batch([chunk.embed_text])[0], dtype=np.int32).tobytes()
-        if want == chunk.token_ids:
+        if pack_token_ids(counter.ids_batch([chunk.embed_text])[0]) == chunk.token_ids:
             return True
         log.warning("chunk token ids do not match %s's tokenizer: embedding from texts", self.embedder.model_name)
         return False

@@ -23,8 +23,9 @@ form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching do
 two rankings are fused by Reciprocal Rank Fusion (:mod:`indexing.routing`; it boosts rather than
 filters, see there for how a wrong route can still cost a page its place). Results are then in the
 fused order, and each keeps the score of the mode (cosine, BM25 or Qdrant's RRF), so scores need
-not decrease down the list. It is skipped when the call already restricts ``doc_ids`` or uses MMR. Titles are read from the store's registry and
-re-read at most every :data:`ROUTER_REFRESH_S` seconds.
+not decrease down the list. It is skipped when the call already restricts ``doc_ids`` or uses
+MMR. Titles are read from the store's registry and re-read at most every :data:`ROUTER_REFRESH_S`
+seconds.
 
 ``distinct_pages`` (default on): at most one chunk per page, the best ranked; the ``k`` results
 are then ``k`` different pages (a chunk is keyed by its document and first page). Several parts of
