@@ -43,6 +43,7 @@ from ocr.layout.pdfpage import Char, PageContent
 __all__ = ["TableResult", "find_tables", "to_pipe_table"]
 
 _NUMERIC = re.compile(r"^[\(\-–—$€£¥]*\s*[\d.,]+\s*%?\)?%?$|^[—–-]+$")
+_CURRENCY = ("$", "€", "£", "¥")
 _UNIT_ONLY = {"$", "%", ")", "(", "€", "£", "¥", "%)", ")%"}
 
 
@@ -175,6 +176,72 @@ def _drop_empty(rows: list[list[str]]) -> list[list[str]]:
     return [[r[j] for j in keep] for r in rows]
 
 
+def _split_numbers(line: Line) -> list[Line]:
+    """Split a line made only of numbers ("(504) (1,606)", "$ 5,070 $ 6,046 $ 5,727") into one
+    line per number: a currency sign starts a new number, and otherwise two numbers at least one
+    em apart are split (a space inside a number, as in "1 234", is narrower).
+
+    The line builder keeps words joined by a real space character across gaps up to three em
+    (justified prose), which also joins neighbouring cells of a statement's number columns when
+    the filing's generator wrote a space between them (EDGAR: NIKE_2023_10K p.62). A currency
+    sign stays with the number after it. Lines holding any word are returned unchanged."""
+    tokens = line.text.split()
+    if len(tokens) < 2 or sum(map(len, tokens)) != len(line.chars):
+        return [line]
+    cells: list[list[int]] = []  # token indices per cell
+    pending: list[int] = []
+    for t, token in enumerate(tokens):
+        if token in _CURRENCY:
+            pending.append(t)
+        elif token in ("%", ")", "%)") and cells and not pending:
+            cells[-1].append(t)
+        elif _NUMERIC.match(token) and (any(ch.isdigit() for ch in token) or not token.strip("—–-")):
+            # a number, or a dash standing for zero
+            cells.append(pending + [t])
+            pending = []
+        else:
+            return [line]
+    if pending or len(cells) < 2:
+        return [line]
+    spans, start = [], 0
+    for token in tokens:
+        spans.append((start, start + len(token)))
+        start += len(token)
+    em = max(line.size, 1.0)
+    pieces: list[list[int]] = []  # token indices per output line
+    for cell in cells:
+        if pieces:
+            left = line.chars[spans[pieces[-1][-1]][1] - 1].x1
+            if tokens[cell[0]] not in _CURRENCY and line.chars[spans[cell[0]][0]].x0 - left < em:
+                pieces[-1] += cell
+                continue
+        pieces.append(list(cell))
+    if len(pieces) < 2:
+        return [line]
+    out = []
+    for piece in pieces:
+        chars = line.chars[spans[piece[0]][0]:spans[piece[-1]][1]]
+        out.append(Line(x0=min(c.x0 for c in chars), y0=line.y0, x1=max(c.x1 for c in chars), y1=line.y1,
+                        text=" ".join(tokens[t] for t in piece), size=line.size, bold=line.bold,
+                        italic=line.italic, fonts=line.fonts, chars=chars))
+    return out
+
+
+def _merge_wrapped_labels(cells: list[list[str]]) -> list[list[str]]:
+    """Join a row label wrapped over two lines: a row with only its first cell filled, followed by
+    a row whose label starts in lower case, becomes one row ("(Increase) decrease in prepaid
+    expenses, operating" + "other current and non-current assets | (644) | ...")."""
+    out: list[list[str]] = []
+    for row in cells:
+        prev = out[-1] if out else None
+        if (prev is not None and prev[0] and not any(prev[1:]) and not prev[0].endswith(":")
+                and row[0][:1].islower()):
+            out[-1] = [prev[0] + " " + row[0]] + row[1:]
+            continue
+        out.append(list(row))
+    return out
+
+
 def _row_groups(lines: list[Line]) -> list[list[Line]]:
     rows: list[list[Line]] = []
     for line in sorted(lines, key=lambda ln: (ln.y0 + ln.y1) / 2):
@@ -223,9 +290,23 @@ def _accept(cells: list[list[str]]) -> bool:
     return len(cells[0]) >= 3 or (body and numeric >= 0.5 * len(body))
 
 
+def _label_row(line: Line, run: list[list[Line]]) -> bool:
+    """``line`` (alone on its row) sits in the label column of the table rows in ``run``: it
+    starts near their labels and ends left of every value column. Statements carry such rows
+    between their figures: section captions ("Cash provided (used) by investing activities:")
+    and the first line of a wrapped label, often wider than half the table."""
+    rows = [r for r in run if len(r) >= 2]
+    if not rows:
+        return False
+    em = max(line.size, 1.0)
+    labels = min(r[0].x0 for r in rows)
+    values = min(r[1].x0 for r in rows)
+    return labels - em <= line.x0 <= labels + 3 * em and line.x1 < values - em
+
+
 def _aligned_tables(lines: list[Line], taken: list[tuple[float, float, float, float]]) -> list[TableResult]:
     free = [ln for ln in lines if not any(_inside(ln, b) for b in taken)]
-    rows = _row_groups(free)
+    rows = _row_groups([piece for line in free for piece in _split_numbers(line)])
     results: list[TableResult] = []
     run: list[list[Line]] = []
     singles = 0
@@ -236,7 +317,7 @@ def _aligned_tables(lines: list[Line], taken: list[tuple[float, float, float, fl
             run.pop()
         if sum(1 for r in run if len(r) >= 2) >= 3:
             bands = _bands(run)
-            cells = _drop_empty(_grid(run, bands))
+            cells = _merge_wrapped_labels(_drop_empty(_grid(run, bands)))
             if _accept(cells):
                 members = [ln for r in run for ln in r]
                 results.append(TableResult(
@@ -255,7 +336,8 @@ def _aligned_tables(lines: list[Line], taken: list[tuple[float, float, float, fl
         if len(row) >= 2:
             run.append(row)
             singles = 0
-        elif run and singles < 2 and row[0].width < 0.5 * (max(ln.x1 for r in run for ln in r) - min(ln.x0 for r in run for ln in r)):
+        elif run and singles < 3 and (_label_row(row[0], run) or (singles < 2 and row[0].width < 0.5 * (
+                max(ln.x1 for r in run for ln in r) - min(ln.x0 for r in run for ln in r)))):
             run.append(row)
             singles += 1
         else:
@@ -276,10 +358,10 @@ def _fill(rows: list[list[str]]) -> float:
 
 
 def _regrid(lines: list[Line], bbox: tuple[float, float, float, float]) -> TableResult | None:
-    rows = _row_groups([ln for ln in lines if _inside(ln, bbox)])
+    rows = _row_groups([piece for ln in lines if _inside(ln, bbox) for piece in _split_numbers(ln)])
     if sum(1 for r in rows if len(r) >= 2) < 2:
         return None
-    cells = _drop_empty(_grid(rows, _bands(rows)))
+    cells = _merge_wrapped_labels(_drop_empty(_grid(rows, _bands(rows))))
     if not _accept(cells):
         return None
     members = [ln for r in rows for ln in r]

@@ -229,3 +229,85 @@ def test_astral_math_letters_and_latex_formula(corpus):
     assert "let 𝑥 and 𝑦 satisfy 𝑥 > 𝑦" in page.markdown
     formulas = [b.text for b in page.blocks if b.type == BlockType.FORMULA]
     assert formulas == ["$$\\sqrt x^{2}= |x|$$"]
+
+
+CASH_FLOWS = [  # (label lines, figures drawn as one string per row or one per column)
+    (["Cash provided (used) by operations:"], None),
+    (["Net income"], ["$ 5,070", "$ 6,046", "$ 5,727"]),
+    (["Adjustments to reconcile net income to net cash provided (used) by operations:"], None),
+    (["Depreciation"], ["703", "717", "744"]),
+    (["(Increase) decrease in accounts receivable"], ["489", "(504)", "(1,606)"]),
+    (["(Increase) decrease in prepaid expenses, operating lease right-of-use",
+      "assets and other current and non-current assets"], ["(644)", "(845)", "(182)"]),
+    (["Cash provided (used) by operations"], ["5,841", "5,188", "6,657"]),
+]
+
+
+def cash_flow_pdf(path, joined: bool):
+    """A statement of cash flows laid out as EDGAR filings are: captions and wrapped labels alone
+    on their rows, and (``joined``) each row's figures written in one text object with a real
+    space character after each, which makes the line builder keep two figures less than three em
+    apart on one line."""
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path), pagesize=(612, 792))
+    c.setFont("Helvetica-Bold", 10)
+    c.drawString(56, 720, "CONSOLIDATED STATEMENTS OF CASH FLOWS")
+    c.setFont("Helvetica", 9)
+    y = 700
+    c.drawString(56, y, "(Dollars in millions)")
+    for x, year in zip((436, 486, 536), ("2023", "2022", "2021")):
+        c.drawRightString(x, y, year)
+    for labels, figures in CASH_FLOWS:
+        for i, label in enumerate(labels):
+            y -= 12
+            c.drawString(56 if figures is None else 62, y, label)
+        if figures is None:
+            continue
+        rights = (436, 486, 536)
+        if not joined:
+            for x, figure in zip(rights, figures):
+                c.drawRightString(x, y, figure)
+            continue
+        # one text object per row, each figure followed by a real space character
+        text = c.beginText()
+        text.setFont("Helvetica", 9)
+        for x, figure in zip(rights, figures):
+            text.setTextOrigin(x - c.stringWidth(figure, "Helvetica", 9), y)
+            text.textOut(figure + " ")
+        c.drawText(text)
+    c.save()
+    return path
+
+
+@pytest.mark.parametrize("joined", [False, True])
+def test_statement_with_captions_wrapped_labels_and_joined_figures_is_one_table(tmp_path, joined):
+    """Rows of a statement stay in one table across captions and wrapped labels, and figures
+    joined into one line are split into their columns (NIKE_2023_10K p.62 used to become seven
+    fragments, one of them a bare "6,657")."""
+    with open_document(cash_flow_pdf(tmp_path / "cash.pdf", joined)) as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    tables = [b for b in page.blocks if b.type == BlockType.TABLE]
+    assert len(tables) == 1, page.markdown
+    rows = _pipe_rows(tables[0].text)
+    assert rows[0] == ["(Dollars in millions)", "2023", "2022", "2021"]
+    assert ["Depreciation", "703", "717", "744"] in rows
+    assert ["(Increase) decrease in accounts receivable", "489", "(504)", "(1,606)"] in rows
+    assert ["Cash provided (used) by operations", "5,841", "5,188", "6,657"] in rows
+    assert ["(Increase) decrease in prepaid expenses, operating lease right-of-use assets and other current "
+            "and non-current assets", "(644)", "(845)", "(182)"] in rows
+    assert ["Cash provided (used) by operations:", "", "", ""] in rows
+    assert rows[2][0] == "Net income" and [c.replace(" ", "") for c in rows[2][1:]] == ["$5,070", "$6,046", "$5,727"]
+
+
+@pytest.mark.corpus
+def test_financebench_cash_flow_statement_with_joined_figures(corpus):
+    with open_document(corpus / "A_finance/financebench/pdfs/NIKE_2023_10K.pdf") as doc:
+        page = TextLayerEngine().convert_page(doc.page(62))
+    tables = [b for b in page.blocks if b.type == BlockType.TABLE]
+    assert len(tables) == 1
+    rows = _pipe_rows(tables[0].text)
+    assert ["Cash provided (used) by operations", "5,841", "5,188", "6,657"] in rows
+    assert ["(Increase) decrease in inventories", "(133)", "(1,676)", "507"] in rows
+    assert ["Cash provided (used) by investing activities", "564", "(1,524)", "(3,800)"] in rows
+    assert ["Dividends — common and preferred", "(2,012)", "(1,837)", "(1,638)"] in rows
