@@ -319,11 +319,7 @@ def _aligned_tables(lines: list[Line], taken: list[tuple[float, float, float, fl
             bands = _bands(run)
             cells = _merge_wrapped_labels(_drop_empty(_grid(run, bands)))
             if _accept(cells):
-                members = [ln for r in run for ln in r]
-                results.append(TableResult(
-                    bbox=(min(m.x0 for m in members), min(m.y0 for m in members),
-                          max(m.x1 for m in members), max(m.y1 for m in members)),
-                    rows=cells, kind="aligned"))
+                results.append(TableResult(bbox=_lines_bbox(run), rows=cells, kind="aligned"))
         run = []
 
     for row in rows:
@@ -347,6 +343,16 @@ def _aligned_tables(lines: list[Line], taken: list[tuple[float, float, float, fl
     return results
 
 
+def _union(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def _lines_bbox(rows: list[list[Line]]) -> tuple[float, float, float, float]:
+    members = [ln for row in rows for ln in row]
+    return (min(m.x0 for m in members), min(m.y0 for m in members),
+            max(m.x1 for m in members), max(m.y1 for m in members))
+
+
 def _inside(line: Line, bbox: tuple[float, float, float, float]) -> bool:
     cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
     return bbox[0] - 1 <= cx <= bbox[2] + 1 and bbox[1] - 1 <= cy <= bbox[3] + 1
@@ -364,9 +370,7 @@ def _regrid(lines: list[Line], bbox: tuple[float, float, float, float]) -> Table
     cells = _merge_wrapped_labels(_drop_empty(_grid(rows, _bands(rows))))
     if not _accept(cells):
         return None
-    members = [ln for r in rows for ln in r]
-    return TableResult(bbox=(min(m.x0 for m in members), min(m.y0 for m in members),
-                             max(m.x1 for m in members), max(m.y1 for m in members)), rows=cells, kind="aligned")
+    return TableResult(bbox=_lines_bbox(rows), rows=cells, kind="aligned")
 
 
 def _adjacent(a: TableResult, b: TableResult, gap_limit: float) -> bool:
@@ -395,9 +399,7 @@ def _absorb_shaded_columns(tables: list[TableResult], lines: list[Line], gap_lim
         host = next((t for t in out if t.kind == "aligned" and _same_rows(t, ruled, gap_limit)), None)
         if host is None:
             continue
-        union = (min(host.bbox[0], ruled.bbox[0]), min(host.bbox[1], ruled.bbox[1]),
-                 max(host.bbox[2], ruled.bbox[2]), max(host.bbox[3], ruled.bbox[3]))
-        regrid = _regrid(lines, union)
+        regrid = _regrid(lines, _union(host.bbox, ruled.bbox))
         if regrid is None or len(regrid.rows) < len(host.rows):
             continue
         out[out.index(host)] = regrid
@@ -426,9 +428,7 @@ def find_tables(content: PageContent, lines: list[Line]) -> list[TableResult]:
     merged: list[TableResult] = []
     for table in tables:
         if merged and "aligned" in (merged[-1].kind, table.kind) and _adjacent(merged[-1], table, 1.5 * line_height):
-            a = merged[-1].bbox
-            union = (min(a[0], table.bbox[0]), a[1], max(a[2], table.bbox[2]), max(a[3], table.bbox[3]))
-            regrid = _regrid(lines, union)
+            regrid = _regrid(lines, _union(merged[-1].bbox, table.bbox))
             if regrid is not None:
                 merged[-1] = regrid
                 continue
