@@ -14,7 +14,10 @@ Two detectors, both fed by PDFium's geometry (one parse of the page, see :mod:`o
 * **Aligned tables** (unruled, or ruled only by row shading as in EDGAR filings, where
   ``lines`` yields one table per shaded row): runs of rows holding several text lines whose
   column bands line up; accepted when they have at least three columns or mostly numeric cells
-  (two-column prose is not a table).
+  (two-column prose is not a table). A run goes on across rows that hold only a label in the
+  label column (a statement's captions, the first line of a wrapped label), a wrapped label is
+  joined into one row, and a line holding only figures of neighbouring columns (the line builder
+  keeps words joined by a real space across up to three em) is split into one cell per figure.
 
 Cells come out as lists of strings; :func:`to_pipe_table` renders GitHub-flavoured pipe tables,
 merging currency/percent columns into their numbers and multi-row headers into one header row.
