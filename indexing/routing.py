@@ -11,6 +11,10 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   them (``2023Q2`` gives ``2023q2`` and ``2023``). Left out: one-character words, English function
   words (``of``, ``the``, ...) and, with four or more titles, terms in more than half of them
   (``10k`` in a store of annual reports): they cannot tell documents apart.
+* In a question written in sentence case (its first word capitalised, not mostly capitals),
+  only words with a capital or a digit are names that can match: "Which state's law governs the
+  agreement?" names no document, however rare "agreement" is among the titles. A question
+  typed in lower case ("netflix revenue 2017") matches with every word.
 * A title term matches when the question has it as a word, as a year inside a word
   (``FY2018`` -> ``2018``), or as two to four adjacent words written together (``American Water
   Works`` -> ``americanwaterworks``; ``10-K`` -> ``10k``; ``Coca-Cola`` -> ``cocacola``).
@@ -82,14 +86,19 @@ def title_terms(title: str) -> set[str]:
 def _question_terms(question: str) -> tuple[set[str], list[str]]:
     """(terms a title term can equal, all-capitals words for prefix matches)."""
     raw = _WORD.findall(_AMOUNT.sub(" ", question))
+    alpha = [w for w in raw if w.isalpha() and len(w) > 1]
+    shouting = sum(w.isupper() for w in alpha) * 2 > len(alpha)
+    # A question written in sentence case marks names with capitals: its lower-case words ("the
+    # agreement", "revenue") are common words and must not route, however rare they are in titles.
+    sentence_case = not shouting and bool(alpha) and alpha[0][0].isupper()
+    named = [not sentence_case or not w.islower() for w in raw]
     words = [w.lower() for w in raw]
-    terms = set(words)
+    terms = {w for w, ok in zip(words, named) if ok}
     terms.update(y for w in words for y in _YEAR.findall(w))
     for i in range(len(words)):
         for j in range(i + 2, min(len(words), i + MAX_JOINED_WORDS) + 1):
-            terms.add("".join(words[i:j]))
-    alpha = [w for w in raw if w.isalpha() and len(w) > 1]
-    shouting = sum(w.isupper() for w in alpha) * 2 > len(alpha)
+            if all(named[i:j]):
+                terms.add("".join(words[i:j]))
     capitals = [] if shouting else [w.lower() for w in alpha
                                     if len(w) >= 3 and w.isupper() and w.lower() not in ABBREVIATIONS]
     return terms, capitals

@@ -114,3 +114,15 @@ def test_the_router_sees_only_the_callers_tenant(tmp_path, embedder):
         assert [t for terms in retriever._router("initech", None).terms.values() for t in terms if "globex" in t] == []
     finally:
         store.close()
+
+
+def test_common_words_of_a_sentence_case_question_do_not_route():
+    """A fresh user's case: "agreement" was in one contract's file name only ("...Agreement2" does
+    not give the word), so the README's legal question went to that contract's recitals page."""
+    titles = {n: source_title(n) for n in ["sample.pdf", "RgcResources Franchise Agreement.pdf",
+                                            "Acme Maintenance Agreement2.pdf", "NETFLIX_2017_10K.pdf"]}
+    router = TitleRouter(titles)
+    assert router.route("Which state's law governs the agreement?") is None
+    assert router.route("Which state's law governs the Franchise Agreement?") == ["RgcResources Franchise Agreement.pdf"]
+    assert router.route("What was Netflix revenue in 2017?") == ["NETFLIX_2017_10K.pdf"]
+    assert router.route("netflix revenue 2017") == ["NETFLIX_2017_10K.pdf"]  # search-box style: every word
