@@ -9,7 +9,9 @@ results in the flow process (:mod:`flows.runner`, :mod:`flows.tasks`). One docum
 proceed at all (bad settings, model or store unavailable: :class:`~ocr.errors.FolioflowError`).
 
 With ``prune``, documents indexed from the same folders or sources that are gone from them are
-deleted (for sources only when the listing was complete). Artifacts per run: a progress artifact,
+deleted (for sources only when the listing was complete; for local folders only when the file is
+gone from disk, so a hidden file or one without a listed extension that a run was given by name is
+kept). Artifacts per run: a progress artifact,
 a table of documents and a Markdown summary (:mod:`flows.artifacts`).
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Sequence
 
 from prefect import flow
@@ -78,8 +81,10 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
     try:
         report.documents += run_documents(pipeline, files, flow_name, progress)
         if prune and discovery is not None and discovery.roots:
+            # A file the folder walk skips (hidden, no or another extension) but an earlier run was
+            # given by name is not gone: only files missing from disk are pruned.
             report.documents += pipeline.prune(settings.source_name, {f.uri for f in discovery.files}, discovery.roots,
-                                               labelled=False)
+                                               labelled=False, still_there=_local_file_exists)
         for listing in listings:
             if prune and listing.complete:
                 roots = [_url_root(listing.source.url)] if listing.source in configs[len(source_names or ()):] else None
@@ -124,6 +129,15 @@ def ingest_flow(
             raise ConfigurationError("nothing to ingest: give paths, or configure sources (see infra/ORCHESTRATION.md)")
         sources = [s.name for s in settings.sources]
     return run_body("ingest", settings, paths or (), sources, prune, progress)
+
+
+def _local_file_exists(uri: str) -> bool:
+    """Whether the ``file://`` URI ``uri`` names a file on disk now."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname  # percent-decodes, as Path.as_uri encoded
+
+    parsed = urlparse(uri)
+    return parsed.scheme == "file" and Path(url2pathname(parsed.path)).is_file()
 
 
 def run_ingest(paths: Sequence[str], settings: Settings, prune: bool = False, **kwargs) -> RunReport:

@@ -11,6 +11,7 @@ methods from tasks; keeping them here makes them testable without an orchestrato
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -157,16 +158,19 @@ class Pipeline:
         return record
 
     def prune(self, source_name: str, keep_uris: set[str], roots: list[str] | None = None,
-              labelled: bool = True) -> list[DocumentReport]:
+              labelled: bool = True, still_there: Callable[[str], bool] | None = None) -> list[DocumentReport]:
         """Delete documents of ``source_name`` whose URI is not in ``keep_uris`` (and, when
-        ``roots`` is given, lies under one of those URI prefixes); a ``pruned`` report each, shown
-        as ``source:path`` like listed documents (``labelled``) or as the bare path."""
+        ``roots`` is given, lies under one of those URI prefixes, and, when ``still_there`` is
+        given, for which ``still_there(uri)`` is false); a ``pruned`` report each, shown as
+        ``source:path`` like listed documents (``labelled``) or as the bare path."""
         assert self.store is not None
         pruned = []
         for record in self.store.list_documents(source=source_name):
             if record.uri in keep_uris:
                 continue
             if roots is not None and not any(record.uri.startswith(root.rstrip("/") + "/") for root in roots):
+                continue
+            if still_there is not None and still_there(record.uri):
                 continue
             with self._write_lock:
                 self.store.delete_document(record.doc_id)

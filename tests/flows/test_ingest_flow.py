@@ -119,3 +119,21 @@ def test_emptied_folder_is_pruned_and_an_empty_glob_is_reported(tmp_path, prefec
     assert Path(by_status["pruned"].source).name == "memo.pdf"
     assert by_status["failed"].error.startswith("no supported file matches")
     assert _points(settings) == {}
+
+
+def test_prune_keeps_files_named_on_an_earlier_run_that_the_folder_walk_skips(tmp_path, prefect_harness):
+    """A breaker's case: a hidden file and a file without an extension, ingested by name, were
+    pruned by a later ``ingest FOLDER --prune`` although both were still on disk."""
+    folder = tmp_path / "inbox"
+    write_sample_pdf(folder / "memo.pdf")
+    write_sample_pdf(folder / ".hidden.pdf")
+    write_sample_pdf(folder / "scan_noext")
+    settings = load_settings(data_dir=tmp_path / "data")
+    first = run_ingest([str(folder), str(folder / ".hidden.pdf"), str(folder / "scan_noext")], settings)
+    assert sorted(Path(d.source).name for d in first.documents if d.status == "indexed") == \
+        [".hidden.pdf", "memo.pdf", "scan_noext"]
+
+    (folder / "memo.pdf").unlink()
+    run = run_ingest([str(folder)], settings, prune=True)
+    assert [Path(d.source).name for d in run.documents if d.status == "pruned"] == ["memo.pdf"]
+    assert set(_points(settings)) == {doc_id_for(folder / ".hidden.pdf"), doc_id_for(folder / "scan_noext")}
