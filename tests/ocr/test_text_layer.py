@@ -168,20 +168,28 @@ BALANCE = [("Cash and equivalents", "4,466", "4,249"), ("Short-term investments"
            ("Deferred income taxes and other assets", "2,011", "2,509"), ("TOTAL ASSETS", "23,717", "22,536")]
 
 
-def shaded_column_pdf(path):
-    """A balance sheet whose current-year column is shaded with one filled rectangle per cell
-    (dollar sign and figure), as EDGAR filings draw it: to pdfplumber the shading is a ruled
-    table of its own."""
+def _statement_canvas(path, title: str, left: float, top: float, years: dict[float, str]):
+    """A letter-size reportlab canvas with a financial statement's heading: ``title`` in bold at
+    y=720, then "(Dollars in millions)" at ``left`` and each year right-aligned at its x, both at
+    ``top`` (PDF points, origin bottom left). The caller draws the rows and saves."""
     from reportlab.pdfgen import canvas
 
     c = canvas.Canvas(str(path), pagesize=(612, 792))
     c.setFont("Helvetica-Bold", 10)
-    c.drawString(72, 720, "CONSOLIDATED BALANCE SHEETS")
+    c.drawString(left, 720, title)
     c.setFont("Helvetica", 9)
+    c.drawString(left, top, "(Dollars in millions)")
+    for x, year in years.items():
+        c.drawRightString(x, top, year)
+    return c
+
+
+def shaded_column_pdf(path):
+    """A balance sheet whose current-year column is shaded with one filled rectangle per cell
+    (dollar sign and figure), as EDGAR filings draw it: to pdfplumber the shading is a ruled
+    table of its own."""
     top = 690
-    c.drawString(72, top, "(Dollars in millions)")
-    c.drawRightString(450, top, "2019")
-    c.drawRightString(530, top, "2018")
+    c = _statement_canvas(path, "CONSOLIDATED BALANCE SHEETS", 72, top, {450: "2019", 530: "2018"})
     for i, (label, now, before) in enumerate(BALANCE, 1):
         y = top - 14 * i
         c.setFillGray(0.85)
@@ -248,23 +256,15 @@ def cash_flow_pdf(path, joined: bool):
     on their rows, and (``joined``) each row's figures written in one text object with a real
     space character after each, which makes the line builder keep two figures less than three em
     apart on one line."""
-    from reportlab.pdfgen import canvas
-
-    c = canvas.Canvas(str(path), pagesize=(612, 792))
-    c.setFont("Helvetica-Bold", 10)
-    c.drawString(56, 720, "CONSOLIDATED STATEMENTS OF CASH FLOWS")
-    c.setFont("Helvetica", 9)
+    rights = (436, 486, 536)
     y = 700
-    c.drawString(56, y, "(Dollars in millions)")
-    for x, year in zip((436, 486, 536), ("2023", "2022", "2021")):
-        c.drawRightString(x, y, year)
+    c = _statement_canvas(path, "CONSOLIDATED STATEMENTS OF CASH FLOWS", 56, y, dict(zip(rights, ("2023", "2022", "2021"))))
     for labels, figures in CASH_FLOWS:
-        for i, label in enumerate(labels):
+        for label in labels:
             y -= 12
             c.drawString(56 if figures is None else 62, y, label)
         if figures is None:
             continue
-        rights = (436, 486, 536)
         if not joined:
             for x, figure in zip(rights, figures):
                 c.drawRightString(x, y, figure)
