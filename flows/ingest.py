@@ -111,6 +111,7 @@ def ingest_flow(
     prune: bool = False,
     settings: Any = None,
     progress: Any = None,
+    force: bool = False,
 ) -> RunReport:
     """Ingest documents: ``paths`` (files, folders recursively, globs; object-store URLs such as
     ``s3://bucket/prefix`` or ``https://host/docs/`` are listed like a source) and/or the configured
@@ -119,11 +120,15 @@ def ingest_flow(
     ``config``: YAML settings file (default ``$FOLIOFLOW_CONFIG``); ``overrides``: setting values
     that beat file and environment (e.g. ``{"workers": 4}``); ``settings``: a ready
     :class:`Settings` (in-process callers; typed ``Any`` because Prefect builds a parameter schema
-    from the signature); ``progress``: an :class:`IngestProgress` (in-process only). Returns the
+    from the signature); ``progress``: an :class:`IngestProgress` (in-process only); ``force``:
+    process every document again, unchanged or not (sets the ``force`` setting for this run: no
+    skip on an unchanged change token or content hash). Returns the
     :class:`RunReport`. Raises :class:`~ocr.errors.FolioflowError` only when the run cannot
     proceed (settings, model or store unavailable).
     """
     settings = resolve_settings(settings, config, overrides)
+    if force and not settings.force:
+        settings = settings.model_copy(update={"force": True})
     if not paths and not sources:
         if not settings.sources:
             raise ConfigurationError("nothing to ingest: give paths, or configure sources (see infra/ORCHESTRATION.md)")
@@ -140,6 +145,7 @@ def _local_file_exists(uri: str) -> bool:
     return parsed.scheme == "file" and Path(url2pathname(parsed.path)).is_file()
 
 
-def run_ingest(paths: Sequence[str], settings: Settings, prune: bool = False, **kwargs) -> RunReport:
-    """Run :func:`ingest_flow` in this process on ``paths`` with ``settings``."""
-    return ingest_flow(paths=list(paths), settings=settings, prune=prune, **kwargs)
+def run_ingest(paths: Sequence[str], settings: Settings, prune: bool = False, force: bool = False,
+               **kwargs) -> RunReport:
+    """Run :func:`ingest_flow` in this process on ``paths`` with ``settings`` (``force``: see there)."""
+    return ingest_flow(paths=list(paths), settings=settings, prune=prune, force=force, **kwargs)

@@ -27,16 +27,17 @@ from flows.stages import (
     StageSpec,
     build_vlm_engine,
     chunker_options,
+    index_fingerprint,
+    ocr_identity,
     register_stages,
     unregister_stages,
 )
 from indexing.embedder import Embedder
 from indexing.indexer import Indexer
 from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
-from ocr.ids import sha256_text
 from ocr.schema import Document, PageStatus
 
-__all__ = ["Pipeline", "Planned", "Prepared"]
+__all__ = ["Pipeline", "Planned", "Prepared", "page_failures", "page_note"]
 
 
 class Pipeline:
@@ -64,9 +65,12 @@ class Pipeline:
         self.store = open_store(self.store_settings(s))
         self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
         self.indexer = Indexer(self.embedder, self.store, use_token_ids=self.embedder.takes_token_ids)
-        # What else than the bytes decides the indexed content: the embedding model and the chunker's
-        # options (limit included).
-        fingerprint = f"{self.embedder.model_name}|{sha256_text(options.model_dump_json())[:12]}"
+        # What else than the bytes decides the indexed content: the embedding model, the chunker's
+        # options (limit included) and the OCR settings that decide the page text (the VLM engine's
+        # key needs its served model: built and warmed up here, then shared with the stages).
+        if self._vlm_engine is None:
+            self._vlm_engine = build_vlm_engine(s)
+        fingerprint = index_fingerprint(self.embedder.model_name, options, ocr_identity(s, self._vlm_engine))
         self.spec = StageSpec(settings=s, fingerprint=fingerprint, in_process=self._in_process)
         self.stages = Stages(self.spec, counter=counter, vlm_engine=self._vlm_engine).warm_up()
         register_stages(self.stages)
@@ -87,8 +91,8 @@ class Pipeline:
 
     @property
     def fingerprint(self) -> str:
-        """What else than the bytes decides the indexed content: the embedding model and the
-        chunker's options (limit included)."""
+        """What else than the bytes decides the indexed content: the embedding model, the chunker's
+        options (limit included) and the OCR settings (see :func:`flows.stages.index_fingerprint`)."""
         assert self.spec is not None
         return self.spec.fingerprint
 
@@ -101,15 +105,18 @@ class Pipeline:
 
     # ------------------------------------------------------------------------------- index side
     def known(self, file: SourceFile) -> Known | None:
-        """What the index holds for ``file`` (``None``: never indexed, or last attempt failed)."""
+        """What the index holds for ``file`` (``None``: never indexed nor attempted). A record whose
+        last attempt failed, or that was indexed with failed pages, comes back with that
+        ``status`` / ``failed_pages``, so the document is processed again (:meth:`Stages.plan`)."""
         assert self.store is not None
         record = self.store.get_document(file.doc_id)
-        if record is None or record.status != "indexed":
+        if record is None:
             return None
         meta = record.metadata or {}
         return Known(content_hash=record.content_hash, fingerprint=meta.get("fingerprint"),
                      change_token=meta.get("change_token"), pages=record.pages, chunks=record.chunks,
-                     engines=tuple(record.engines))
+                     engines=tuple(record.engines), status=record.status,
+                     failed_pages=tuple(meta.get("failed_pages") or ()))
 
     def remember_token(self, file: SourceFile, change_token: str) -> None:
         """Store ``file``'s new change token on its record when its bytes did not change (so the
@@ -129,13 +136,33 @@ class Pipeline:
         return path
 
     def index(self, document: Document, chunks: list[Chunk], change_token: str | None = None) -> DocumentRecord:
-        """Embed and upsert the chunks, delete the document's stale points, write its record.
-        Raises :class:`~ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
+        """Embed and upsert the chunks, delete the document's stale points, write its record (with
+        the errors of failed pages, if any: :func:`page_failures`). Raises
+        :class:`~ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
         assert self.indexer is not None
         if self.settings.keep_documents:
             self.save_document(document)
+        record = self._record(document, len(chunks), change_token)
+        with self._write_lock:
+            self.indexer.index(record, chunks)
+        return record
+
+    def record_failure(self, document: Document, error: str, change_token: str | None = None) -> DocumentRecord:
+        """Record ``document`` (converted, but with no usable page) as ``failed`` in the registry
+        with its page errors; its previous points, if any, stay untouched and searchable, and the
+        next run retries it (:meth:`known`). Raises :class:`~ocr.errors.StoreError`."""
+        assert self.store is not None
+        record = self._record(document, 0, change_token)
+        if not record.errors:
+            record = record.model_copy(update={"errors": [error]})
+        with self._write_lock:
+            self.store.record_failure(record)
+        return record
+
+    def _record(self, document: Document, chunks: int, change_token: str | None) -> DocumentRecord:
         source = document.source
-        record = DocumentRecord(
+        failures = page_failures(document)
+        return DocumentRecord(
             doc_id=document.doc_id,
             uri=source.uri,
             path=source.path,
@@ -143,26 +170,26 @@ class Pipeline:
             tenant=source.tenant,
             content_hash=document.content_hash,
             pages=document.page_count,
-            chunks=len(chunks),
+            chunks=chunks,
             engines=document.engines(),
             indexed_at=datetime.now(timezone.utc),
+            errors=[*document.errors, *failures.values()][:50],
             mime_type=document.mime_type,
             size=source.size,
             mtime=source.mtime,
             embedding_model=self.embedder.model_name if self.embedder else None,
             metadata={"fingerprint": self.fingerprint, "status": document.status.value,
-                      "change_token": change_token, "etag": source.etag, **{f"meta.{k}": v for k, v in source.metadata.items()}},
+                      "failed_pages": sorted(failures), "change_token": change_token, "etag": source.etag,
+                      **{f"meta.{k}": v for k, v in source.metadata.items()}},
         )
-        with self._write_lock:
-            self.indexer.index(record, chunks)
-        return record
 
     def prune(self, source_name: str, keep_uris: set[str], roots: list[str] | None = None,
               labelled: bool = True, still_there: Callable[[str], bool] | None = None) -> list[DocumentReport]:
         """Delete documents of ``source_name`` whose URI is not in ``keep_uris`` (and, when
         ``roots`` is given, lies under one of those URI prefixes, and, when ``still_there`` is
         given, for which ``still_there(uri)`` is false); a ``pruned`` report each, shown as
-        ``source:path`` like listed documents (``labelled``) or as the bare path."""
+        ``source:path`` like listed documents (``labelled``) or as the local path the document
+        was indexed from (its ``file://`` URI's path; the recorded path for other URIs)."""
         assert self.store is not None
         pruned = []
         for record in self.store.list_documents(source=source_name):
@@ -174,7 +201,7 @@ class Pipeline:
                 continue
             with self._write_lock:
                 self.store.delete_document(record.doc_id)
-            shown = f"{source_name}:{record.path}" if labelled else record.path
+            shown = f"{source_name}:{record.path}" if labelled else _local_path(record.uri) or record.path
             pruned.append(DocumentReport(source=shown, doc_id=record.doc_id, status="pruned", pages=record.pages,
                                          chunks=record.chunks, source_name=source_name, tenant=record.tenant))
         return pruned
@@ -188,6 +215,28 @@ class Pipeline:
         report.failed_pages = [p.number for p in document.pages if p.status == PageStatus.FAILED]
         report.cached_pages = [p.number for p in document.pages if p.attributes.get("cache") == "hit"]
         notes = [f"page {p.number}: fallback: {p.fallback_reason}" for p in document.pages if p.fallback_reason]
-        notes += [f"page {p.number}: {e}" for p in document.pages for e in p.errors]
+        notes += [page_note(p.number, e) for p in document.pages for e in p.errors]
         report.page_errors = notes[:50]
+
+
+def page_note(number: int, text: str) -> str:
+    """``text`` prefixed with ``page NUMBER:`` once (engines' messages often start with it already)."""
+    prefix = f"page {number}:"
+    return text if text.startswith(prefix) else f"{prefix} {text}"
+
+
+def page_failures(document: Document) -> dict[int, str]:
+    """The failed pages of ``document``: page number (1-based) -> its errors in one line, each
+    prefixed ``page N:`` once (``"page N: failed"`` when the page gave no reason)."""
+    return {p.number: "; ".join(page_note(p.number, e) for e in p.errors) or f"page {p.number}: failed"
+            for p in document.pages if p.status == PageStatus.FAILED}
+
+
+def _local_path(uri: str) -> str | None:
+    """The local path of a ``file://`` URI (percent-decoded), else ``None``."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    parsed = urlparse(uri)
+    return url2pathname(parsed.path) if parsed.scheme == "file" else None
 

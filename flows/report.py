@@ -4,12 +4,14 @@
 object per document (keys of :class:`DocumentReport`). Statuses:
 
 * ``indexed``: converted, chunked, embedded and upserted in this run;
-* ``skipped``: already indexed with the same content hash (no OCR, no embedding);
-* ``failed``: could not be indexed; ``error`` holds the specific one-line reason;
+* ``skipped``: already indexed with the same content hash and settings (no OCR, no embedding);
+* ``failed``: could not be indexed; ``error`` holds the specific one-line reason (for a document
+  whose every page failed: ``every page failed (N of N): page 1: ...``);
 * ``pruned``: removed from the index because it disappeared from its source (``--prune``).
 
 A document whose pages partly failed or fell back is still ``indexed``; ``failed_pages`` and
-``fallback_pages`` say which, and ``page_errors`` why.
+``fallback_pages`` say which, and ``page_errors`` why (each prefixed ``page N:`` once). Failed
+documents and documents with failed pages are retried on the next run.
 """
 
 from __future__ import annotations

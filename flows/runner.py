@@ -78,6 +78,12 @@ def _index(pipeline: Pipeline, prepared, file: SourceFile) -> DocumentReport:
         if prepared.change_token and report.change == "unchanged (content hash)":
             pipeline.remember_token(file, prepared.change_token)
         return report
+    if report.status == "failed" and prepared.document is not None:  # converted, but every page failed
+        try:
+            pipeline.record_failure(prepared.document, report.error or "every page failed", prepared.change_token)
+        except Exception as exc:  # noqa: BLE001 - the document is reported failed either way
+            report.error = f"{report.error}; and its failure could not be recorded: {type(exc).__name__}: {exc}"
+        return report
     if report.status != "indexed":
         return report
     started = time.perf_counter()

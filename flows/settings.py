@@ -80,6 +80,7 @@ class Settings(BaseSettings):
     # Raise it on hosts with idle cores.
     convert_processes: int = Field(default=1, ge=1, description="Processes converting pages of one document (1 = in-process; see bench_convert_pool.py before raising)")
     ocr_slots: int | None = Field(default=None, ge=1, description="Size of the Prefect concurrency limit on the OCR tag (default: 2 per OCR endpoint, else 1 per machine)")
+    force: bool = Field(default=False, description="Process every document again, even when its change token (size and mtime, or etag) and content hash say it is unchanged: converted (OCR pages reused from the page cache only for identical bytes and OCR settings), chunked, embedded and upserted (point ids are deterministic: the same points, no duplicates). Meant for one run (ingest --force), not a config file")
     retries: int = Field(default=3, ge=0, description="Retries of transient errors (source reads, store writes, engines) per task")
     retry_delay: float = Field(default=2.0, ge=0, description="First retry delay in seconds; doubles on each retry (with jitter)")
 

@@ -7,13 +7,16 @@ picklable settings) reaches. Each process builds its :class:`Stages` once per sp
 the default runner share the flow's converter, chunker and page-conversion pool.
 
 Skip rule (:meth:`Stages.plan`): a document is ``skipped`` when the index knows it (:class:`Known`)
-with the same :attr:`StageSpec.fingerprint` (embedding model and chunk limit) and either the same
-change token (etag, or size and mtime: the bytes are not even read) or, after reading, the same
-content hash. Then no OCR, chunking or embedding runs.
+as indexed with no failed page, with the same :attr:`StageSpec.fingerprint` (embedding model,
+chunker options and the OCR settings that decide the page text, see :func:`index_fingerprint`) and
+either the same change token (etag, or size and mtime: the bytes are not even read) or, after
+reading, the same content hash. Then no OCR, chunking or embedding runs. ``settings.force`` turns
+skipping off: every document is read, converted, chunked and embedded again.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -33,13 +36,13 @@ from ocr.ids import sha256_bytes, sha256_text
 from ocr.schema import Document, Page, SourceRef
 
 __all__ = ["StageSpec", "Known", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
-           "chunker_options"]
+           "chunker_options", "index_fingerprint", "ocr_identity", "settings_change"]
 
 
 @dataclass(frozen=True)
 class StageSpec:
     """What a process needs to build the stages: settings and the index fingerprint decided by the
-    flow process (embedding model and chunker options)."""
+    flow process (:func:`index_fingerprint`: embedding model, chunker options, OCR settings)."""
 
     settings: Settings
     fingerprint: str
@@ -53,7 +56,9 @@ class StageSpec:
 
 @dataclass(frozen=True)
 class Known:
-    """What the index holds for a document: content hash, fingerprint, change token, counts."""
+    """What the index holds for a document: content hash, fingerprint, change token, counts;
+    ``status`` of its registry record (``indexed`` or ``failed``: the last attempt failed) and the
+    pages that failed when it was last indexed (``failed_pages``, 1-based)."""
 
     content_hash: str
     fingerprint: str | None
@@ -61,6 +66,8 @@ class Known:
     pages: int = 0
     chunks: int = 0
     engines: tuple[str, ...] = ()
+    status: str = "indexed"
+    failed_pages: tuple[int, ...] = ()
 
 
 @dataclass
@@ -79,7 +86,8 @@ class Planned:
 @dataclass
 class Prepared:
     """Result of the document task: the report, and for documents to index the converted
-    document and its chunks (indexing happens in the flow process)."""
+    document and its chunks (indexing happens in the flow process). A ``failed`` report with a
+    ``document`` is a document converted with no usable page (recorded as failed by the flow)."""
 
     report: DocumentReport
     document: Document | None = None
@@ -105,6 +113,45 @@ def chunker_options(settings: Settings) -> ChunkerOptions:
         return ChunkerOptions(**{**settings.chunking, "max_tokens": settings.max_tokens})
     except ValueError as exc:  # pydantic's ValidationError
         raise ConfigurationError(f"invalid chunking settings: {exc}") from exc
+
+
+def ocr_identity(settings: Settings, vlm_engine=None) -> dict:
+    """The OCR settings that decide a document's page text, as a JSON-able dict: the routing mode
+    (``engine``: text layer, CPU OCR, VLM), and unless it is ``text`` the CPU OCR engine, languages
+    and render DPI, and the VLM engine's :attr:`~ocr.engines.base.PageEngine.cache_key` (profile,
+    prompt/sizing/sampling fingerprint, served model). Endpoint URLs, API keys, timeouts and
+    concurrency are left out: they do not change the text a given model produces. ``vlm_engine``
+    must be warmed up or able to warm up (its key needs the served model id)."""
+    from ocr.engines.cpu import DEFAULT_CPU_ENGINE
+
+    identity: dict = {"engine": settings.engine}
+    if settings.engine != "text":
+        identity.update(cpu_engine=settings.cpu_ocr_engine or DEFAULT_CPU_ENGINE, languages=list(settings.languages),
+                        dpi=settings.dpi, vlm=vlm_engine.cache_key if vlm_engine is not None else None)
+    return identity
+
+
+def index_fingerprint(model: str, options: ChunkerOptions, ocr: dict) -> str:
+    """What else than the bytes decides the indexed content, as ``MODEL|CHUNKER|ocr:OCR``: the
+    embedding model name, a 12-hex hash of the chunker options (limit included) and a 12-hex hash
+    of :func:`ocr_identity`. Stored on each document's record; a document indexed under another
+    fingerprint is processed again (see :func:`settings_change` for the reason shown)."""
+    return f"{model}|{sha256_text(options.model_dump_json())[:12]}|ocr:{sha256_text(json.dumps(ocr, sort_keys=True))[:12]}"
+
+
+def _fingerprint_parts(fingerprint: str | None) -> tuple[str | None, str | None, str | None]:
+    parts = (fingerprint or "").split("|")
+    ocr = next((p for p in parts if p.startswith("ocr:")), None)
+    rest = [p for p in parts if not p.startswith("ocr:")]
+    return (rest[0] if rest and rest[0] else None, rest[1] if len(rest) > 1 else None, ocr)
+
+
+def settings_change(old: str | None, new: str) -> str:
+    """Which part of :func:`index_fingerprint` differs between ``old`` and ``new``, for the run
+    report: e.g. ``"OCR settings changed"`` or ``"embedding model, chunking options changed"``."""
+    names = ("embedding model", "chunking options", "OCR settings")
+    changed = [name for name, a, b in zip(names, _fingerprint_parts(old), _fingerprint_parts(new)) if a != b]
+    return f"{', '.join(changed or ['settings'])} changed"
 
 
 class Stages:
@@ -161,9 +208,13 @@ class Stages:
 
     def plan(self, file: SourceFile, known: Known | None) -> Planned:
         """Decide whether ``file`` needs work (see module docstring); reads and opens it unless the
-        change token shows it unchanged. Raises ``OSError`` (transient reads),
+        change token shows it unchanged. ``Planned.why`` says why: ``new``, ``changed`` (bytes),
+        ``retry: ...`` (last attempt failed, or some pages failed), ``... settings changed``
+        (see :func:`settings_change`), ``forced`` (``settings.force``), or ``unchanged (change
+        token)`` / ``unchanged (content hash)`` when skipped. Raises ``OSError`` (transient reads),
         :class:`~ocr.errors.SourceError` (unreadable document)."""
-        current = known is not None and known.fingerprint == self.spec.fingerprint
+        current = (known is not None and not self.settings.force and known.status == "indexed"
+                   and not known.failed_pages and known.fingerprint == self.spec.fingerprint)
         if current and known.change_token == file.change_token:
             return Planned(file, None, known.content_hash, self.source_ref(file), True, "unchanged (change token)",
                            known.pages)
@@ -175,8 +226,22 @@ class Stages:
         assert self.converter is not None  # opened in a guard process (ocr.guard): a hostile file fails alone
         item = DocumentInput(data=data, source=source, password=self.password_for(file))
         page_count = self.converter.inspect(item, content_hash).page_count
-        why = "changed" if known is not None else "new"
-        return Planned(file, data, content_hash, source, False, why, page_count)
+        return Planned(file, data, content_hash, source, False, self._why(known, content_hash), page_count)
+
+    def _why(self, known: Known | None, content_hash: str) -> str:
+        """Why a document that is not skipped is processed (see :meth:`plan`)."""
+        if known is None:
+            return "new"
+        if known.content_hash != content_hash:
+            return "changed"
+        if known.status != "indexed":
+            return "retry: the last attempt failed"
+        if known.failed_pages:
+            return f"retry: page{'s' if len(known.failed_pages) > 1 else ''} " \
+                   f"{', '.join(map(str, known.failed_pages))} failed last time"
+        if known.fingerprint != self.spec.fingerprint:
+            return settings_change(known.fingerprint, self.spec.fingerprint)
+        return "forced"
 
     def convert(self, planned: Planned, on_page: Callable[[Page], None] | None = None) -> Document:
         """OCR every page (cached pages are reused), across the process pool when there is one.

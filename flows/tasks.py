@@ -23,7 +23,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from ocr.errors import EndpointError, EngineUnavailableError, FolioflowError, StoreError
-from ocr.schema import Page
+from ocr.schema import Document, DocumentStatus, Page
 
 from flows.listing import Listing, list_source
 from flows.report import DocumentReport
@@ -100,8 +100,9 @@ def chunk_task(spec: StageSpec, document):
 def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None = None,
                          progress: Any = None) -> Prepared:
     """Plan, convert and chunk one document (nested tasks); never raises. Returns a
-    :class:`Prepared` whose report is ``skipped``, ``failed`` (with the reason) or, still to be
-    indexed by the flow, ``indexed`` with the document and its chunks."""
+    :class:`Prepared` whose report is ``skipped``, ``failed`` (with the reason; with the converted
+    document when every page failed, for the flow to record the failure in the registry) or, still
+    to be indexed by the flow, ``indexed`` with the document and its chunks."""
     settings = spec.settings
     started = time.perf_counter()
     report = DocumentReport(source=file.display, doc_id=file.doc_id, status="failed", source_name=file.source_name,
@@ -126,6 +127,10 @@ def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None 
         from flows.pipeline import Pipeline
 
         Pipeline.describe(report, document)
+        if document.status == DocumentStatus.FAILED:  # no page has content: nothing to index
+            report.error = no_content_error(document)
+            prepared.document = document  # "failed" with the document: the flow records the failure
+            return prepared
         prepared.chunks = chunk_task(spec, document)
         prepared.document = document
         report.chunks = len(prepared.chunks)
@@ -150,6 +155,16 @@ def index_task(pipeline, prepared: Prepared):
 def list_source_task(config: SourceConfig) -> Listing:
     """List a configured source (never raises; an unreachable root gives an incomplete listing)."""
     return list_source(config)
+
+
+def no_content_error(document: Document) -> str:
+    """The one-line error of a converted document none of whose pages has content: how many pages
+    failed, then the document's and the pages' errors (each prefixed ``page N:`` once)."""
+    from flows.pipeline import page_failures
+
+    failures = page_failures(document)
+    reasons = "; ".join([*document.errors, *failures.values()]) or "no page converted"
+    return f"every page failed ({len(failures)} of {document.page_count}): {reasons}" if failures else reasons
 
 
 def failed_report(file: SourceFile, error: str) -> DocumentReport:

@@ -74,8 +74,8 @@ class Indexer:
         return self.store.is_current(doc_id, content_hash, self.embedder.model_name)
 
     def index(self, record: DocumentRecord, chunks: Sequence[Chunk]) -> IndexResult:
-        """Embed ``chunks`` (their ``embed_text``) and replace the document's points and record.
-        Raises :class:`~ocr.errors.EmbeddingError`, :class:`~ocr.errors.StoreError` or
+        """Embed ``chunks`` (their ``embed_text``) and replace the document's points and record
+        (written ``indexed``, keeping ``record.errors``: the caller's page errors, if any). Raises :class:`~ocr.errors.EmbeddingError`, :class:`~ocr.errors.StoreError` or
         :class:`~ocr.errors.TenancyError`; on error the document's previous points stay."""
         self.ensure()
         t0 = time.perf_counter()
@@ -90,8 +90,8 @@ class Indexer:
             dense = self.embedder.encode(texts)
         sparse = self.sparse.encode_documents(texts)
         t1 = time.perf_counter()
-        record = record.model_copy(update={"embedding_model": self.embedder.model_name, "status": "indexed",
-                                           "errors": []})
+        # ``record.errors`` stay: those of pages that failed while the rest of the document landed.
+        record = record.model_copy(update={"embedding_model": self.embedder.model_name, "status": "indexed"})
         res = self.store.replace_document(record, chunks, dense, sparse)
         t2 = time.perf_counter()
         return IndexResult(record.doc_id, len(chunks), res.upserted, res.deleted, t1 - t0, t2 - t1)
