@@ -67,12 +67,17 @@ def ingest(
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="Tenant recorded on every chunk")] = None,
     password: Annotated[Optional[list[str]], typer.Option("--password", help="PDF password as GLOB=PASSWORD (or just PASSWORD for all)")] = None,
     prune: Annotated[bool, typer.Option("--prune", help="Delete indexed documents under the given folders that no longer exist")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Process every document again even when unchanged (same size and mtime, same content hash): convert, chunk, embed and upsert; the same points, no duplicates. Needed after an in-place rewrite that kept a file's size and mtime")] = False,
     report: Annotated[Optional[Path], typer.Option("--report", help="Write one JSON record per document to this file")] = None,
     config: Config = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar")] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
 ) -> None:
     """Convert, chunk, embed and index documents (runs the Prefect `ingest` flow in ephemeral mode).
+
+    Unchanged documents are skipped: same size and mtime (the bytes are not read), else the same
+    content hash, with the same embedding model, chunking and OCR settings; --force processes them
+    again. A document with failed pages is retried on the next run.
 
     Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
     exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable).
@@ -95,7 +100,7 @@ def ingest(
 
     with page_progress(progress) as bar:
         try:
-            result = run_ingest(paths, settings, prune=prune, progress=bar)
+            result = run_ingest(paths, settings, prune=prune, force=force, progress=bar)
         except FolioflowError as exc:
             fail(f"ingest cannot proceed: {exc}")
         except RuntimeError as exc:
@@ -142,6 +147,9 @@ def query(
     --json prints a list of objects with keys text, score, doc_id, source (the document's URI),
     source_name (its configured source), page_start, page_end (1-based), heading_path (list of
     strings), kind, path and chunk_index.
+
+    Exits 1 (reason on stderr) when there is no index, or when a --doc or --source filter matches
+    no indexed document; 0 otherwise, also when nothing matches the text ("no results").
     """
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
@@ -156,13 +164,14 @@ def query(
 @app.command()
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-    documents: Annotated[bool, typer.Option("--documents", "-d", help="Also list every document: source, path, doc id, pages, chunks, status")] = False,
+    documents: Annotated[bool, typer.Option("--documents", "-d", help="Also list every document: source, path, doc id, pages, chunks, status (with failed pages), and their errors")] = False,
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
     config: Config = None,
 ) -> None:
-    """Documents and chunks in the index, per source (--documents: one row per document)."""
+    """Documents and chunks in the index, per source (--documents: one row per document, then the
+    recorded errors of failed documents and failed pages)."""
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     from flows.cli.query_view import print_status
 
@@ -171,13 +180,14 @@ def status(
 
 @app.command()
 def show(
-    doc: Annotated[str, typer.Argument(help="Document id (or a unique prefix), or the path it was ingested from")],
+    doc: Annotated[str, typer.Argument(help="What query --doc takes: document id (or a unique prefix), the path it was ingested from, or its file name when unambiguous")],
     page: Annotated[Optional[int], typer.Option("--page", help="Only this page (1-based)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="markdown | json")] = "markdown",
     data_dir: DataDir = None,
     config: Config = None,
 ) -> None:
-    """Print exactly what was indexed for a document: its converted Markdown (or JSON)."""
+    """Print exactly what was indexed for a document: its converted Markdown (or JSON); a failed
+    page shows as a `<!-- page N failed: reason -->` marker."""
     settings = build_settings(config, data_dir=data_dir)
     from flows.cli.query_view import print_document
 

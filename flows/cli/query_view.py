@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.table import Table
 
 from flows.cli.options import fail
-from flows.cli.ui import stdout
+from flows.cli.ui import stderr, stdout
 from flows.settings import Settings
 
 __all__ = ["QUERY_KEYS", "run_query", "print_results", "print_status", "print_document"]
@@ -41,11 +41,13 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
     :func:`indexing.glossary.load_glossary`; ``route_titles``: document routing by title, see
     :mod:`indexing.routing`); returns one dict per hit with
     :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``): ``source`` is the document's URI,
-    ``source_name`` the configured source it came from (what ``--source`` filters on)."""
+    ``source_name`` the configured source it came from (what ``--source`` filters on). Fails
+    (exit 1, reason on stderr) when there is no index, or when ``doc_ids`` (see
+    :func:`resolve_document`) or ``source`` match no indexed document (of ``tenant``, when given)."""
     from indexing.embedder import Embedder
     from indexing.glossary import load_glossary
     from indexing.retriever import FolioRetriever
-    from ocr.errors import FolioflowError
+    from ocr.errors import FolioflowError, TenancyError
 
     if mode not in ("dense", "sparse", "hybrid"):
         fail(f"--mode must be dense, sparse or hybrid, not {mode!r}")
@@ -58,7 +60,12 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
         info = store.collection_info()
         if info is None:
             fail(f"collection {settings.collection!r} does not exist (nothing ingested yet)")
-        doc_ids = _resolve_doc_ids(store, doc_ids) if doc_ids else None
+        if store.tenancy and not tenant:
+            raise TenancyError("tenancy is on: the query needs the caller's tenant (--tenant)")
+        records = store.list_documents()
+        if tenant is not None:  # another tenant's documents are not there for this caller
+            records = [r for r in records if r.tenant == tenant]
+        doc_ids = _check_filters(records, doc_ids, source)
         model = settings.embedding_model or info.get("model")
         embedder = (Embedder(model=model, device=settings.device, precision=settings.embedding_precision)
                     if mode != "sparse" else None)
@@ -91,27 +98,60 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
     return hits
 
 
-def _resolve_doc_ids(store, keys: list[str]) -> list[str]:
-    """Document ids for ``--doc`` values: a full id, a unique id prefix, or the path or file name
-    the document was ingested from; fails (exit 1) on no match or an ambiguous prefix."""
+def match_documents(records, key: str) -> list:
+    """The registry records ``key`` names, the way ``query --doc`` and ``show`` read it: a full
+    doc id, else a doc id prefix, else the path the document was ingested from (as given:
+    relative to the working directory, absolute, or its URI), its recorded path or its bare file
+    name. Several records back mean ``key`` is ambiguous; none, that nothing matches."""
     from ocr.ids import canonical_uri
 
-    records = store.list_documents()
-    out = []
-    for key in keys:
-        try:  # a path as given (relative to the working directory, absolute, or a URI)
-            uri = canonical_uri(key)
-        except (OSError, ValueError):
-            uri = None
-        found = [r.doc_id for r in records if r.doc_id == key] or \
-                [r.doc_id for r in records if r.doc_id.startswith(key)] or \
-                [r.doc_id for r in records if key in (r.path, Path(r.path).name, r.uri) or r.uri == uri]
-        if not found:
-            fail(f"--doc {key!r}: no such document in the index (see `folioflow status --documents`)")
-        if len(set(found)) > 1:
-            fail(f"--doc {key!r} matches {len(set(found))} documents; give more of the id")
-        out.append(found[0])
-    return out
+    try:  # a path as given (relative to the working directory, absolute, or a URI)
+        uri = canonical_uri(key)
+    except (OSError, ValueError):
+        uri = None
+    return ([r for r in records if r.doc_id == key] or [r for r in records if r.doc_id.startswith(key)]
+            or [r for r in records if key in (r.path, Path(r.path).name, r.uri) or r.uri == uri])
+
+
+def resolve_document(records, key: str, option: str = "--doc"):
+    """The one record ``key`` names (see :func:`match_documents`); fails (exit 1) naming ``option``
+    when nothing matches, or listing the candidates (id and where each came from) when several do."""
+    found = {r.doc_id: r for r in match_documents(records, key)}
+    if not found:
+        fail(f"{option} {key!r}: no such document in the index (see `folioflow status --documents`)")
+    if len(found) > 1:
+        shown = sorted(found.values(), key=lambda r: (r.source, r.uri))
+        listed = "; ".join(f"{r.doc_id} ({r.source}: {r.uri})" for r in shown[:10])
+        more = f"; and {len(shown) - 10} more" if len(shown) > 10 else ""
+        fail(f"{option} {key!r} matches {len(found)} documents: {listed}{more}; give the doc id (or a unique "
+             "prefix of it) or the full path")
+    return next(iter(found.values()))
+
+
+def _searchable(record) -> bool:
+    """Whether ``record``'s document has points to search: indexed, or failed on its last run
+    while an earlier version's points stay in the index."""
+    return record.status == "indexed" or record.chunks > 0
+
+
+def _check_filters(records, keys: list[str] | None, source: str | None) -> list[str] | None:
+    """Document ids for the ``--doc`` values (:func:`resolve_document`); fails (exit 1) with the
+    specific reason when the ``--doc`` / ``--source`` filters leave no indexed document to search:
+    a named document that was never indexed (its last run failed), a source no indexed document
+    has, or named documents that are not from that source."""
+    chosen = [resolve_document(records, key) for key in keys] if keys else None
+    for record in chosen or ():
+        if not _searchable(record):
+            reason = "; ".join(record.errors[:3]) or "no reason recorded"
+            fail(f"--doc {record.path!r}: document {record.doc_id} is not indexed (its last run failed: {reason})")
+    if source is not None:
+        if not any(r.source == source for r in records if _searchable(r)):
+            fail(f"--source {source!r}: no indexed document has source {source!r} (see `folioflow status` "
+                 "for the sources in the index)")
+        if chosen is not None and not any(r.source == source for r in chosen):
+            fail(f"--source {source!r} with --doc: none of the documents given has source {source!r} "
+                 f"(theirs: {', '.join(sorted({r.source for r in chosen}))})")
+    return [r.doc_id for r in chosen] if chosen is not None else None
 
 
 def print_results(hits: list[dict], as_json: bool = False) -> None:
@@ -135,7 +175,9 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
 
 def print_status(settings: Settings, as_json: bool = False, documents: bool = False) -> None:
     """Documents, pages and chunks in the index, per source (from the documents registry); with
-    ``documents``, one row per document (source, path, doc id, pages, chunks, status) as well."""
+    ``documents``, one row per document (source, path, doc id, pages, chunks, status and the
+    number of failed pages) as well, then every recorded error (failed pages, failed documents);
+    JSON adds ``failed_pages`` and ``errors`` to each document."""
     from ocr.errors import FolioflowError
 
     store = _open_store(settings)
@@ -158,7 +200,8 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
     if documents:
         summary["document_list"] = [
             {"doc_id": r.doc_id, "source": r.source, "path": r.path, "uri": r.uri, "pages": r.pages,
-             "chunks": r.chunks, "status": r.status, "tenant": r.tenant, "indexed_at": r.indexed_at.isoformat()}
+             "chunks": r.chunks, "status": r.status, "tenant": r.tenant, "indexed_at": r.indexed_at.isoformat(),
+             "failed_pages": list((r.metadata or {}).get("failed_pages") or []), "errors": list(r.errors)}
             for r in sorted(records, key=lambda r: (r.source, r.path))]
     if as_json:
         print(json.dumps(summary, indent=2))
@@ -177,27 +220,60 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
             docs.add_column(column, justify="right" if column in ("pages", "chunks") else "left",
                             overflow="fold")
         for row in summary["document_list"]:
-            docs.add_row(row["source"], row["path"], row["doc_id"], str(row["pages"]), str(row["chunks"]),
-                         row["status"])
+            failed = len(row["failed_pages"])
+            shown = row["status"]
+            if failed and shown == "indexed":
+                shown += f", {failed} page{'s' if failed > 1 else ''} failed"
+            docs.add_row(row["source"], row["path"], row["doc_id"], str(row["pages"]), str(row["chunks"]), shown)
         stdout.print(docs)
+        troubled = [row for row in summary["document_list"] if row["errors"]]
+        if troubled:
+            stdout.print("[bold]Errors[/bold] (retried on the next ingest run)")
+            for row in troubled:
+                for error in row["errors"]:
+                    stdout.print(f"  {row['path']}: {error}", markup=False)
 
 
 def _find_document(settings: Settings, key: str) -> Path:
+    """The converted document JSON ``key`` names, read the way ``query --doc`` reads it (see
+    :func:`match_documents`). A doc id, a unique id prefix or an existing path is found among the
+    files under ``documents_dir`` without opening the index; anything else (a bare file name, the
+    recorded path) is resolved through the documents registry, which then says why a document
+    has no converted JSON (its last run failed, or ``keep_documents`` was off)."""
     folder = settings.documents_dir
+    stem = key
     if Path(key).exists():
         from ocr.ids import doc_id_for
 
-        key = doc_id_for(key)
-    matches = sorted(folder.glob(f"{key}*.json")) if folder.exists() else []
-    if not matches:
-        fail(f"no converted document {key!r} under {folder} (see `folioflow status --documents`)")
-    if len(matches) > 1:
-        fail(f"{key!r} matches {len(matches)} documents; give more of the id")
-    return matches[0]
+        stem = doc_id_for(key)
+    matches = sorted(folder.glob(f"{stem}*.json")) if folder.exists() and "/" not in stem else []
+    if len(matches) == 1:
+        return matches[0]
+    store = _open_store(settings)
+    try:
+        records = store.list_documents()
+    finally:
+        store.close()
+    record = resolve_document(records, key, option="show")
+    path = folder / f"{record.doc_id}.json"
+    if path.is_file():
+        if record.status != "indexed":
+            reason = "; ".join(record.errors[:3]) or "no reason recorded"
+            stderr.print(f"note: {record.path} failed on its last run ({reason}); shown: the version indexed before",
+                         markup=False)
+        return path
+    if record.status != "indexed":
+        reason = "; ".join(record.errors[:3]) or "no reason recorded"
+        fail(f"{record.path} ({record.doc_id}) is not indexed: its last run failed: {reason}")
+    fail(f"no converted document for {record.path} ({record.doc_id}) under {folder} (keep_documents was off "
+         "when it was ingested)")
 
 
 def print_document(settings: Settings, key: str, page: int | None = None, fmt: str = "markdown") -> None:
-    """Print the converted document kept by ``ingest`` (Markdown with page markers, or JSON)."""
+    """Print the converted document kept by ``ingest`` (Markdown with page markers, or JSON).
+    ``key``: what ``query --doc`` takes (doc id or unique prefix, path, bare file name when
+    unambiguous; see :func:`_find_document`). Failed pages show as ``<!-- page N failed: ... -->``
+    in Markdown and with their ``errors`` in JSON."""
     from ocr.export import document_markdown
     from ocr.schema import Document
 

@@ -120,3 +120,56 @@ def test_a_prefect_database_from_a_newer_prefect_is_named(tmp_path):
     errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and "was migrated by a newer Prefect (revision ffffffffffff" in errors[0], run.stderr[-3000:]
     assert "PREFECT_HOME" in errors[0]
+
+
+def test_show_query_and_status_find_documents_and_say_what_failed(tmp_path):
+    """`show` takes what `query --doc` takes (bare file name when unambiguous; an ambiguous one
+    lists the candidates); a --source or --doc filter that matches no indexed document exits 1
+    with the reason; a document whose only page failed is failed in the registry with its page
+    error, shown by `status --documents`, `show` and `query --doc`; `ingest --force` is in --help."""
+    from flows.reliability.hostile import image_page, raw_pdf, text_page
+
+    docs = tmp_path / "docs"
+    write_sample_pdf(docs / "a" / "sample.pdf")
+    write_sample_pdf(docs / "b" / "sample.pdf")
+    raw_pdf(docs / "lease.pdf", [text_page("Harbour Lease", "The tenant pays rent monthly to the harbour board.")])
+    bomb = raw_pdf(docs / "scan-bad.pdf", [image_page(10_000, 10_000)])
+    bomb.write_bytes(bomb.read_bytes().replace(b"/Width 10000 /Height 10000", b"/Width 90000 /Height 90000"))
+    home = tmp_path / "prefect-home"
+
+    run = folioflow("ingest", str(docs), "--report", "report.json", "--no-progress", cwd=tmp_path, home=home)
+    assert run.returncode == 0, run.stderr[-3000:]
+    records = {r["source"]: r for r in json.loads((tmp_path / "report.json").read_text())}
+    failed = records[f"{docs}/scan-bad.pdf"]
+    assert failed["status"] == "failed" and failed["error"].startswith("every page failed (1 of 1): page 1: image")
+    assert "page 1: page 1:" not in failed["error"]
+
+    show = folioflow("show", "lease.pdf", cwd=tmp_path, home=home)  # the bare name `status --documents` prints
+    assert show.returncode == 0, show.stderr[-3000:]
+    assert "Harbour Lease" in show.stdout
+    ambiguous = folioflow("show", "sample.pdf", cwd=tmp_path, home=home)
+    assert ambiguous.returncode == 1 and "matches 2 documents" in ambiguous.stderr
+    for sample in ("a", "b"):
+        assert records[f"{docs}/{sample}/sample.pdf"]["doc_id"] in ambiguous.stderr
+    by_path = folioflow("show", str(docs / "b" / "sample.pdf"), "--page", "2", cwd=tmp_path, home=home)
+    assert by_path.returncode == 0 and "<!-- page 2 -->" in by_path.stdout
+    never = folioflow("show", "scan-bad.pdf", cwd=tmp_path, home=home)
+    assert never.returncode == 1 and "is not indexed: its last run failed: page 1: image exceeds" in never.stderr
+
+    status = json.loads(folioflow("status", "--json", "--documents", cwd=tmp_path, home=home).stdout)
+    listed = {row["path"]: row for row in status["document_list"]}
+    assert listed["scan-bad.pdf"]["status"] == "failed"
+    assert listed["scan-bad.pdf"]["errors"][0].startswith("page 1: image exceeds the pixel limit")
+    table = folioflow("status", "--documents", cwd=tmp_path, home=home)
+    assert "scan-bad.pdf: page 1: image exceeds the pixel limit" in table.stdout
+
+    nosuch = folioflow("query", "rent", "--source", "nosuch", cwd=tmp_path, home=home)
+    assert nosuch.returncode == 1 and "no indexed document has source 'nosuch'" in nosuch.stderr
+    bad_doc = folioflow("query", "rent", "--doc", "scan-bad.pdf", cwd=tmp_path, home=home)
+    assert bad_doc.returncode == 1 and "is not indexed (its last run failed: page 1: image" in bad_doc.stderr
+    fine = folioflow("query", "rent", "--doc", "lease.pdf", "--source", "default", "--json", cwd=tmp_path, home=home)
+    assert fine.returncode == 0, fine.stderr[-3000:]
+    assert {hit["doc_id"] for hit in json.loads(fine.stdout)} == {records[f"{docs}/lease.pdf"]["doc_id"]}
+
+    helps = {cmd: folioflow(cmd, "--help", cwd=tmp_path, home=home).stdout for cmd in ("ingest", "query")}
+    assert "--force" in helps["ingest"] and "Exits 1" in helps["query"]
