@@ -1,0 +1,72 @@
+"""Hard inputs a tester found: a page the layout model calls one big figure, transparent PNGs, PDFs
+padded after ``%%EOF``, HEIC photos, and usable text layers the quality gate refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from ocr.engines.cpu import get_cpu_engine
+from ocr.postprocess.blocks import FIGURE_MARKDOWN, blocks_markdown, compose_blocks
+from ocr.postprocess.lines import OcrLine, OcrWord, Region
+from ocr.render import open_document
+from ocr.schema import BlockType
+
+C = "C_scanned_multilang"
+
+
+def _line(text: str, x: float, y: float, confidence: float = 0.95, height: float = 30.0) -> OcrLine:
+    """A line of ``text`` at (x, y) in pixels, one 18 px-wide box per character, words split on spaces."""
+    words, cursor = [], x
+    for word in text.split():
+        words.append(OcrWord(word, (cursor, y, cursor + 18 * len(word), y + height), confidence))
+        cursor += 18 * (len(word) + 1)
+    line = OcrLine.from_words(words)
+    line.attrs["ink_height"] = height * 0.7
+    return line
+
+
+# -- 1. a page the layout model labels "figure" ------------------------------------------------------
+LETTER = ["Robert Schneider AG Rue du Lac 1268", "Dear Ms. Rutschmann, we are billing you as follows.",
+          "Garden work 28 hours at CHF 120.00 per hour", "Please pay the bill amount within 30 days."]
+
+
+def test_text_inside_a_page_sized_figure_stays_text_in_reading_order():
+    lines = [_line(text, 200, 300 + 200 * i) for i, text in enumerate(LETTER)]
+    noise = _line("~ ; ' ,", 1500, 2900, confidence=0.12)  # specks in the picture, read as marks
+    regions = [Region("figure", (10, 100, 2400, 3400), 0.95)]
+    blocks = compose_blocks(lines + [noise], 2450, 3415, regions=regions)
+    markdown = blocks_markdown(blocks)
+    positions = [markdown.find(text) for text in LETTER]
+    assert -1 not in positions and positions == sorted(positions), markdown
+    figure = [b for b in blocks if b.type == BlockType.FIGURE]
+    assert len(figure) == 1 and blocks[0] is figure[0]  # the figure keeps its block, before its text
+    assert figure[0].attributes["text_in_blocks"] is True
+    assert figure[0].attributes["text"] == noise.text  # illegible lines stay with the picture
+    assert noise.text not in markdown
+
+
+def test_a_small_figure_still_keeps_its_labels_out_of_the_body():
+    body = [_line("A paragraph of body text above the chart on this page.", 200, 200 + 40 * i) for i in range(3)]
+    labels = [_line("Revenue", 700, 900), _line("2024", 900, 1500)]
+    regions = [Region("figure", (600, 800, 1800, 1600), 0.9)]  # 12% of the page
+    blocks = compose_blocks(body + labels, 2450, 3415, regions=regions)
+    figure = next(b for b in blocks if b.type == BlockType.FIGURE)
+    assert figure.text == FIGURE_MARKDOWN and figure.attributes["text"] == "Revenue\n2024"
+    assert "text_in_blocks" not in figure.attributes
+    assert "Revenue" not in blocks_markdown(blocks)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("docling_ocr/qr_bill_example.jpg", ["Rutschmann", "Garden work", "Bill amount", "Acceptance point"]),
+    ("ocrmypdf/baiona.png", ["Mugerre", "Trenbideak"]),
+])
+def test_corpus_pages_labelled_figure_keep_their_text(corpus, name, expected):
+    path = corpus / C / name
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    with open_document(path) as doc:
+        page = next(iter(get_cpu_engine("tesseract", ["eng"]).convert_pages(doc, [1])))
+    assert "figure" in page.attributes["layout_regions"]
+    for text in expected:
+        assert text in page.markdown, page.markdown
+
