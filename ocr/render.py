@@ -64,6 +64,7 @@ __all__ = [
     "sniff_mime_type",
     "OpenedDocument",
     "PageHandle",
+    "flatten_to_rgb",
     "open_document",
 ]
 
@@ -164,7 +165,7 @@ class PageHandle:
             pass
 
     def render(self, dpi: float = 150.0, max_side: int | None = None, rotate: int = 0) -> Image.Image:
-        """Render the page to an RGB image.
+        """Render the page to an RGB image (transparent image pixels on white, see :func:`flatten_to_rgb`).
 
         ``dpi``: target resolution (PDF pages; images are resampled from their own DPI).
         ``max_side``: cap on the longer side in pixels. ``rotate``: extra clockwise rotation in
@@ -191,7 +192,7 @@ class PageHandle:
                 raise CorruptDocumentError(f"page {self.number}: cannot render: {exc}") from exc
             return image
         assert self._image is not None
-        image = self._image.convert("RGB")
+        image = flatten_to_rgb(self._image)
         target = (max(1, round(self.width * scale)), max(1, round(self.height * scale)))
         if target != image.size:
             image = image.resize(target, Image.Resampling.LANCZOS)
@@ -217,6 +218,21 @@ class PageHandle:
                     f"page {self.number}: image exceeds the pixel limit ({width:,} x {height:,} px at "
                     f"{bpp or 8} bits per pixel = {format_bytes(decoded)} decoded > {format_bytes(limit)})")
         self._images_checked = True
+
+
+def flatten_to_rgb(image: Image.Image) -> Image.Image:
+    """An RGB copy of ``image`` with any transparency composited onto white.
+
+    Images with an alpha channel (RGBA, LA, PA, premultiplied RGBa/La) or a transparent colour key
+    (palette or grey/RGB PNGs with ``tRNS``: ``info["transparency"]``) are laid on a white page, as
+    a viewer shows them; a plain ``convert("RGB")`` drops the alpha and leaves what is under it,
+    which for black text on a transparent background is black on black (nothing to OCR).
+    """
+    if image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info:
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    return image.convert("RGB")
 
 
 def pdf_image_sizes(pdf_page: pdfium.PdfPage) -> list[tuple[int, int, int]]:

@@ -70,3 +70,52 @@ def test_corpus_pages_labelled_figure_keep_their_text(corpus, name, expected):
     for text in expected:
         assert text in page.markdown, page.markdown
 
+
+# -- 2. transparent PNGs --------------------------------------------------------------------------------
+def _transparent_png(tmp_path, mode: str):
+    """The plain memo page as black ink on a transparent background, in PNG ``mode``: ``RGBA``,
+    ``LA`` or ``P`` (palette with a transparent index)."""
+    import pypdfium2 as pdfium
+    from PIL import Image, ImageOps
+
+    from tests.ocr import docs
+
+    pdf = pdfium.PdfDocument(str(docs.plain_pdf(tmp_path / "memo.pdf")))
+    try:
+        gray = pdf[0].render(scale=200 / 72).to_pil().convert("L")
+    finally:
+        pdf.close()
+    ink = ImageOps.invert(gray)  # opacity: 255 where the text is
+    if mode == "P":
+        image = Image.new("P", gray.size, 0)
+        image.putpalette([0, 0, 0, 0, 0, 0])  # index 0 transparent black, index 1 opaque black
+        image.paste(1, mask=ink.point(lambda v: 255 if v > 127 else 0))
+        image.info["transparency"] = 0
+    else:
+        black = Image.new("L" if mode == "LA" else "RGB", gray.size, 0)
+        image = black.convert(mode[:-1]) if mode == "RGBA" else black
+        image.putalpha(ink)
+    path = tmp_path / f"memo-{mode}.png"
+    image.save(path, dpi=(200, 200), **({"transparency": 0} if mode == "P" else {}))
+    return path
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "LA", "P"])
+def test_transparent_png_is_read_as_black_text_on_white(tmp_path, mode):
+    path = _transparent_png(tmp_path, mode)
+    with open_document(path) as doc:
+        rendered = doc.page(1).render(dpi=200)
+        page = next(iter(get_cpu_engine("tesseract", ["eng"]).convert_pages(doc, [1])))
+    corner = rendered.getpixel((5, 5))
+    assert corner == (255, 255, 255)  # the transparent background is white, not black
+    assert "Plain Memo" in page.markdown and page.markdown.count("prose") >= 10, page.markdown
+
+
+def test_flatten_keeps_opaque_images_and_whitens_transparent_ones():
+    from PIL import Image
+
+    from ocr.render import flatten_to_rgb
+
+    assert flatten_to_rgb(Image.new("RGBA", (4, 4), (0, 0, 0, 0))).getpixel((0, 0)) == (255, 255, 255)
+    assert flatten_to_rgb(Image.new("LA", (4, 4), (0, 128))).getpixel((0, 0)) == (127, 127, 127)
+    assert flatten_to_rgb(Image.new("L", (4, 4), 0)).getpixel((0, 0)) == (0, 0, 0)  # no alpha: untouched
