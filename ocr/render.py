@@ -23,9 +23,11 @@ page holding an image above ``max_image_bytes`` decoded are refused with
 Diagnosis (:mod:`ocr.diagnose`): every refusal carries a specific one-line reason ("encrypted:
 password required", "not a PDF or supported image: a ZIP archive ...", "corrupt PDF: truncated
 ...", "corrupt PDF: the document has zero pages ..."). A PDF that ends without ``%%EOF`` in its last
-1024 bytes (where PDF readers look for it) is refused as truncated even when PDFium could recover
-part of it, unless ``RenderLimits.allow_truncated``: indexing part of an interrupted download as
-if it were the whole document would lose pages silently. One repair is made: a PDF whose
+1024 bytes (where PDF readers look for it; NUL and white-space padding after the marker is set
+aside first) is refused as truncated even when PDFium could recover part of it, unless
+``RenderLimits.allow_truncated``: indexing part of an interrupted download as if it were the
+whole document would lose pages silently (pdf.js's ``scan-bad.pdf`` is cut inside an image
+stream, and PDFium opens it as a one-page document). One repair is made: a PDF whose
 ``%PDF-`` header is missing but whose body holds PDF objects is opened with the header restored
 (:attr:`OpenedDocument.repairs` says so).
 """
@@ -44,6 +46,8 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from ocr.diagnose import (
+    EOF_WINDOW,
+    PDF_PADDING,
     describe_pdfium_error,
     format_bytes,
     headerless_pdf,
@@ -281,7 +285,7 @@ class OpenedDocument:
             raise ResourceLimitError(f"too many pages: {self.page_count} > limit {limits.max_pages}")
 
     def _open_pdf(self, data: bytes | Path, password: str | None) -> None:
-        truncated = None if self.limits.allow_truncated else pdf_tail_problem(_tail(data, 1024), _size(data))
+        truncated = None if self.limits.allow_truncated else pdf_tail_problem(_tail(data, EOF_WINDOW), _size(data))
         try:
             with PDFIUM_LOCK:
                 self._pdf = pdfium.PdfDocument(data if isinstance(data, bytes) else str(data), password=password)
@@ -418,13 +422,22 @@ def _size(data: bytes | Path) -> int:
     return len(data) if isinstance(data, bytes) else Path(data).stat().st_size
 
 
-def _tail(data: bytes | Path, n: int) -> bytes:
+def _tail(data: bytes | Path, n: int, chunk: int = 1 << 16) -> bytes:
+    """The last ``n`` bytes of ``data`` before its trailing padding (:data:`~ocr.diagnose.PDF_PADDING`:
+    NULs and white-space after ``%%EOF``), read backwards ``chunk`` bytes at a time; padding of
+    any length is skipped without reading the whole file into memory."""
     if isinstance(data, bytes):
-        return data[-n:]
+        return data.rstrip(PDF_PADDING)[-n:]
     with open(data, "rb") as fh:
-        fh.seek(0, 2)
-        fh.seek(max(0, fh.tell() - n))
-        return fh.read()
+        end = fh.seek(0, 2)
+        kept = b""
+        while end > 0 and len(kept) < n:
+            start = max(0, end - chunk)
+            fh.seek(start)
+            block = fh.read(end - start)
+            kept = (block + kept) if kept else block.rstrip(PDF_PADDING)
+            end = start
+        return kept[-n:]
 
 
 def _image_dpi(image: Image.Image) -> float:

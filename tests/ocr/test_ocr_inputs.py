@@ -119,3 +119,37 @@ def test_flatten_keeps_opaque_images_and_whitens_transparent_ones():
     assert flatten_to_rgb(Image.new("RGBA", (4, 4), (0, 0, 0, 0))).getpixel((0, 0)) == (255, 255, 255)
     assert flatten_to_rgb(Image.new("LA", (4, 4), (0, 128))).getpixel((0, 0)) == (127, 127, 127)
     assert flatten_to_rgb(Image.new("L", (4, 4), 0)).getpixel((0, 0)) == (0, 0, 0)  # no alpha: untouched
+
+
+# -- 3. PDFs padded after %%EOF ----------------------------------------------------------------------
+@pytest.mark.parametrize("padding", [bytes(4096), b"\r\n \n" * 300, bytes(200_000)],
+                         ids=["4KiB-NUL", "whitespace", "200KB-NUL"])
+def test_pdf_padded_after_eof_converts(tmp_path, padding):
+    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from ocr.samples import write_sample_pdf
+    from ocr.schema import DocumentStatus, SourceRef
+
+    sample = write_sample_pdf(tmp_path / "sample.pdf")
+    padded = tmp_path / "padded.pdf"
+    padded.write_bytes(sample.read_bytes() + padding)
+    converter = DocumentConverter(ConvertOptions(engine="text"))  # the guard worker opens it too
+    try:
+        for data in (padded, padded.read_bytes()):
+            document = converter.convert(DocumentInput(data, SourceRef(uri=padded.as_uri(), path=padded.name)))
+            assert document.status == DocumentStatus.SUCCESS and document.page_count == 2
+            assert "Northwind Capital Holdings" in document.pages[0].markdown
+    finally:
+        converter.close()
+
+
+def test_pdf_cut_short_is_still_refused_as_truncated_despite_trailing_nuls(tmp_path):
+    from ocr.errors import CorruptDocumentError
+    from ocr.samples import write_sample_pdf
+
+    data = write_sample_pdf(tmp_path / "sample.pdf").read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: len(data) // 2] + bytes(4096))  # an interrupted download, zero-filled
+    with pytest.raises(CorruptDocumentError, match=r"^corrupt PDF: truncated: no %%EOF"):
+        with open_document(cut):
+            pass
+
