@@ -9,7 +9,8 @@ truncated: ..." or "not a PDF or supported image: an HTML page ..." instead of "
 Rules, all from the bytes only (no parsing beyond a few markers; PDF 32000-1:2008 section 7.5):
 
 * **format**: known magic numbers (ZIP/OOXML, OLE2, HTML/XML, RTF, PostScript, GIF, BMP, WebP,
-  gzip, plain text) name what the bytes are;
+  gzip, ISO media such as MP4, plain text) name what the bytes are; HEIC/HEIF/AVIF images are
+  recognised by the brands of their ``ftyp`` box (:func:`heif_kind`);
 * **header missing**: ``N G obj`` near the start without ``%PDF-`` is a PDF body without its
   header (pdf.js opens those; :func:`ocr.render.open_document` restores the header);
 * **truncated**: no ``%%EOF`` in the last 1024 bytes (where Acrobat looks for it) once trailing
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EOF_WINDOW", "PDF_PADDING", "describe_format", "headerless_pdf", "pdf_tail_problem", "describe_pdfium_error", "is_encrypted", "format_bytes"]
+__all__ = ["EOF_WINDOW", "PDF_PADDING", "describe_format", "heif_kind", "iso_brands", "headerless_pdf", "pdf_tail_problem", "describe_pdfium_error", "is_encrypted", "format_bytes"]
 
 _OBJ = re.compile(rb"(?m)^\s*\d+\s+\d+\s+obj\b")
 #: Bytes a file may carry after its ``%%EOF`` without being damaged: NUL and PDF white-space.
@@ -49,6 +50,37 @@ _MAGIC: list[tuple[bytes, str]] = [
 ]
 
 
+#: ``ftyp`` brands of HEIF images with HEVC pictures (what phones save as .heic) and of generic HEIF.
+_HEIC_BRANDS = {"heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs"}
+_HEIF_BRANDS = {"mif1", "mif2", "msf1"}
+#: ``ftyp`` brands of AVIF images (HEIF with AV1 pictures).
+_AVIF_BRANDS = {"avif", "avis"}
+
+
+def iso_brands(head: bytes) -> list[str]:
+    """The major and compatible brands (4-character strings) of an ISO base media file (ISO/IEC
+    14496-12: HEIF, AVIF, MP4, MOV, 3GP), read from the ``ftyp`` box it starts with; ``[]`` when
+    ``head`` does not start with one. ``head``: the file's first bytes (64 are plenty)."""
+    if len(head) < 16 or head[4:8] != b"ftyp":
+        return []
+    end = min(len(head), max(16, int.from_bytes(head[:4], "big")))
+    raw = [head[8:12]] + [head[i:i + 4] for i in range(16, end - 3, 4)]
+    return [brand.decode("latin-1") for brand in raw]
+
+
+def heif_kind(head: bytes) -> str | None:
+    """``"avif"``, ``"heic"`` or ``"heif"`` (generic HEIF) for a file whose ``ftyp`` box names one
+    of those brands (major or compatible), else ``None`` (other ISO media, or not ISO media)."""
+    brands = set(iso_brands(head))
+    if brands & _AVIF_BRANDS:  # AVIF files list mif1 as compatible too: AV1 decides
+        return "avif"
+    if brands & _HEIC_BRANDS:
+        return "heic"
+    if brands & _HEIF_BRANDS:
+        return "heif"
+    return None
+
+
 def format_bytes(n: int) -> str:
     """``n`` bytes as a short human figure in binary units (``"3.4 GiB"``, ``"512 B"``)."""
     value = float(n)
@@ -67,6 +99,9 @@ def describe_format(head: bytes) -> str:
     what = next((label for magic, label in _MAGIC if head.startswith(magic)), None)
     if what is None and head[8:12] == b"WEBP" and head.startswith(b"RIFF"):
         what = "a WebP image (unsupported: convert it to PNG)"
+    brands = iso_brands(head)
+    if what is None and brands:
+        what = f"an ISO media file (MP4/MOV/3GP video or audio; brand {brands[0]!r})"
     if what is None and (start.startswith((b"<!doctype html", b"<html")) or b"<html" in start[:256]):
         what = "an HTML page (an error page saved as the document?)"
     if what is None and start.startswith(b"<?xml"):

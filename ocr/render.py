@@ -1,8 +1,10 @@
 """Open PDFs and images and render their pages (pypdfium2 and Pillow).
 
 Formats are recognised by their bytes, never by the file name: PDF (``%PDF-`` in the first 1024
-bytes, as PDF readers accept), PNG, JPEG and TIFF (single- and multi-page). Anything else raises
-:class:`~ocr.errors.UnsupportedFormatError`.
+bytes, as PDF readers accept), PNG, JPEG, TIFF (single- and multi-page), HEIC/HEIF (phone photos;
+decoded by pillow-heif) and AVIF (decoded by Pillow), the last two by the brands of their ``ftyp``
+box. Anything else raises :class:`~ocr.errors.UnsupportedFormatError`, as does a HEIC/HEIF/AVIF
+file when its decoder is missing (the reason names the format and the missing decoder).
 
 Thread safety: PDFium is not thread-safe, not even across different documents (pypdfium2's
 documentation), so every PDFium call in folioflow runs under :data:`PDFIUM_LOCK`. Parallel rendering
@@ -51,6 +53,7 @@ from ocr.diagnose import (
     describe_pdfium_error,
     format_bytes,
     headerless_pdf,
+    heif_kind,
     is_encrypted,
     pdf_tail_problem,
 )
@@ -79,6 +82,12 @@ PDF = "application/pdf"
 PNG = "image/png"
 JPEG = "image/jpeg"
 TIFF = "image/tiff"
+HEIC = "image/heic"
+HEIF = "image/heif"
+AVIF = "image/avif"
+_HEIF_MIME = {"heic": HEIC, "heif": HEIF, "avif": AVIF}
+_HEIF_LOCK = threading.Lock()
+_heif_registered = False
 
 
 @dataclass(frozen=True)
@@ -102,7 +111,9 @@ class RenderLimits:
 
 
 def sniff_mime_type(head: bytes) -> str:
-    """Return the MIME type of a document from its first bytes (at least 1024 recommended).
+    """Return the MIME type of a document from its first bytes (at least 1024 recommended):
+    ``application/pdf``, ``image/png``, ``image/jpeg``, ``image/tiff``, ``image/heic``,
+    ``image/heif`` or ``image/avif``.
 
     Raises :class:`UnsupportedFormatError` with the leading bytes when the format is unknown, or
     ``"empty file"`` for zero bytes.
@@ -117,6 +128,9 @@ def sniff_mime_type(head: bytes) -> str:
         return JPEG
     if head.startswith(b"II*\x00") or head.startswith(b"MM\x00*"):
         return TIFF
+    kind = heif_kind(head)
+    if kind is not None:
+        return _HEIF_MIME[kind]
     from ocr.diagnose import describe_format
 
     raise UnsupportedFormatError(f"not a PDF or supported image: {describe_format(head)}")
@@ -224,6 +238,31 @@ class PageHandle:
         self._images_checked = True
 
 
+def _require_decoder(mime_type: str) -> None:
+    """Make sure Pillow can decode ``mime_type``: registers pillow-heif's opener for HEIC/HEIF
+    (once per process). Raises :class:`UnsupportedFormatError` naming the format and the missing
+    decoder when it cannot (pillow-heif not installed; a Pillow built without AVIF)."""
+    global _heif_registered
+    if mime_type in (HEIC, HEIF):
+        with _HEIF_LOCK:
+            if not _heif_registered:
+                try:
+                    from pillow_heif import register_heif_opener
+                except ImportError:
+                    raise UnsupportedFormatError(
+                        f"not a PDF or supported image: a {'HEIC' if mime_type == HEIC else 'HEIF'} image "
+                        "(as phones save photos) and its decoder, the pillow-heif package, is not installed "
+                        "(re-run infra/setup.sh, or convert the image to JPEG or PNG)") from None
+                register_heif_opener()
+                _heif_registered = True
+    elif mime_type == AVIF:
+        from PIL import features
+
+        if not features.check("avif"):
+            raise UnsupportedFormatError("not a PDF or supported image: an AVIF image and this Pillow build "
+                                         "has no AVIF decoder (Pillow 11.3+ wheels have one; or convert it to PNG)")
+
+
 def flatten_to_rgb(image: Image.Image) -> Image.Image:
     """An RGB copy of ``image`` with any transparency composited onto white.
 
@@ -311,6 +350,7 @@ class OpenedDocument:
             raise CorruptDocumentError("corrupt PDF: the document has zero pages (empty page tree)")
 
     def _open_image(self, data: bytes | Path) -> None:
+        _require_decoder(self.mime_type)
         Image.MAX_IMAGE_PIXELS = None  # we apply our own limit below, per frame, with a clear error
         try:
             self._image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else str(data))

@@ -153,3 +153,88 @@ def test_pdf_cut_short_is_still_refused_as_truncated_despite_trailing_nuls(tmp_p
         with open_document(cut):
             pass
 
+
+# -- 4. HEIC / HEIF / AVIF ------------------------------------------------------------------------------
+def _memo_image(tmp_path):
+    import pypdfium2 as pdfium
+
+    from tests.ocr import docs
+
+    pdf = pdfium.PdfDocument(str(docs.plain_pdf(tmp_path / "memo.pdf")))
+    try:
+        return pdf[0].render(scale=150 / 72).to_pil().convert("RGB")
+    finally:
+        pdf.close()
+
+
+def test_iso_media_files_are_told_apart_by_their_ftyp_brands():
+    from ocr.diagnose import describe_format, heif_kind
+    from ocr.render import sniff_mime_type
+
+    def ftyp(major: bytes, *compatible: bytes) -> bytes:
+        body = b"ftyp" + major + b"\x00\x00\x00\x00" + b"".join(compatible)
+        return (len(body) + 4).to_bytes(4, "big") + body + b"\x00\x00\x00\x08meta"
+
+    assert sniff_mime_type(ftyp(b"heic", b"mif1", b"heic")) == "image/heic"
+    assert sniff_mime_type(ftyp(b"mif1", b"mif1", b"heic")) == "image/heic"
+    assert sniff_mime_type(ftyp(b"mif1", b"mif1")) == "image/heif"
+    assert sniff_mime_type(ftyp(b"avif", b"avif", b"mif1", b"miaf")) == "image/avif"
+    assert heif_kind(ftyp(b"isom", b"isom", b"mp41")) is None
+    assert describe_format(ftyp(b"isom", b"isom", b"mp41")).startswith("an ISO media file (MP4/MOV/3GP video")
+
+
+def test_heic_photo_is_converted(tmp_path):
+    pillow_heif = pytest.importorskip("pillow_heif", reason="pillow-heif (a dependency) is not installed: re-run infra/setup.sh")
+    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from ocr.schema import DocumentStatus, SourceRef
+
+    path = tmp_path / "memo.heic"
+    pillow_heif.from_pillow(_memo_image(tmp_path)).save(str(path), quality=90)
+    converter = DocumentConverter(ConvertOptions(engine="ocr", cpu_engine="tesseract"))  # guard worker opens it too
+    try:
+        document = converter.convert(DocumentInput(path, SourceRef(uri=path.as_uri(), path=path.name)))
+    finally:
+        converter.close()
+    assert document.mime_type == "image/heic" and document.status == DocumentStatus.SUCCESS
+    assert "Plain Memo" in document.pages[0].markdown and document.pages[0].markdown.count("prose") >= 10
+
+
+def test_avif_image_is_converted(tmp_path):
+    from PIL import features
+
+    if not features.check("avif"):
+        pytest.skip("this Pillow build has no AVIF codec")
+    path = tmp_path / "memo.avif"
+    _memo_image(tmp_path).save(path, "AVIF", quality=90)
+    with open_document(path) as doc:
+        assert doc.mime_type == "image/avif"
+        page = next(iter(get_cpu_engine("tesseract", ["eng"]).convert_pages(doc, [1])))
+    assert "Plain Memo" in page.markdown and page.markdown.count("prose") >= 10
+
+
+def test_heic_without_its_decoder_is_refused_by_name(tmp_path):
+    """Without pillow-heif (blocked in a fresh interpreter), a HEIC file gets a reason naming the
+    format and the missing package, not "unknown binary data"."""
+    import subprocess
+    import sys
+
+    head = (24).to_bytes(4, "big") + b"ftypheic\x00\x00\x00\x00mif1heic" + bytes(64)
+    path = tmp_path / "photo.heic"
+    path.write_bytes(head)
+    code = ("import sys; sys.modules['pillow_heif'] = None\n"
+            "from ocr.render import open_document\n"
+            "from ocr.errors import UnsupportedFormatError\n"
+            "try:\n    open_document(sys.argv[1]).__enter__()\n"
+            "except UnsupportedFormatError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("not a PDF or supported image: a HEIC image") and "pillow-heif" in out, out
+
+
+def test_corpus_heic_page_is_read(corpus):
+    pytest.importorskip("pillow_heif", reason="pillow-heif (a dependency) is not installed: re-run infra/setup.sh")
+    path = corpus / C / "unstructured" / "DA-1p.heic"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    with open_document(path) as doc:
+        page = next(iter(get_cpu_engine("tesseract", ["eng"]).convert_pages(doc, [1])))
+    assert "Arcane Horror" in page.markdown and "abominations" in page.markdown
