@@ -238,3 +238,88 @@ def test_corpus_heic_page_is_read(corpus):
     with open_document(path) as doc:
         page = next(iter(get_cpu_engine("tesseract", ["eng"]).convert_pages(doc, [1])))
     assert "Arcane Horror" in page.markdown and "abominations" in page.markdown
+
+
+# -- 5. short or odd text layers the gate refused ---------------------------------------------------------
+RIGHT_COLUMN, LEFT_COLUMN = "あいうえお", "日本語"
+
+
+def _vertical_cjk_pdf(path, image: bool = False):
+    """A 250 x 320 pt page of Japanese vertical writing: two columns of 10 pt characters, read top
+    to bottom, the right column first, plus a hairline rule. The font is Helvetica with a
+    ToUnicode map from A-H to the CJK characters (no CJK font is needed to extract the text).
+    ``image``: also draw a 100 x 100 pt grey image."""
+    chars = LEFT_COLUMN + RIGHT_COLUMN
+    codes = {ch: chr(ord("A") + i) for i, ch in enumerate(chars)}
+    cmap = ("/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Vert def "
+            "1 begincodespacerange <00> <FF> endcodespacerange "
+            f"{len(chars)} beginbfchar "
+            + " ".join(f"<{ord(codes[ch]):02X}> <{ord(ch):04X}>" for ch in chars)
+            + " endbfchar endcmap CMapName currentdict /CMap defineresource pop end end").encode()
+    shown = [b"0 0 0 RG 0.5 w 0 1 m 250 1 l S"]
+    for x, column in ((214, LEFT_COLUMN), (229, RIGHT_COLUMN)):  # content order: left column first
+        for i, ch in enumerate(column):
+            shown.append(b"BT /F1 10 Tf %d %d Td (%s) Tj ET" % (x, 280 - 10 * i, codes[ch].encode()))
+    resources = b"/Font << /F1 3 0 R >>"
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 4 0 R >>",
+               b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream"]
+    if image:
+        shown.append(b"q 100 0 0 100 20 20 cm /Im0 Do Q")
+        resources += b" /XObject << /Im0 7 0 R >>"
+    content = b"\n".join(shown)
+    objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 250 320] /Resources << " + resources
+                   + b" >> /Contents 5 0 R >>")
+    if image:
+        objects.append(b"<< /Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray "
+                       b"/BitsPerComponent 8 /Length 4 >>\nstream\n\x80\x80\x80\x80\nendstream")
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_short_vertical_japanese_text_layer_is_used_and_read_in_column_order(tmp_path):
+    from ocr.engines.text_layer import TextLayerEngine, analyze_text_layer
+
+    with open_document(_vertical_cjk_pdf(tmp_path / "vertical.pdf")) as doc:
+        analysis = analyze_text_layer(doc.page(1))
+        page = TextLayerEngine().convert_page(doc.page(1), analysis)
+    assert analysis.assessment.usable, analysis.assessment.reason  # 8 characters, nothing else to OCR
+    assert analysis.assessment.text_angle == 90  # text runs downwards
+    assert page.markdown == f"{RIGHT_COLUMN}\n\n{LEFT_COLUMN}", page.markdown  # columns right to left
+    right = page.blocks[0].bbox
+    assert right.x0 >= 228 and right.x1 <= 240 and right.y1 - right.y0 > 40  # a tall, narrow column
+
+
+def test_short_text_layer_beside_an_image_still_goes_to_ocr(tmp_path):
+    from ocr.engines.text_layer import assess_text_layer
+
+    with open_document(_vertical_cjk_pdf(tmp_path / "vertical-image.pdf", image=True)) as doc:
+        assessment = assess_text_layer(doc.page(1))
+    assert not assessment.usable and assessment.reason.startswith("too little text: 8 visible characters")
+
+
+def test_corpus_vertical_japanese_page_uses_its_text_layer(corpus):
+    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from ocr.schema import SourceRef
+
+    path = corpus / C / "pdfjs_fonts_scripts" / "vertical.pdf"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    converter = DocumentConverter(ConvertOptions(page_range="1"))
+    try:
+        document = converter.convert(DocumentInput(path, SourceRef(uri=path.as_uri(), path=path.name)))
+    finally:
+        converter.close()
+    page = document.pages[0]
+    assert page.attributes["route"] == "text", page.attributes.get("route_reason")
+    assert page.markdown == f"{RIGHT_COLUMN}\n\n{LEFT_COLUMN}", page.markdown
