@@ -36,7 +36,8 @@ from ocr.errors import ConfigurationError
 __all__ = ["DEFAULT_INCLUDE", "SourceConfig", "expand_env", "matches"]
 
 #: Documents taken from a source when it names no ``include`` patterns (case-insensitive suffixes).
-DEFAULT_INCLUDE = ["**/*.pdf", "**/*.png", "**/*.jpg", "**/*.jpeg", "**/*.tif", "**/*.tiff"]
+DEFAULT_INCLUDE = ["**/*.pdf", "**/*.png", "**/*.jpg", "**/*.jpeg", "**/*.tif", "**/*.tiff", "**/*.heic", "**/*.heif",
+                   "**/*.avif"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["SUPPORTED_SUFFIXES", "SourceFile", "DiscoveredFile", "SourceProblem", "Discovery", "discover"]
 
 #: File name suffixes taken from folders and globs (explicit files are taken regardless).
-SUPPORTED_SUFFIXES = frozenset({".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"})
+SUPPORTED_SUFFIXES = frozenset({".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".heic", ".heif", ".avif"})
 
 _GLOB_CHARS = set("*?[")
 

@@ -66,7 +66,8 @@ class SourceError(FolioflowError):
 
 
 class UnsupportedFormatError(SourceError):
-    """The bytes are neither a PDF nor a supported image (PNG, JPEG, TIFF)."""
+    """The bytes are neither a PDF nor a supported image (PNG, JPEG, TIFF, HEIC/HEIF, AVIF), or
+    the decoder of a recognised image format is missing."""
 
 
 class EncryptedDocumentError(SourceError):

@@ -1,8 +1,10 @@
 """Open PDFs and images and render their pages (pypdfium2 and Pillow).
 
 Formats are recognised by their bytes, never by the file name: PDF (``%PDF-`` in the first 1024
-bytes, as PDF readers accept), PNG, JPEG and TIFF (single- and multi-page). Anything else raises
-:class:`~ocr.errors.UnsupportedFormatError`.
+bytes, as PDF readers accept), PNG, JPEG, TIFF (single- and multi-page), HEIC/HEIF (phone photos;
+decoded by pillow-heif) and AVIF (decoded by Pillow), the last two by the brands of their ``ftyp``
+box. Anything else raises :class:`~ocr.errors.UnsupportedFormatError`, as does a HEIC/HEIF/AVIF
+file when its decoder is missing (the reason names the format and the missing decoder).
 
 Thread safety: PDFium is not thread-safe, not even across different documents (pypdfium2's
 documentation), so every PDFium call in folioflow runs under :data:`PDFIUM_LOCK`. Parallel rendering
@@ -23,9 +25,11 @@ page holding an image above ``max_image_bytes`` decoded are refused with
 Diagnosis (:mod:`ocr.diagnose`): every refusal carries a specific one-line reason ("encrypted:
 password required", "not a PDF or supported image: a ZIP archive ...", "corrupt PDF: truncated
 ...", "corrupt PDF: the document has zero pages ..."). A PDF that ends without ``%%EOF`` in its last
-1024 bytes (where PDF readers look for it) is refused as truncated even when PDFium could recover
-part of it, unless ``RenderLimits.allow_truncated``: indexing part of an interrupted download as
-if it were the whole document would lose pages silently. One repair is made: a PDF whose
+1024 bytes (where PDF readers look for it; NUL and white-space padding after the marker is set
+aside first) is refused as truncated even when PDFium could recover part of it, unless
+``RenderLimits.allow_truncated``: indexing part of an interrupted download as if it were the
+whole document would lose pages silently (pdf.js's ``scan-bad.pdf`` is cut inside an image
+stream, and PDFium opens it as a one-page document). One repair is made: a PDF whose
 ``%PDF-`` header is missing but whose body holds PDF objects is opened with the header restored
 (:attr:`OpenedDocument.repairs` says so).
 """
@@ -44,9 +48,12 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from ocr.diagnose import (
+    EOF_WINDOW,
+    PDF_PADDING,
     describe_pdfium_error,
     format_bytes,
     headerless_pdf,
+    heif_kind,
     is_encrypted,
     pdf_tail_problem,
 )
@@ -64,6 +71,7 @@ __all__ = [
     "sniff_mime_type",
     "OpenedDocument",
     "PageHandle",
+    "flatten_to_rgb",
     "open_document",
 ]
 
@@ -74,6 +82,12 @@ PDF = "application/pdf"
 PNG = "image/png"
 JPEG = "image/jpeg"
 TIFF = "image/tiff"
+HEIC = "image/heic"
+HEIF = "image/heif"
+AVIF = "image/avif"
+_HEIF_MIME = {"heic": HEIC, "heif": HEIF, "avif": AVIF}
+_HEIF_LOCK = threading.Lock()
+_heif_registered = False
 
 
 @dataclass(frozen=True)
@@ -97,7 +111,9 @@ class RenderLimits:
 
 
 def sniff_mime_type(head: bytes) -> str:
-    """Return the MIME type of a document from its first bytes (at least 1024 recommended).
+    """Return the MIME type of a document from its first bytes (at least 1024 recommended):
+    ``application/pdf``, ``image/png``, ``image/jpeg``, ``image/tiff``, ``image/heic``,
+    ``image/heif`` or ``image/avif``.
 
     Raises :class:`UnsupportedFormatError` with the leading bytes when the format is unknown, or
     ``"empty file"`` for zero bytes.
@@ -112,6 +128,9 @@ def sniff_mime_type(head: bytes) -> str:
         return JPEG
     if head.startswith(b"II*\x00") or head.startswith(b"MM\x00*"):
         return TIFF
+    kind = heif_kind(head)
+    if kind is not None:
+        return _HEIF_MIME[kind]
     from ocr.diagnose import describe_format
 
     raise UnsupportedFormatError(f"not a PDF or supported image: {describe_format(head)}")
@@ -164,7 +183,7 @@ class PageHandle:
             pass
 
     def render(self, dpi: float = 150.0, max_side: int | None = None, rotate: int = 0) -> Image.Image:
-        """Render the page to an RGB image.
+        """Render the page to an RGB image (transparent image pixels on white, see :func:`flatten_to_rgb`).
 
         ``dpi``: target resolution (PDF pages; images are resampled from their own DPI).
         ``max_side``: cap on the longer side in pixels. ``rotate``: extra clockwise rotation in
@@ -191,7 +210,7 @@ class PageHandle:
                 raise CorruptDocumentError(f"page {self.number}: cannot render: {exc}") from exc
             return image
         assert self._image is not None
-        image = self._image.convert("RGB")
+        image = flatten_to_rgb(self._image)
         target = (max(1, round(self.width * scale)), max(1, round(self.height * scale)))
         if target != image.size:
             image = image.resize(target, Image.Resampling.LANCZOS)
@@ -217,6 +236,46 @@ class PageHandle:
                     f"page {self.number}: image exceeds the pixel limit ({width:,} x {height:,} px at "
                     f"{bpp or 8} bits per pixel = {format_bytes(decoded)} decoded > {format_bytes(limit)})")
         self._images_checked = True
+
+
+def _require_decoder(mime_type: str) -> None:
+    """Make sure Pillow can decode ``mime_type``: registers pillow-heif's opener for HEIC/HEIF
+    (once per process). Raises :class:`UnsupportedFormatError` naming the format and the missing
+    decoder when it cannot (pillow-heif not installed; a Pillow built without AVIF)."""
+    global _heif_registered
+    if mime_type in (HEIC, HEIF):
+        with _HEIF_LOCK:
+            if not _heif_registered:
+                try:
+                    from pillow_heif import register_heif_opener
+                except ImportError:
+                    raise UnsupportedFormatError(
+                        f"not a PDF or supported image: a {'HEIC' if mime_type == HEIC else 'HEIF'} image "
+                        "(as phones save photos) and its decoder, the pillow-heif package, is not installed "
+                        "(re-run infra/setup.sh, or convert the image to JPEG or PNG)") from None
+                register_heif_opener()
+                _heif_registered = True
+    elif mime_type == AVIF:
+        from PIL import features
+
+        if not features.check("avif"):
+            raise UnsupportedFormatError("not a PDF or supported image: an AVIF image and this Pillow build "
+                                         "has no AVIF decoder (Pillow 11.3+ wheels have one; or convert it to PNG)")
+
+
+def flatten_to_rgb(image: Image.Image) -> Image.Image:
+    """An RGB copy of ``image`` with any transparency composited onto white.
+
+    Images with an alpha channel (RGBA, LA, PA, premultiplied RGBa/La) or a transparent colour key
+    (palette or grey/RGB PNGs with ``tRNS``: ``info["transparency"]``) are laid on a white page, as
+    a viewer shows them; a plain ``convert("RGB")`` drops the alpha and leaves what is under it,
+    which for black text on a transparent background is black on black (nothing to OCR).
+    """
+    if image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info:
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    return image.convert("RGB")
 
 
 def pdf_image_sizes(pdf_page: pdfium.PdfPage) -> list[tuple[int, int, int]]:
@@ -265,7 +324,7 @@ class OpenedDocument:
             raise ResourceLimitError(f"too many pages: {self.page_count} > limit {limits.max_pages}")
 
     def _open_pdf(self, data: bytes | Path, password: str | None) -> None:
-        truncated = None if self.limits.allow_truncated else pdf_tail_problem(_tail(data, 1024), _size(data))
+        truncated = None if self.limits.allow_truncated else pdf_tail_problem(_tail(data, EOF_WINDOW), _size(data))
         try:
             with PDFIUM_LOCK:
                 self._pdf = pdfium.PdfDocument(data if isinstance(data, bytes) else str(data), password=password)
@@ -291,6 +350,7 @@ class OpenedDocument:
             raise CorruptDocumentError("corrupt PDF: the document has zero pages (empty page tree)")
 
     def _open_image(self, data: bytes | Path) -> None:
+        _require_decoder(self.mime_type)
         Image.MAX_IMAGE_PIXELS = None  # we apply our own limit below, per frame, with a clear error
         try:
             self._image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else str(data))
@@ -402,13 +462,22 @@ def _size(data: bytes | Path) -> int:
     return len(data) if isinstance(data, bytes) else Path(data).stat().st_size
 
 
-def _tail(data: bytes | Path, n: int) -> bytes:
+def _tail(data: bytes | Path, n: int, chunk: int = 1 << 16) -> bytes:
+    """The last ``n`` bytes of ``data`` before its trailing padding (:data:`~ocr.diagnose.PDF_PADDING`:
+    NULs and white-space after ``%%EOF``), read backwards ``chunk`` bytes at a time; padding of
+    any length is skipped without reading the whole file into memory."""
     if isinstance(data, bytes):
-        return data[-n:]
+        return data.rstrip(PDF_PADDING)[-n:]
     with open(data, "rb") as fh:
-        fh.seek(0, 2)
-        fh.seek(max(0, fh.tell() - n))
-        return fh.read()
+        end = fh.seek(0, 2)
+        kept = b""
+        while end > 0 and len(kept) < n:
+            start = max(0, end - chunk)
+            fh.seek(start)
+            block = fh.read(end - start)
+            kept = (block + kept) if kept else block.rstrip(PDF_PADDING)
+            end = start
+        return kept[-n:]
 
 
 def _image_dpi(image: Image.Image) -> float:

@@ -172,7 +172,7 @@ class Document(BaseModel):
     doc_id: str
     content_hash: str = Field(description="sha256 hex of the source bytes")
     source: SourceRef
-    mime_type: str = Field(description="application/pdf, image/png, image/jpeg or image/tiff")
+    mime_type: str = Field(description="application/pdf, image/png, image/jpeg, image/tiff, image/heic, image/heif or image/avif")
     page_count: int = Field(ge=0)
     pages: list[Page] = Field(default_factory=list)
     status: DocumentStatus = DocumentStatus.SUCCESS

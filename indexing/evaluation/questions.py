@@ -31,7 +31,7 @@ from ocr.errors import ConfigurationError
 __all__ = ["Evidence", "Question", "doc_key", "load_questions", "parse_question"]
 
 
-_EXTENSIONS = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff")
+_EXTENSIONS = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".heic", ".heif", ".avif")
 
 
 def doc_key(name: str) -> str:

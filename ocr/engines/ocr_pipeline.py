@@ -4,8 +4,8 @@ Per page: render (PDF pages at ``dpi``; images at their own resolution) -> grays
 check -> orientation (0/90/180/270, :mod:`ocr.engines.orientation`) -> upscale when the letters
 are tiny (low-resolution scans) -> skew estimate and deskew -> recognise lines and words -> ink
 height per line -> layout regions (rapid-layout) and ruled tables (OpenCV; grids inside a layout
-figure belong to the figure) -> borderless tables in layout table regions -> empty ruled cells
-read on their own -> blocks and Markdown (:mod:`ocr.postprocess.blocks`) -> boxes to page points
+figure belong to the figure, unless the figure covers most of the page) -> borderless tables in
+layout table regions -> empty ruled cells read on their own -> blocks and Markdown (:mod:`ocr.postprocess.blocks`) -> boxes to page points
 in display space.
 
 Page results: ``Page.rotation`` is the clockwise turn applied before OCR; ``attributes`` carry
@@ -34,7 +34,7 @@ from ocr.engines.orientation import (
     rotate_upright,
     text_height,
 )
-from ocr.postprocess.blocks import blocks_markdown, compose_blocks
+from ocr.postprocess.blocks import blocks_markdown, compose_blocks, page_sized
 from ocr.postprocess.lines import OcrLine
 from ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find_ruled_tables
 from ocr.render import PageHandle
@@ -43,7 +43,7 @@ from ocr.schema import BBox, Block, Page
 __all__ = ["PIPELINE_VERSION", "CpuOcrEngine", "Recognizer"]
 
 #: Bump when the pipeline's output changes for the same input (part of the cache key).
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
 
 
 class Recognizer(Protocol):
@@ -143,7 +143,8 @@ class CpuOcrEngine(PageEngine):
         lines = self.recognizer.recognize(upright)
         _measure_ink_heights(upright, lines)
         regions = self.layout.detect(upright) if self.layout is not None else []
-        figures = [r.box for r in regions if r.label == "figure"]
+        # a page-sized "figure" is the page itself mislabelled (ocr.postprocess.blocks): its grids are tables
+        figures = [r.box for r in regions if r.label == "figure" and not page_sized(r.box, upright.shape[1], upright.shape[0])]
         tables = [t for t in find_ruled_tables(upright) if not any(_inside_share(t.box, f) > 0.8 for f in figures)]
         words = [w for ln in lines for w in ln.words]
         for region in regions:

@@ -20,7 +20,7 @@ from ocr.errors import OcrError
 from ocr.layout.blocks import Figure, body_size, build_blocks
 from ocr.layout.formulas import has_math_font
 from ocr.layout.lines import Line, build_lines
-from ocr.layout.orientation import dominant_angle, upright_view
+from ocr.layout.orientation import dominant_angle, upright_view, vertical_writing
 from ocr.layout.pdfpage import PageContent, read_page
 from ocr.layout.quality import TextQuality, measure_quality, unusable_reason
 from ocr.layout.tables import TableResult, find_tables
@@ -30,7 +30,7 @@ from ocr.schema import BBox, Block, BlockType, Page, PageStatus
 __all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "analyze_text_layer", "TextLayerEngine"]
 
 #: Bump when the engine's output changes for the same input (part of the page-cache key).
-TEXT_ENGINE_VERSION = "2"
+TEXT_ENGINE_VERSION = "3"
 #: Images smaller than this share of the page are decoration (logos, rules), not figures.
 MIN_FIGURE_SHARE = 0.02
 
@@ -44,7 +44,8 @@ class TextLayerAssessment:
     image of at least 2% of the page; computed for usable pages only (``False`` otherwise).
     ``chars``/``visible_chars``/``invisible_chars``/``bad_chars``: character counts;
     ``text_coverage``/``image_coverage``: shares of the page area (0..1); ``text_angle``: the
-    dominant reading direction in display space (clockwise degrees; 90 = text runs downwards).
+    dominant reading direction in display space (clockwise degrees; 90 = text runs downwards,
+    as in CJK vertical writing).
     """
 
     usable: bool
@@ -114,7 +115,10 @@ def analyze_text_layer(page: PageHandle) -> TextLayerAnalysis:
     if reason is not None:
         return analysis
     angle = dominant_angle(content.chars)
-    view, back = upright_view(content, angle)
+    vertical = angle == 0 and vertical_writing(content.chars)  # CJK columns: read as text turned 90
+    if vertical:
+        angle = 90
+    view, back = upright_view(content, angle, upright_glyphs=vertical)
     lines = build_lines(view.chars)
     tables = find_tables(view, lines)
     figures = _figures(view)

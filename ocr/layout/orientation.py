@@ -4,6 +4,11 @@ A page drawn upright in user space but shown with ``/Rotate 90`` (or text set at
 degrees) has its lines running down, left or up the display. Layout analysis works on upright
 text, so :func:`upright_view` turns the page's content into a frame where the dominant reading
 direction is left to right, and returns the map that brings boxes back to display space.
+
+Vertical writing (Chinese and Japanese set in columns read top to bottom, columns right to left)
+has upright glyphs that advance downwards: :func:`vertical_writing` finds it from the geometry of
+consecutive characters, and it is read like text turned 90 degrees clockwise, whose following
+lines also advance to the left (``upright_view(content, 90, upright_glyphs=True)``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Callable
 
 from ocr.layout.pdfpage import Char, PageContent, Rect
 
-__all__ = ["dominant_angle", "upright_view"]
+__all__ = ["dominant_angle", "upright_view", "vertical_writing"]
 
 Box = tuple[float, float, float, float]
 
@@ -30,9 +35,32 @@ def dominant_angle(chars: list[Char]) -> int:
     return counts.most_common(1)[0][0] if counts else 0
 
 
-def upright_view(content: PageContent, angle: int) -> tuple[PageContent, Callable[[Box], Box]]:
+def vertical_writing(chars: list[Char]) -> bool:
+    """True when the page's visible upright characters are mostly (80%) CJK and, in content
+    order, each one sits below the previous one in its column far more often (twice) than beside
+    it: vertical writing (tategaki). Needs at least three such steps."""
+    from ocr.postprocess.lines import _is_cjk
+
+    shown = [c for c in chars if c.upright and not c.invisible and not c.generated and not c.text.isspace()]
+    if len(shown) < 4 or sum(_is_cjk(c.text[0]) for c in shown) < 0.8 * len(shown):
+        return False
+    down = across = 0
+    for a, b in zip(shown, shown[1:]):
+        w, h = max(a.x1 - a.x0, 1e-6), max(a.y1 - a.y0, 1e-6)
+        dx, dy = (b.x0 + b.x1 - a.x0 - a.x1) / 2, (b.y0 + b.y1 - a.y0 - a.y1) / 2
+        if abs(dx) < 0.5 * w and 0.5 * h <= dy <= 2.0 * h:
+            down += 1
+        elif abs(dy) < 0.5 * h and 0.5 * w <= dx <= 2.0 * w:
+            across += 1
+    return down >= 3 and down > 2 * across
+
+
+def upright_view(content: PageContent, angle: int,
+                 upright_glyphs: bool = False) -> tuple[PageContent, Callable[[Box], Box]]:
     """``content`` re-expressed in a frame where text at ``angle`` reads left to right (size in
-    that frame's points), and a function mapping boxes of that frame back to display space."""
+    that frame's points), and a function mapping boxes of that frame back to display space.
+    ``upright_glyphs``: the page is vertical writing (see :func:`vertical_writing`; use with
+    ``angle=90``): its upright characters are the ones that read along the new frame."""
     if angle == 0:
         return content, lambda box: box
     dx, dy = _DIRECTION[angle]
@@ -55,7 +83,7 @@ def upright_view(content: PageContent, angle: int) -> tuple[PageContent, Callabl
     chars = []
     for c in content.chars:
         box = forward(c.x0, c.y0, c.x1, c.y1)
-        turned = -1 if c.angle < 0 else (c.angle - angle) % 360
+        turned = -1 if c.angle < 0 else 0 if upright_glyphs and c.angle == 0 else (c.angle - angle) % 360
         chars.append(replace(c, x0=box[0], y0=box[1], x1=box[2], y1=box[3], angle=turned, upright=turned == 0))
     rects = [Rect(*forward(r.x0, r.y0, r.x1, r.y1), kind=r.kind, segments=r.segments)
              for r in content.paths + content.images]

@@ -8,8 +8,12 @@ A text layer is rejected (and the page goes to OCR) when it is:
 * **garbage**: characters without a Unicode mapping (PDFium's ``FPDFText_HasUnicodeMapError``),
   U+FFFD, private-use or control characters, glyph-name leftovers like ``/G123`` or ``cid:12``,
   mojibake (UTF-8 read as Latin-1: ``Ã©``, ``â€™``), or tokens that are mostly symbols;
-* **too small**: fewer than :data:`MIN_CHARS` characters, or text covering a tiny part of a page
-  that is mostly image (a scan with a stray caption or a poster with text in the picture).
+* **too small**: fewer than :data:`MIN_CHARS` characters on a page that also shows something
+  OCR could read beyond them (an image, or curved vector shapes that may be outlined glyphs), or
+  text covering a tiny part of a page that is mostly image (a scan with a stray caption or a
+  poster with text in the picture). A short text layer on a page of text and straight rules only
+  is the whole page: OCR can read nothing more, and reads less (pdf.js's ``vertical.pdf``, eight
+  characters of vertical Japanese, came back from OCR with half of them).
 
 Thresholds are set on the corpus (``E_malformed/*nomapping*``, ``C_scanned_multilang`` OCR layers,
 ``pdfjs_fonts_scripts``) against born-digital FinanceBench and CUAD pages, which must all pass.
@@ -25,12 +29,14 @@ import numpy as np
 
 from ocr.layout.pdfpage import PageContent, Rect
 
-__all__ = ["TextQuality", "MIN_CHARS", "measure_quality", "coverage", "unusable_reason"]
+__all__ = ["TextQuality", "MIN_CHARS", "MAX_RULE_SEGMENTS", "measure_quality", "coverage", "unusable_reason"]
 
 #: Pages with fewer visible, non-space characters than this go to OCR (unless the page is blank).
 MIN_CHARS = 16
 #: Share of bad characters above which the text layer is garbage.
 MAX_BAD_SHARE = 0.05
+#: Paths with more segments than this are curves (glyph outlines, logos); rectangles have at most 5.
+MAX_RULE_SEGMENTS = 5
 #: Share of invisible (render mode 3) characters above which the layer is an OCR layer.
 MAX_INVISIBLE_SHARE = 0.5
 
@@ -52,7 +58,8 @@ def _implausible(token: str) -> bool:
 @dataclass
 class TextQuality:
     """Measurements of a page's text layer. Counts are characters; ``text_coverage`` and
-    ``image_coverage`` are shares of the page area (0..1, union of boxes)."""
+    ``image_coverage`` are shares of the page area (0..1, union of boxes); ``curve_paths``: vector
+    paths of more than :data:`MAX_RULE_SEGMENTS` segments (not straight rules or boxes)."""
 
     chars: int
     visible_chars: int
@@ -66,6 +73,7 @@ class TextQuality:
     text_coverage: float
     image_coverage: float
     has_paths: bool
+    curve_paths: int = 0
 
 
 def _bad(ch: str) -> bool:
@@ -153,6 +161,7 @@ def measure_quality(content: PageContent) -> TextQuality:
                                      content.width, content.height),
         image_coverage=coverage(content.images, content.width, content.height),
         has_paths=bool(content.paths),
+        curve_paths=sum(1 for r in content.paths if r.segments > MAX_RULE_SEGMENTS),
     )
 
 
@@ -165,6 +174,13 @@ def unusable_reason(q: TextQuality) -> str | None:
     if q.invisible_chars > MAX_INVISIBLE_SHARE * q.chars:
         return (f"invisible text layer: {q.invisible_chars} of {q.chars} characters use render mode 3 "
                 "(an OCR layer over a scan)")
+    # Left refused on purpose, as ambiguous: pypdf's habibi-rotated.pdf (24 characters: "habibi"
+    # and its Arabic spelling twice, plus a third copy in a font without a Unicode map) is 21%
+    # unmapped characters, and 2 of its 3 words hold control or modifier symbols. OCR reads less
+    # of it ("habibi" only), but its layer reads no better: PDFium gives every glyph of a shaped
+    # Arabic word the word's box, so the line comes out interleaved ("h <arabic>abibi\x03 ..."). An
+    # absolute allowance for short pages would equally pass a few words of unmapped glyphs; the
+    # share is what this gate has to judge how much a page would lose.
     if q.bad_chars > MAX_BAD_SHARE * q.visible_chars:
         return (f"garbage text layer: {q.bad_chars} of {q.visible_chars} characters lack a Unicode mapping "
                 "or are replacement/private-use/control characters")
@@ -174,7 +190,7 @@ def unusable_reason(q: TextQuality) -> str | None:
         return f"garbage text layer: {q.mojibake} mojibake sequences (UTF-8 decoded as Latin-1)"
     if q.tokens and q.implausible_tokens > 0.25 * q.tokens:
         return f"garbage text layer: {q.implausible_tokens} of {q.tokens} words are mostly symbols"
-    if q.visible_chars < MIN_CHARS:
+    if q.visible_chars < MIN_CHARS and (q.image_coverage > 0 or q.curve_paths):
         return f"too little text: {q.visible_chars} visible characters"
     if q.image_coverage > 0.6 and q.text_coverage < 0.02:
         return (f"text covers {q.text_coverage:.1%} of a page that is {q.image_coverage:.0%} image "

@@ -19,6 +19,13 @@ Rules (all relative, so they hold in pixels or points and at any DPI):
 * **Vertical margin text** (lines over 3x taller than wide): paragraphs after the page body.
 * **Figures**: rapid-layout ``figure`` regions whose OCR text covers under 25% of their area (so
   a mislabelled text block is never dropped); their text is kept in ``attributes["text"]``.
+* **Page-sized figures**: a ``figure`` region covering at least :data:`PAGE_FIGURE_SHARE` of the
+  page is a whole-page scan the CDLA model took for a picture (a letter with a payment slip, a
+  form, a map with place names). Its legible lines (confidence at least
+  :data:`MIN_LEGIBLE_CONFIDENCE`, with letters or digits) stay text blocks in reading order, and
+  the figure block comes just before the first of them (``attributes["text_in_blocks"] = True``;
+  ``attributes["text"]`` keeps only the illegible rest). Dropping them lost a whole page of text
+  silently (docling's ``qr_bill_example.jpg``, OCRmyPDF's ``baiona.png``).
 """
 
 from __future__ import annotations
@@ -31,10 +38,15 @@ from ocr.postprocess.reading_order import xy_cut
 from ocr.postprocess.tables import TableGrid, table_markdown
 from ocr.schema import Block, BlockType
 
-__all__ = ["FIGURE_MARKDOWN", "blocks_markdown", "compose_blocks"]
+__all__ = ["FIGURE_MARKDOWN", "MIN_LEGIBLE_CONFIDENCE", "PAGE_FIGURE_SHARE", "blocks_markdown", "compose_blocks",
+           "page_sized"]
 
 #: Markdown written for a figure (an HTML comment: invisible when rendered, kept by parsers).
 FIGURE_MARKDOWN = "<!-- figure -->"
+#: A figure region covering at least this share of the page area is the page itself (its text stays text).
+PAGE_FIGURE_SHARE = 0.5
+#: Lines of a page-sized figure read with a lower mean confidence (0..1) are noise in the picture.
+MIN_LEGIBLE_CONFIDENCE = 0.3
 
 _PAGE_NUMBER = re.compile(r"^(page|p\.|seite|página)?\s*[-–]?\s*\d{1,4}\s*[-–]?\s*((of|/|von|de)\s*\d{1,4})?$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?:;。！？：”\"')]$")
@@ -64,6 +76,18 @@ def _overlap_area(a: Box, b: Box) -> float:
     return max(0.0, w) * max(0.0, h)
 
 
+def page_sized(box: Box, page_width: float, page_height: float) -> bool:
+    """True when ``box`` (x0, y0, x1, y1, clipped to the page) covers at least
+    :data:`PAGE_FIGURE_SHARE` of a ``page_width`` x ``page_height`` page (same units as the box)."""
+    w = min(box[2], page_width) - max(box[0], 0.0)
+    h = min(box[3], page_height) - max(box[1], 0.0)
+    return max(0.0, w) * max(0.0, h) >= PAGE_FIGURE_SHARE * max(page_width * page_height, 1e-6)
+
+
+def _legible(line: OcrLine) -> bool:
+    return line.confidence >= MIN_LEGIBLE_CONFIDENCE and sum(ch.isalnum() for ch in line.text) >= 2
+
+
 def compose_blocks(
     lines: list[OcrLine],
     page_width: float,
@@ -80,7 +104,9 @@ def compose_blocks(
     body_lines = [ln for ln in lines if len(ln.words) >= 3] or list(lines)
     body = median([_size(ln) for ln in body_lines], 10.0)
     furniture, rest = _split_furniture(lines, page_height, body, regions)
-    figures, rest = _figures(rest, regions)
+    figures, rest = _figures(rest, regions, page_width, page_height)
+    page_figures = [f for f in figures if f["page_sized"]]  # placed after the reading order, not in it
+    figures = [f for f in figures if not f["page_sized"]]
 
     # Lines much taller than wide are vertical text in a margin (arXiv stamps, spine labels): they
     # would block every horizontal cut of the XY-cut, so they are read after the page body.
@@ -97,6 +123,15 @@ def compose_blocks(
         captions = [r.box for r in regions if r.label in ("figure_caption", "table_caption")]
         for leaf in leaves:
             blocks += _leaf_blocks([items[i] for i in leaf], body, pitch, titles, captions, page_height, first_page)
+    for figure in page_figures:
+        # a page-sized box would block every cut of the XY-cut: the figure goes before its first text
+        box = figure["box"]
+        at = next((k for k, b in enumerate(blocks) if b.bbox is not None and _inside(
+            (b.bbox.x0, b.bbox.y0, b.bbox.x1, b.bbox.y1), box)), len(blocks))
+        blocks.insert(at, Block(type=BlockType.FIGURE, text=FIGURE_MARKDOWN,
+                                bbox=BBox(x0=box[0], y0=box[1], x1=box[2], y1=box[3]),
+                                confidence=round(figure["score"], 3),
+                                attributes={"text": figure["text"], "text_in_blocks": True}))
     for line in margin:
         blocks.append(Block(type=BlockType.PARAGRAPH, text=line.text, confidence=round(line.confidence, 3),
                             bbox=BBox(x0=line.box[0], y0=line.box[1], x1=line.box[2], y1=line.box[3]),
@@ -141,7 +176,10 @@ def _isolated(line: OcrLine, ys: list[tuple[float, float]], gap: float) -> bool:
     return True
 
 
-def _figures(lines, regions):
+def _figures(lines, regions, page_width, page_height):
+    """Split ``lines`` into figures (dicts: ``box``, ``text``, ``score``, ``page_sized``) and the
+    lines left for the body. A page-sized figure takes only its illegible lines (see the module
+    docstring); a smaller one takes every line inside it, as its ``text``."""
     figures, rest = [], list(lines)
     for region in regions:
         if region.label != "figure":
@@ -151,8 +189,11 @@ def _figures(lines, regions):
         covered = sum(_overlap_area(ln.box, region.box) for ln in inside)
         if covered / area >= 0.25:
             continue
-        figures.append({"box": region.box, "text": "\n".join(ln.text for ln in inside), "score": region.score})
-        rest = [ln for ln in rest if ln not in inside]
+        whole_page = page_sized(region.box, page_width, page_height)
+        taken = [ln for ln in inside if not _legible(ln)] if whole_page else inside
+        figures.append({"box": region.box, "text": "\n".join(ln.text for ln in taken), "score": region.score,
+                        "page_sized": whole_page})
+        rest = [ln for ln in rest if ln not in taken]
     return figures, rest
 
 
