@@ -73,7 +73,10 @@ class FolioRetriever(BaseRetriever):
     """Retrieve chunks from a :class:`~indexing.store.ChunkStore` (see module docstring).
 
     ``store`` and ``embedder`` (an :class:`~indexing.embedder.Embedder` of the collection's model)
-    are required; ``sparse`` defaults to the BM25 settings recorded with the collection;
+    are required; the store must hold the collection (else
+    :class:`~ocr.errors.CollectionNotFoundError`, at construction and at each search, naming the
+    data directory or server and the collection looked for; an existing collection with no
+    documents answers ``[]``); ``sparse`` defaults to the BM25 settings recorded with the collection;
     ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None;
     ``route_titles``: document routing by title (:mod:`indexing.routing`).
     """
@@ -100,9 +103,15 @@ class FolioRetriever(BaseRetriever):
     page_to: int | None = None
     _routers: dict = PrivateAttr(default_factory=dict)
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Refuse a store without the collection (a wrong data dir, a typo in the collection name):
+        raises :class:`~ocr.errors.CollectionNotFoundError` naming where it looked, instead of
+        answering every question with nothing."""
+        self.store.require_collection()
+
     def _encoder(self) -> BM25Encoder:
         if self.sparse is None:
-            info = self.store.collection_info() or {}
+            info = self.store.require_collection()
             self.sparse = BM25Encoder.from_config(info["sparse"]) if info.get("sparse") else BM25Encoder()
         return self.sparse
 
@@ -112,6 +121,7 @@ class FolioRetriever(BaseRetriever):
         unknown = set(kwargs) - set(opts)
         if unknown:
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
+        self.store.require_collection()  # deleted since the retriever was made: say so, not []
         if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
         mode = opts["mode"]

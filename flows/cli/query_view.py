@@ -55,9 +55,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
         fail(str(exc))
     store = _open_store(settings)
     try:
-        info = store.collection_info()
-        if info is None:
-            fail(f"collection {settings.collection!r} does not exist (nothing ingested yet)")
+        info = store.require_collection()  # CollectionNotFoundError: where it looked, what is there
         doc_ids = _resolve_doc_ids(store, doc_ids) if doc_ids else None
         model = settings.embedding_model or info.get("model")
         embedder = (Embedder(model=model, device=settings.device, precision=settings.embedding_precision)
