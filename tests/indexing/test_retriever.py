@@ -172,3 +172,11 @@ def test_existing_empty_collection_returns_no_documents(tmp_path, embedder):
     finally:
         reopened.close()
 
+
+def test_scores_decrease_down_the_list_in_every_mode(local_store, embedder):
+    retriever = FolioRetriever(store=local_store, embedder=embedder, k=10)
+    for mode in ("dense", "sparse", "hybrid"):
+        docs = retriever.invoke("Which law governs the services agreement fees?", mode=mode)
+        scores = [d.metadata["score"] for d in docs]
+        assert len(docs) >= 3 and scores == sorted(scores, reverse=True), mode
+        assert all(d.metadata["search_score"] == d.metadata["score"] for d in docs), mode  # nothing routed
