@@ -139,12 +139,14 @@ def query(
 ) -> None:
     """Search the index; prints the top chunks with source, page span, heading path and score.
 
-    Hits are in rank order and score decreases down the list (with title routing it is the fused
-    rank score, and the mode's own score is shown as "search").
+    Hits are in rank order; score decreases down the list (when title
+    routing re-ranks, it is the fused rank score and the mode's own score
+    is shown as "search").
 
-    --json prints a list of objects with keys text, score, search_score, doc_id, source (the document's URI),
-    source_name (its configured source), page_start, page_end (1-based), heading_path (list of
-    strings), kind, path and chunk_index.
+    --json prints a list of objects with keys text, score, search_score,
+    doc_id, source (the document's URI), source_name (its configured
+    source), page_start, page_end (1-based), heading_path (list of strings),
+    kind, path and chunk_index.
     """
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
