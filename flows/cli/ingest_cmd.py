@@ -76,6 +76,8 @@ def ingest(
 
     Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
     exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable).
+
+    SIGTERM stops it as Ctrl-C does (exit 143); Prefect's ephemeral server is stopped either way.
     """
     _quiet_prefect(verbose)
     passwords = {}
