@@ -90,6 +90,7 @@ def ingest(
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
     from flows.cli.ui import page_progress, print_run
+    from flows.ephemeral import start_tied_server
     from flows.ingest import run_ingest
     from ocr.errors import FolioflowError
 
@@ -97,6 +98,7 @@ def ingest(
 
     with page_progress(progress) as bar:
         try:
+            start_tied_server()  # stopped even if this process is killed (flows/ephemeral.py)
             result = run_ingest(paths, settings, prune=prune, progress=bar)
         except FolioflowError as exc:
             fail(f"ingest cannot proceed: {exc}")

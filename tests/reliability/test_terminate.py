@@ -1,4 +1,4 @@
-"""``folioflow ingest`` stopped mid-run by SIGTERM leaves no Prefect server behind.
+"""``folioflow ingest`` stopped mid-run by SIGTERM or SIGKILL leaves no Prefect server behind.
 
 A tester's case: ``kill PID`` of a running ingest left Prefect's ephemeral API server (a ``uvicorn``
 subprocess) running, orphaned. Real processes here (pattern of ``test_kill_and_resume.py``):
@@ -7,6 +7,8 @@ subprocess) running, orphaned. Real processes here (pattern of ``test_kill_and_r
 
 * SIGTERM: the CLI leaves as on Ctrl-C (exit status 143); Prefect's server is stopped by then,
   and a second run indexes every document.
+* SIGKILL of the ingest process alone (as the out-of-memory killer does): the watchdog of
+  :mod:`flows.ephemeral` stops the server within seconds, and ends itself.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.ephemeral import _start_time
 from flows.reliability.hostile import long_pdf
 from ocr.ids import sha256_file
 from ocr.samples import write_sample_pdf, write_scanned_copy
@@ -36,16 +39,6 @@ def docs(tmp_path_factory) -> Path:
     write_sample_pdf(folder / "b-report.pdf")
     write_scanned_copy(long_pdf(scratch / "text.pdf", 4), folder / "a-scan.pdf", dpi=150)
     return folder
-
-
-def _start_time(pid: int) -> str | None:
-    """Start time of live process ``pid`` (``/proc/PID/stat`` field 22), None when gone or a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def children(pid: int) -> dict[int, str]:
@@ -108,3 +101,20 @@ def test_sigterm_stops_the_run_in_order_and_its_prefect_server(docs, tmp_path):
     statuses = {Path(r["source"]).name: r["status"] for r in json.loads((tmp_path / "r2.json").read_text())}
     assert statuses == {"a-scan.pdf": "indexed", "b-report.pdf": "indexed"}
 
+
+def test_sigkill_leaves_no_prefect_server_behind(docs, tmp_path):
+    proc, server, kids = start_and_wait_mid_run(docs, tmp_path)
+    started = _start_time(server)
+    watchdogs = [pid for pid, cmd in kids.items() if "flows.ephemeral" in cmd]
+    assert len(watchdogs) == 1, kids
+    watchdog_started = _start_time(watchdogs[0])
+    try:
+        os.kill(proc.pid, signal.SIGKILL)  # no exit hook runs: only the watchdog can stop the server
+        proc.wait(30)
+        assert wait_gone(server, started, 30), "Prefect's ephemeral server outlived the killed ingest"
+        assert wait_gone(watchdogs[0], watchdog_started, 10), "the watchdog did not end"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
