@@ -65,7 +65,8 @@ def _filter(qe, flt: SearchFilter | None, doc_id: str | None = None, keep: set[s
 
 class EdgeStore(ChunkStore):
     """:class:`ChunkStore` on qdrant-edge-py (see module docstring). Raises :class:`StoreError`
-    when the data dir is held by another process or a shard cannot be opened."""
+    when the data dir is held by another process (at open when ``<data_dir>/edge`` exists, else
+    when the collection is created) or a shard cannot be opened."""
 
     backend = "edge"
 
@@ -75,18 +76,26 @@ class EdgeStore(ChunkStore):
 
         self.qe = qe
         self.root = Path(settings.data_dir) / "edge"
-        self._lock = DataDirLock(self.root)
         self.chunks = None
         self.registry = None
+        # A folder that does not exist is not created (nor locked) until a collection is: opening
+        # a wrong data dir to search it must leave nothing behind (see indexing.store).
+        self._lock: DataDirLock | None = DataDirLock(self.root) if self.root.is_dir() else None
+        if self._lock is not None:
+            self._load_shards()
+
+    def _load_shards(self) -> None:
+        """Load the chunk and registry shards found on disk (the lock is held)."""
         try:
             reg_dir = self.root / registry_name(self.collection)
-            if _has_shard(reg_dir):
-                self.registry = qe.EdgeShard.load(str(reg_dir))
+            if self.registry is None and _has_shard(reg_dir):
+                self.registry = self.qe.EdgeShard.load(str(reg_dir))
             chunk_dir = self.root / self.collection
-            if _has_shard(chunk_dir):
-                self.chunks = qe.EdgeShard.load(str(chunk_dir))
+            if self.chunks is None and _has_shard(chunk_dir):
+                self.chunks = self.qe.EdgeShard.load(str(chunk_dir))
         except Exception as exc:
-            self._lock.release()
+            if self._lock is not None:
+                self._lock.release()
             raise StoreError(f"cannot open Qdrant Edge shards in {self.root}: {exc}") from exc
 
     def _wrap(self, what: str, fn, *args):
@@ -99,6 +108,9 @@ class EdgeStore(ChunkStore):
 
     def _create_collections(self, dim: int) -> None:
         qe = self.qe
+        if self._lock is None:  # opened on a missing folder: create and hold it now
+            self._lock = DataDirLock(self.root)
+            self._load_shards()  # another process may have created them since we opened
 
         def create() -> None:
             if self.chunks is None:
@@ -227,6 +239,9 @@ class EdgeStore(ChunkStore):
             self._wrap("registry delete", self.registry.update,
                        self.qe.UpdateOperation.delete_points([point_id]))
 
+    def _collection_names(self) -> list[str]:
+        return [p.name for p in self.root.iterdir() if _has_shard(p)] if self.root.is_dir() else []
+
     def optimize(self) -> None:
         """Run Edge's segment optimizers (HNSW build, merges) now; blocks until done."""
         if self.chunks is not None:
@@ -240,7 +255,8 @@ class EdgeStore(ChunkStore):
                 finally:
                     shard.close()
         self.chunks = self.registry = None
-        self._lock.release()
+        if self._lock is not None:
+            self._lock.release()
 
 
 def _has_shard(folder: Path) -> bool:

@@ -69,20 +69,38 @@ class QdrantClientStore(ChunkStore):
         self.local = local
         self.backend = "local" if local else "server"
         self.registry = registry_name(self.collection)
-        self._lock = None
+        self._lock: DataDirLock | None = None
+        self._client = None
+        self.folder = Path(settings.data_dir) / "qdrant" if local else None
         if local:
-            folder = Path(settings.data_dir) / "qdrant"
-            self._lock = DataDirLock(folder)
-            try:
-                self.client = QdrantClient(path=str(folder))
-            except RuntimeError as exc:  # qdrant-client's own folder lock
-                self._lock.release()
-                raise StoreError(f"data dir {folder} is in use by another process: {exc}") from exc
+            # A folder that does not exist is not created (nor locked) until a collection is: opening
+            # a wrong data dir to search it must leave nothing behind (see indexing.store).
+            if self.folder.is_dir():
+                self._open_local()
         else:
             key = settings.api_key.get_secret_value() if settings.api_key else None
-            self.client = QdrantClient(url=settings.url, api_key=key, timeout=int(settings.timeout),
-                                       prefer_grpc=settings.prefer_grpc)
+            self._client = QdrantClient(url=settings.url, api_key=key, timeout=int(settings.timeout),
+                                        prefer_grpc=settings.prefer_grpc)
         self._exists: dict[str, bool] = {}
+
+    def _open_local(self) -> None:
+        """Lock the local-mode folder (creating it) and open qdrant-client on it."""
+        from qdrant_client import QdrantClient
+
+        self._lock = DataDirLock(self.folder)
+        try:
+            self._client = QdrantClient(path=str(self.folder))
+        except RuntimeError as exc:  # qdrant-client's own folder lock
+            self._lock.release()
+            raise StoreError(f"data dir {self.folder} is in use by another process: {exc}") from exc
+
+    @property
+    def client(self):
+        """The ``QdrantClient``. Raises :class:`StoreError` in local mode before the folder exists
+        (writes need :meth:`ensure_collection` first)."""
+        if self._client is None:
+            raise StoreError(f"collection {self.collection!r} does not exist yet (nothing indexed in {self.folder})")
+        return self._client
 
     def _call(self, what: str, fn, *args, **kwargs):
         attempts = 1 if self.local else max(1, self.settings.retries)
@@ -96,12 +114,16 @@ class QdrantClientStore(ChunkStore):
             raise StoreError(f"Qdrant {what} failed ({where}): {exc}".splitlines()[0]) from exc
 
     def _has(self, name: str) -> bool:
+        if self._client is None:  # local mode, folder not created yet
+            return False
         if not self._exists.get(name):
             self._exists[name] = bool(self._call("collection lookup", self.client.collection_exists, name))
         return self._exists[name]
 
     def _create_collections(self, dim: int) -> None:
         m, s = self.m, self.settings
+        if self._client is None:
+            self._open_local()
         if not self._has(self.collection):
             hnsw = m.HnswConfigDiff(payload_m=16, m=0) if s.tenancy and not self.local else None
             self._call("collection creation", self.client.create_collection, self.collection,
@@ -261,8 +283,13 @@ class QdrantClientStore(ChunkStore):
             self._call("registry delete", self.client.delete, self.registry,
                        self.m.PointIdsList(points=[point_id]), wait=True)
 
+    def _collection_names(self) -> list[str]:
+        if self._client is None:
+            return []
+        return [c.name for c in self._call("collection listing", self._client.get_collections).collections]
+
     def _close(self) -> None:
-        client, self.client = getattr(self, "client", None), None
+        client, self._client = getattr(self, "_client", None), None
         if client is not None:
             client.close()
         if self._lock is not None:

@@ -3,8 +3,14 @@
 ``FolioRetriever`` is a ``BaseRetriever``: use it alone (``retriever.invoke("question")``) or in an
 LCEL chain (``retriever | format_docs | prompt | llm``). It returns LangChain ``Document``s whose
 ``page_content`` is the chunk's Markdown and whose metadata holds ``doc_id``, ``source``, ``uri``,
-``path``, ``page_start``/``page_end`` (1-based, inclusive), ``heading_path``, ``kind`` and ``score``,
-so answers can cite pages.
+``path``, ``page_start``/``page_end`` (1-based, inclusive), ``heading_path``, ``kind``, ``score``
+and ``search_score``, so answers can cite pages. ``score`` is the score the results are ranked by
+(best first, never increasing down the list); ``search_score`` is the score of the mode (cosine,
+BM25 or Qdrant's RRF) from the search that found the chunk. They are equal unless title routing
+re-ranked the results (below). One exception: with ``mmr=True`` the order is MMR's (relevance
+traded against diversity, whose objective Qdrant does not return) and both scores are the chunk's
+dense similarity to the question, which need not decrease. ``score_threshold`` applies to the
+mode's score, inside Qdrant.
 
 Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) and ``hybrid``
 (both, fused by Reciprocal Rank Fusion inside Qdrant: prefetch + fusion on every backend, so no
@@ -22,8 +28,9 @@ sparse query (:mod:`indexing.glossary`; ``glossary=None`` searches the query as 
 form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
 two rankings are fused by Reciprocal Rank Fusion (:mod:`indexing.routing`; it boosts rather than
 filters, see there for how a wrong route can still cost a page its place). Results are then in the
-fused order, and each keeps the score of the mode (cosine, BM25 or Qdrant's RRF), so scores need
-not decrease down the list. It is skipped when the call already restricts ``doc_ids`` or uses
+fused order and their ``score`` is that fusion's score (``sum 1/(60 + rank)`` over the two
+rankings), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
+search that found the chunk. It is skipped when the call already restricts ``doc_ids`` or uses
 MMR. Titles are read from the store's registry and re-read at most every :data:`ROUTER_REFRESH_S`
 seconds.
 
@@ -73,7 +80,10 @@ class FolioRetriever(BaseRetriever):
     """Retrieve chunks from a :class:`~indexing.store.ChunkStore` (see module docstring).
 
     ``store`` and ``embedder`` (an :class:`~indexing.embedder.Embedder` of the collection's model)
-    are required; ``sparse`` defaults to the BM25 settings recorded with the collection;
+    are required; the store must hold the collection (else
+    :class:`~ocr.errors.CollectionNotFoundError`, at construction and at each search, naming the
+    data directory or server and the collection looked for; an existing collection with no
+    documents answers ``[]``); ``sparse`` defaults to the BM25 settings recorded with the collection;
     ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None;
     ``route_titles``: document routing by title (:mod:`indexing.routing`).
     """
@@ -100,9 +110,15 @@ class FolioRetriever(BaseRetriever):
     page_to: int | None = None
     _routers: dict = PrivateAttr(default_factory=dict)
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Refuse a store without the collection (a wrong data dir, a typo in the collection name):
+        raises :class:`~ocr.errors.CollectionNotFoundError` naming where it looked, instead of
+        answering every question with nothing."""
+        self.store.require_collection()
+
     def _encoder(self) -> BM25Encoder:
         if self.sparse is None:
-            info = self.store.collection_info() or {}
+            info = self.store.require_collection()
             self.sparse = BM25Encoder.from_config(info["sparse"]) if info.get("sparse") else BM25Encoder()
         return self.sparse
 
@@ -112,6 +128,7 @@ class FolioRetriever(BaseRetriever):
         unknown = set(kwargs) - set(opts)
         if unknown:
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
+        self.store.require_collection()  # deleted since the retriever was made: say so, not []
         if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
         mode = opts["mode"]
@@ -125,17 +142,19 @@ class FolioRetriever(BaseRetriever):
         search = dict(mode=mode, k=depth, score_threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=fetch_k)
         hits = self.store.search(dense, sparse, filter=flt, **search)
+        ranked = [(hit, hit.score) for hit in hits]
         routed = (self._router(opts["tenant"], opts["sources"]).route(query)
                   if opts["route_titles"] and not opts["doc_ids"] and not opts["mmr"] else None)
         if routed:
             inside = self.store.search(dense, sparse, filter=replace(flt, doc_ids=routed), **search)
-            hits = [hit for hit, _ in fuse_rankings([hits, inside])]  # each keeps its own score (see module docstring)
+            ranked = fuse_rankings([hits, inside])  # (hit, fused RRF score), best first
         docs = []
         pages: set[tuple[str, int]] = set()
-        for hit in hits:
+        for hit, score in ranked:
             if len(docs) == k:
                 break
-            meta = hit_metadata(hit.payload, hit.score)
+            meta = hit_metadata(hit.payload, score)
+            meta["search_score"] = float(hit.score)
             if opts["distinct_pages"]:
                 page = (str(meta.get("doc_id")), int(meta.get("page_start") or 0))
                 if page in pages:

@@ -60,6 +60,12 @@ flows should call :meth:`ChunkStore.optimize` after a bulk ingest.
 
 Embedded stores hold their folder exclusively: a second process (or a second store in the same
 process) opening the same data dir gets a :class:`StoreError` naming the holder's pid.
+
+Opening a store never creates anything: on a data directory (or collection) that does not exist it
+opens empty, holds no lock, and searches return nothing; :meth:`ChunkStore.ensure_collection`
+(ingest) creates the folder and takes the lock then. Readers that need an existing collection (the
+retriever, ``folioflow query``) call :meth:`ChunkStore.require_collection`, which raises
+:class:`~ocr.errors.CollectionNotFoundError` naming where it looked.
 """
 
 from __future__ import annotations
@@ -87,7 +93,7 @@ from indexing.registry import (
     record_point_id,
 )
 from indexing.sparse import SparseVec
-from ocr.errors import ConfigurationError, StoreError, TenancyError
+from ocr.errors import CollectionNotFoundError, ConfigurationError, FolioflowError, StoreError, TenancyError
 
 __all__ = [
     "DENSE",
@@ -313,6 +319,43 @@ class ChunkStore(ABC):
             self._info = self._reg_get(COLLECTION_RECORD_ID)
         return self._info
 
+    def require_collection(self) -> dict[str, Any]:
+        """The collection record, for readers (a retriever, ``folioflow query``) that need an
+        existing collection. Raises :class:`CollectionNotFoundError` naming the data directory (or
+        server) and collection looked in, the collections found there, and the settings that
+        choose them (``data_dir``/``--data-dir``/``FOLIOFLOW_DATA_DIR``, ``collection``/
+        ``--collection``/``FOLIOFLOW_COLLECTION``). Opening a store never creates one: only
+        :meth:`ensure_collection` (ingest) does."""
+        info = self.collection_info()
+        if info is None:
+            raise CollectionNotFoundError(self._missing_collection())
+        return info
+
+    def _missing_collection(self) -> str:
+        """The one-line reason of :meth:`require_collection`."""
+        data_dir = Path(self.settings.data_dir).absolute()
+        point_dir = ("point at the data directory `folioflow ingest` wrote with StoreSettings(data_dir=...) in "
+                     "Python, or --data-dir / FOLIOFLOW_DATA_DIR on the command line")
+        if self.settings.url is None and not data_dir.is_dir():
+            return (f"no folioflow index at {data_dir}: that data directory does not exist (a relative data_dir "
+                    f"is resolved against the working directory, {Path.cwd()}); {point_dir}")
+        where = (f"on the Qdrant server {self.settings.url}" if self.settings.url
+                 else f"in data directory {data_dir} ({self.backend} store)")
+        try:
+            names = sorted(n for n in self._collection_names() if not n.endswith("__documents"))
+        except FolioflowError:  # the listing is a hint; the missing collection is the error
+            names = []
+        found = f"collections there: {', '.join(repr(n) for n in names)}" if names else "no folioflow collection there"
+        fix = ("pass the collection `folioflow ingest` used with StoreSettings(collection=...) in Python, or "
+               "--collection / FOLIOFLOW_COLLECTION on the command line; or "
+               + ("point at another server (url / --qdrant-url / QDRANT_URL)" if self.settings.url else point_dir)
+               + " (nothing is created by searching: ingest documents first to create it)")
+        return f"no collection {self.collection!r} {where} ({found}): {fix}"
+
+    def _collection_names(self) -> list[str]:
+        """Names of the collections the backend holds (a hint for :meth:`require_collection`)."""
+        return []
+
     def get_document(self, doc_id: str) -> DocumentRecord | None:
         """The registry record of ``doc_id``, or None."""
         payload = self._reg_get(record_point_id(doc_id))
@@ -449,7 +492,9 @@ class ChunkStore(ABC):
 
 
 def open_store(settings: StoreSettings | None = None) -> ChunkStore:
-    """Open the store ``settings`` describe (see module docstring for backend choice).
+    """Open the store ``settings`` describe (see module docstring for backend choice). Creates
+    nothing: a missing data directory or collection opens empty (searches return ``[]``,
+    :meth:`ChunkStore.require_collection` raises); :meth:`ChunkStore.ensure_collection` creates.
     Raises :class:`StoreError` (unreachable server, data dir held by another process) or
     :class:`ConfigurationError` (bad settings)."""
     settings = settings or StoreSettings()

@@ -21,6 +21,7 @@ raise and catch the same classes::
     └── IndexingError             embedding or vector store failure
         ├── EmbeddingError
         ├── StoreError                Qdrant unreachable or refused a request
+        ├── CollectionNotFoundError   no such data directory or collection to search
         └── TenancyError              tenancy is on and a tenant is missing
 
 Per-page and per-document failures are *data* (``Page.status``/``Page.errors`` and the run report's
@@ -48,6 +49,7 @@ __all__ = [
     "IndexingError",
     "EmbeddingError",
     "StoreError",
+    "CollectionNotFoundError",
     "TenancyError",
 ]
 
@@ -121,6 +123,12 @@ class EmbeddingError(IndexingError):
 
 class StoreError(IndexingError):
     """The vector store is unreachable or refused a request (after bounded retries)."""
+
+
+class CollectionNotFoundError(IndexingError):
+    """A search (or a retriever) was pointed at a data directory or collection that holds no
+    folioflow collection: the message names the place looked in and the settings that choose it.
+    Not a :class:`StoreError`: retrying cannot help, the caller must point somewhere else."""
 
 
 class TenancyError(IndexingError):

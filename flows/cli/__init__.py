@@ -3,6 +3,10 @@ heavy imports (torch, Prefect, models) happen inside the commands so ``--help`` 
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
+
 import typer
 
 app = typer.Typer(
@@ -22,5 +26,36 @@ from flows.cli import eval_cmd  # noqa: E402,F401
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. SIGTERM stops a command the way Ctrl-C does (see
+    :func:`terminate_like_interrupt`); the exit status is then 143 (128 + SIGTERM)."""
+    terminated = terminate_like_interrupt()
+    try:
+        app()
+    except SystemExit:
+        if terminated.is_set():
+            print("folioflow: stopped by SIGTERM", file=sys.stderr)
+            raise SystemExit(128 + signal.SIGTERM) from None
+        raise
+
+
+def terminate_like_interrupt() -> threading.Event:
+    """Make SIGTERM (``kill PID``, ``systemctl stop``, ``docker stop``, a CI or batch-system
+    timeout) raise :class:`KeyboardInterrupt` in the main thread, as Ctrl-C does, so the command
+    leaves through the same orderly path: Prefect marks the run crashed, ``with`` blocks and
+    ``finally`` clauses run, and at exit Prefect's ephemeral API server is stopped (its own
+    ``atexit`` hook; without this, SIGTERM's default action ends the process at once and leaves
+    that server running, orphaned). A second SIGTERM takes the default action (immediate end).
+    Nothing is installed when SIGTERM already has a handler (an embedding application's own) or
+    outside the main thread. Returns an event set once SIGTERM arrived."""
+    terminated = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return terminated
+
+    def interrupt(signum: int, frame: object) -> None:
+        terminated.set()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    return terminated

@@ -81,6 +81,8 @@ def ingest(
 
     Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
     exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable).
+
+    SIGTERM stops it as Ctrl-C does (exit 143); Prefect's ephemeral server is stopped either way.
     """
     _quiet_prefect(verbose)
     passwords = {}
@@ -93,6 +95,7 @@ def ingest(
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
     from flows.cli.ui import page_progress, print_run
+    from flows.ephemeral import start_tied_server
     from flows.ingest import run_ingest
     from ocr.errors import FolioflowError
 
@@ -100,6 +103,7 @@ def ingest(
 
     with page_progress(progress) as bar:
         try:
+            start_tied_server()  # stopped even if this process is killed (flows/ephemeral.py)
             result = run_ingest(paths, settings, prune=prune, force=force, progress=bar)
         except FolioflowError as exc:
             fail(f"ingest cannot proceed: {exc}")
@@ -144,12 +148,18 @@ def query(
 ) -> None:
     """Search the index; prints the top chunks with source, page span, heading path and score.
 
-    --json prints a list of objects with keys text, score, doc_id, source (the document's URI),
-    source_name (its configured source), page_start, page_end (1-based), heading_path (list of
-    strings), kind, path and chunk_index.
+    Hits are in rank order; score decreases down the list (when title
+    routing re-ranks, it is the fused rank score and the mode's own score
+    is shown as "search").
 
-    Exits 1 (reason on stderr) when there is no index, or when a --doc or --source filter matches
-    no indexed document; 0 otherwise, also when nothing matches the text ("no results").
+    --json prints a list of objects with keys text, score, search_score,
+    doc_id, source (the document's URI), source_name (its configured
+    source), page_start, page_end (1-based), heading_path (list of strings),
+    kind, path and chunk_index.
+
+    Exits 1 (reason on stderr) when there is no index, or when a --doc or --source
+    filter matches no indexed document; 0 otherwise, also when nothing matches
+    the text ("no results").
     """
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,

@@ -16,7 +16,10 @@ from flows.settings import Settings
 __all__ = ["QUERY_KEYS", "run_query", "print_results", "print_status", "print_document"]
 
 #: Keys of every object printed by ``folioflow query --json`` (the documented contract).
-QUERY_KEYS = ("text", "score", "doc_id", "source", "source_name", "page_start", "page_end", "heading_path", "kind")
+#: ``score`` ranks the hits (best first, never increasing); ``search_score`` is the mode's own score
+#: (cosine, BM25 or RRF), different from ``score`` when title routing re-ranked the hits.
+QUERY_KEYS = ("text", "score", "search_score", "doc_id", "source", "source_name", "page_start", "page_end",
+              "heading_path", "kind")
 
 
 def _open_store(settings: Settings, must_exist: bool = True):
@@ -40,10 +43,12 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
     chunk per page; ``glossary``: ``finance``, ``none`` or a glossary file, see
     :func:`indexing.glossary.load_glossary`; ``route_titles``: document routing by title, see
     :mod:`indexing.routing`); returns one dict per hit with
-    :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``): ``source`` is the document's URI,
-    ``source_name`` the configured source it came from (what ``--source`` filters on). Fails
-    (exit 1, reason on stderr) when there is no index, or when ``doc_ids`` (see
-    :func:`resolve_document`) or ``source`` match no indexed document (of ``tenant``, when given)."""
+    :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``), in rank order: ``score`` is the
+    ranking score (title routing's fused score when it re-ranked, else the mode's) and
+    ``search_score`` the mode's own; ``source`` is the document's URI, ``source_name`` the
+    configured source it came from (what ``--source`` filters on). Fails (exit 1, reason on
+    stderr) when there is no index, or when ``doc_ids`` (see :func:`resolve_document`) or
+    ``source`` match no indexed document (of ``tenant``, when given)."""
     from indexing.embedder import Embedder
     from indexing.glossary import load_glossary
     from indexing.retriever import FolioRetriever
@@ -57,9 +62,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
         fail(str(exc))
     store = _open_store(settings)
     try:
-        info = store.collection_info()
-        if info is None:
-            fail(f"collection {settings.collection!r} does not exist (nothing ingested yet)")
+        info = store.require_collection()  # CollectionNotFoundError: where it looked, what is there
         if store.tenancy and not tenant:
             raise TenancyError("tenancy is on: the query needs the caller's tenant (--tenant)")
         records = store.list_documents()
@@ -85,6 +88,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
         hits.append({
             "text": doc.page_content,
             "score": float(meta.get("score", 0.0)),
+            "search_score": float(meta.get("search_score", meta.get("score", 0.0))),
             "doc_id": meta.get("doc_id"),
             "source": meta.get("uri") or meta.get("source"),
             "source_name": meta.get("source"),
@@ -165,8 +169,10 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
     for rank, hit in enumerate(hits, 1):
         pages = f"p. {hit['page_start']}" + (f"-{hit['page_end']}" if hit["page_end"] != hit["page_start"] else "")
         heading = " > ".join(hit["heading_path"]) or "(no heading)"
+        search = hit.get("search_score", hit["score"])
+        routed = f" (search {search:.4f})" if search != hit["score"] else ""
         stdout.print(f"[bold]{rank}. {hit['path'] or hit['source']}[/bold]  {pages}  "
-                     f"[dim]score {hit['score']:.4f}  {hit['kind']}[/dim]")
+                     f"[dim]score {hit['score']:.4f}{routed}  {hit['kind']}[/dim]")
         stdout.print(f"   [cyan]{heading}[/cyan]")
         body = hit["text"].strip()
         stdout.print("   " + (body[:700] + " ..." if len(body) > 700 else body).replace("\n", "\n   "))

@@ -192,6 +192,9 @@ class ChunkStoreSuite:
     def test_second_open_of_the_data_dir_is_refused(self, store, settings_for):
         if self.backend == "server":
             pytest.skip("a server is shared by design")
+        data = settings_for().data_dir
+        assert not data.exists()  # opening a data dir that does not exist creates (and holds) nothing
+        store.ensure_collection(8, "test-model")  # creating the collection takes the folder
         with pytest.raises(StoreError, match="in use"):
             open_store(settings_for())
 

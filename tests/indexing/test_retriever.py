@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableLambda
 from indexing.indexer import Indexer
 from indexing.retriever import FolioEmbeddings, FolioRetriever, format_docs
 from indexing.store import StoreSettings, open_store
-from ocr.errors import TenancyError
+from ocr.errors import CollectionNotFoundError, TenancyError
 
 from .conftest import cuad_contracts, make_document, sample_documents, text_parts
 
@@ -119,3 +119,64 @@ def test_real_contracts_rank_the_governing_law_clause(corpus, tmp_path, embedder
             assert found >= len(contracts) - 1, (mode, found)
     finally:
         store.close()
+
+
+# -- a retriever pointed at the wrong place (the README snippet run from another directory) -------------
+@pytest.mark.parametrize("backend", ["auto", "edge", "local"])
+def test_missing_data_dir_raises_and_creates_nothing(tmp_path, monkeypatch, embedder, backend):
+    monkeypatch.chdir(tmp_path)  # the README's relative ".folioflow", from a directory without one
+    store = open_store(StoreSettings(data_dir=".folioflow", backend=backend))
+    try:
+        with pytest.raises(CollectionNotFoundError) as err:
+            FolioRetriever(store=store, embedder=embedder, k=5)
+        message = str(err.value)
+        assert str(tmp_path / ".folioflow") in message and "does not exist" in message
+        assert "data_dir" in message and "FOLIOFLOW_DATA_DIR" in message and "--data-dir" in message
+        assert store.search(embedder.encode(["fees"])[0], mode="dense") == []  # the bare store answers nothing
+    finally:
+        store.close()
+    assert list(tmp_path.iterdir()) == []  # no empty store left behind
+
+
+def test_missing_collection_names_the_collections_there(tmp_path, embedder):
+    data = tmp_path / "data"
+    store = open_store(StoreSettings(data_dir=data))
+    Indexer(embedder, store).index(*sample_documents()[0])
+    store.close()
+    other = open_store(StoreSettings(data_dir=data, collection="reports"))
+    try:
+        with pytest.raises(CollectionNotFoundError) as err:
+            FolioRetriever(store=other, embedder=embedder)
+    finally:
+        other.close()
+    message = str(err.value)
+    assert "'reports'" in message and str(data.resolve()) in message and "collections there: 'folioflow'" in message
+    assert "--collection" in message and "FOLIOFLOW_COLLECTION" in message
+    assert sorted(p.name for p in (data / "edge").iterdir() if p.is_dir()) == ["folioflow", "folioflow__documents"]
+
+
+def test_existing_empty_collection_returns_no_documents(tmp_path, embedder):
+    store = open_store(StoreSettings(data_dir=tmp_path / "data"))
+    try:
+        assert not (tmp_path / "data").exists()
+        Indexer(embedder, store).ensure()  # as ingest does before its first document: the collection, no points
+        assert store.count() == 0
+        retriever = FolioRetriever(store=store, embedder=embedder)
+        for mode in ("dense", "sparse", "hybrid"):
+            assert retriever.invoke("What was the operating margin?", mode=mode) == [], mode
+    finally:
+        store.close()
+    reopened = open_store(StoreSettings(data_dir=tmp_path / "data"))  # created for real: found again
+    try:
+        assert FolioRetriever(store=reopened, embedder=embedder).invoke("fees") == []
+    finally:
+        reopened.close()
+
+
+def test_scores_decrease_down_the_list_in_every_mode(local_store, embedder):
+    retriever = FolioRetriever(store=local_store, embedder=embedder, k=10)
+    for mode in ("dense", "sparse", "hybrid"):
+        docs = retriever.invoke("Which law governs the services agreement fees?", mode=mode)
+        scores = [d.metadata["score"] for d in docs]
+        assert len(docs) >= 3 and scores == sorted(scores, reverse=True), mode
+        assert all(d.metadata["search_score"] == d.metadata["score"] for d in docs), mode  # nothing routed

@@ -92,8 +92,11 @@ def test_routing_puts_the_named_filing_first(tmp_path, embedder):
             routed = FolioRetriever(store=store, embedder=embedder, k=2, mode=mode).invoke(query)
             assert plain[0].metadata["path"] == "INITECH_2018_10K.pdf", mode
             assert routed[0].metadata["path"] == "GLOBEX_2018_10K.pdf" and "640" in routed[0].page_content, mode
-            assert routed[0].metadata["score"] == next(d.metadata["score"] for d in plain if d.id == routed[0].id) \
-                or routed[0].id not in {d.id for d in plain}, mode  # the mode's own score is kept
+            assert routed[0].metadata["search_score"] == next(d.metadata["score"] for d in plain if d.id == routed[0].id) \
+                or routed[0].id not in {d.id for d in plain}, mode  # the mode's own score is kept aside
+            scores = [d.metadata["score"] for d in routed]
+            assert scores == sorted(scores, reverse=True), mode  # the score ranks: it follows the fused order
+            assert all(d.metadata["search_score"] == d.metadata["score"] for d in plain), mode
         # a doc_ids restriction from the caller turns routing off
         initech = plain[0].metadata["doc_id"]
         only = FolioRetriever(store=store, embedder=embedder, k=2).invoke(query, doc_ids=[initech])

@@ -1,0 +1,120 @@
+"""``folioflow ingest`` stopped mid-run by SIGTERM or SIGKILL leaves no Prefect server behind.
+
+A tester's case: ``kill PID`` of a running ingest left Prefect's ephemeral API server (a ``uvicorn``
+subprocess) running, orphaned. Real processes here (pattern of ``test_kill_and_resume.py``):
+``folioflow ingest`` in Prefect's ephemeral mode over a born-digital report and an image-only scan
+(CPU OCR, about a second a page), signalled once a page of the scan is in the OCR cache.
+
+* SIGTERM: the CLI leaves as on Ctrl-C (exit status 143); Prefect's server is stopped by then,
+  and a second run indexes every document.
+* SIGKILL of the ingest process alone (as the out-of-memory killer does): the watchdog of
+  :mod:`flows.ephemeral` stops the server within seconds, and ends itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from flows.ephemeral import _start_time
+from flows.reliability.hostile import long_pdf
+from ocr.ids import sha256_file
+from ocr.samples import write_sample_pdf, write_scanned_copy
+from tests.reliability.test_kill_and_resume import cached_pages, env, ingest_cmd
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")]
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("terminate-docs")
+    scratch = tmp_path_factory.mktemp("terminate-src")
+    write_sample_pdf(folder / "b-report.pdf")
+    write_scanned_copy(long_pdf(scratch / "text.pdf", 4), folder / "a-scan.pdf", dpi=150)
+    return folder
+
+
+def children(pid: int) -> dict[int, str]:
+    """``{pid: command line}`` of the live children of ``pid``."""
+    out = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            fields = text[text.rindex(")") + 2:].split()
+            if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+                out[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def start_and_wait_mid_run(docs: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, dict[int, str]]:
+    """The ingest process, once a scanned page is OCRed; (process, server pid, its children then)."""
+    data = tmp_path / "data"
+    proc = subprocess.Popen(ingest_cmd(docs, data, tmp_path / "r1.json"), env=env(tmp_path), cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    scan_hash = sha256_file(docs / "a-scan.pdf")
+    deadline = time.monotonic() + 400
+    while not cached_pages(data / "ocr-cache", scan_hash):
+        assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+        assert time.monotonic() < deadline, "OCR never started"
+        time.sleep(0.05)
+    kids = children(proc.pid)
+    servers = [pid for pid, cmd in kids.items() if "prefect.server.api.server:create_app" in cmd]
+    assert len(servers) == 1, kids
+    return proc, servers[0], kids
+
+
+def wait_gone(pid: int, started: str | None, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _start_time(pid) == started:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_sigterm_stops_the_run_in_order_and_its_prefect_server(docs, tmp_path):
+    proc, server, _ = start_and_wait_mid_run(docs, tmp_path)
+    started = _start_time(server)
+    try:
+        os.kill(proc.pid, signal.SIGTERM)  # the ingest process only, as `kill PID` does
+        proc.wait(180)
+        assert proc.returncode == 128 + signal.SIGTERM, proc.stderr.read().decode()[-3000:]
+        assert wait_gone(server, started, 10), "Prefect's ephemeral server outlived the terminated ingest"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever the run left, so a failure here does not leak
+        except ProcessLookupError:
+            pass
+
+    again = subprocess.run(ingest_cmd(docs, tmp_path / "data", tmp_path / "r2.json"), env=env(tmp_path),
+                           cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    statuses = {Path(r["source"]).name: r["status"] for r in json.loads((tmp_path / "r2.json").read_text())}
+    assert statuses == {"a-scan.pdf": "indexed", "b-report.pdf": "indexed"}
+
+
+def test_sigkill_leaves_no_prefect_server_behind(docs, tmp_path):
+    proc, server, kids = start_and_wait_mid_run(docs, tmp_path)
+    started = _start_time(server)
+    watchdogs = [pid for pid, cmd in kids.items() if "flows.ephemeral" in cmd]
+    assert len(watchdogs) == 1, kids
+    watchdog_started = _start_time(watchdogs[0])
+    try:
+        os.kill(proc.pid, signal.SIGKILL)  # no exit hook runs: only the watchdog can stop the server
+        proc.wait(30)
+        assert wait_gone(server, started, 30), "Prefect's ephemeral server outlived the killed ingest"
+        assert wait_gone(watchdogs[0], watchdog_started, 10), "the watchdog did not end"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
