@@ -16,6 +16,8 @@ Rules (all relative, so they hold in pixels or points and at any DPI):
   ends its paragraph. Hyphens at line ends before a lowercase letter are joined.
 * **Captions**: paragraphs whose lines lie mostly in a layout ``figure_caption``/``table_caption``
   region are ``caption`` blocks.
+* **A page with text only in its margins** (one line near the top of a scan): that text is the
+  page's body, not furniture; only bare page numbers stay page header/footer.
 * **Vertical margin text** (lines over 3x taller than wide): paragraphs after the page body.
 * **Figures**: rapid-layout ``figure`` regions whose OCR text covers under 25% of their area (so
   a mislabelled text block is never dropped); their text is kept in ``attributes["text"]``.
@@ -163,6 +165,12 @@ def _split_furniture(lines, page_height, body, regions):
             rest.append(line)
         else:
             furniture.append((kind, line))
+    if not rest:
+        # Nothing left for the body: the margin text is the page's content (a one-line scan, a
+        # cover with a lone title), not a running header or footer; dropping it lost the page's
+        # only text silently. Bare page numbers stay furniture.
+        rest = [line for _, line in furniture if not _PAGE_NUMBER.match(line.text.strip())]
+        furniture = [(kind, line) for kind, line in furniture if _PAGE_NUMBER.match(line.text.strip())]
     return furniture, rest
 
 

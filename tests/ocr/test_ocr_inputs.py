@@ -25,6 +25,39 @@ def _line(text: str, x: float, y: float, confidence: float = 0.95, height: float
     return line
 
 
+# -- 0. a page whose only text sits in the top margin ---------------------------------------------
+def test_a_lone_line_near_the_top_is_the_page_body_not_a_header():
+    lines = [_line("Bilevel marker persimmon 7070 agreement", 150, 100), _line("3", 1200, 3300)]
+    blocks = compose_blocks(lines, 2480, 3508)
+    markdown = blocks_markdown(blocks)
+    assert "Bilevel marker persimmon 7070 agreement" in markdown, markdown
+    assert [b.type for b in blocks if b.text == "3"] == [BlockType.PAGE_FOOTER]  # a page number stays furniture
+    # with a body below it, the same line is a running header again
+    body = [_line(f"Body paragraph line number {i} of the page", 150, 900 + 60 * i) for i in range(5)]
+    blocks = compose_blocks(lines + body, 2480, 3508)
+    assert [b.type for b in blocks if b.text.startswith("Bilevel")] == [BlockType.PAGE_HEADER]
+
+
+def test_scanned_page_with_one_line_at_the_top_keeps_it(tmp_path):
+    """A tester's 1-bit TIFF with a single line at y=100 converted to an empty page."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from ocr.schema import SourceRef
+
+    image = Image.new("L", (1240, 1754), 255)
+    font = ImageFont.load_default(size=40)
+    ImageDraw.Draw(image).text((120, 100), "Bilevel marker persimmon 7070 agreement", fill=0, font=font)
+    path = tmp_path / "one-line.tif"
+    image.convert("1").save(path, compression="group4", dpi=(150, 150))
+    converter = DocumentConverter(ConvertOptions(engine="ocr", cpu_engine="tesseract"))
+    try:
+        document = converter.convert(DocumentInput(path, SourceRef(uri=path.as_uri(), path=path.name)))
+    finally:
+        converter.close()
+    assert "persimmon" in document.pages[0].markdown, document.pages[0].markdown
+
+
 # -- 1. a page the layout model labels "figure" ------------------------------------------------------
 LETTER = ["Robert Schneider AG Rue du Lac 1268", "Dear Ms. Rutschmann, we are billing you as follows.",
           "Garden work 28 hours at CHF 120.00 per hour", "Please pay the bill amount within 30 days."]
