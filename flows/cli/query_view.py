@@ -183,13 +183,15 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
     """Documents, pages and chunks in the index, per source (from the documents registry); with
     ``documents``, one row per document (source, path, doc id, pages, chunks, status and the
     number of failed pages) as well, then every recorded error (failed pages, failed documents);
-    JSON adds ``failed_pages`` and ``errors`` to each document."""
+    JSON adds ``failed_pages`` and ``errors`` to each document. Fails (exit 1, reason on stderr)
+    when the data directory or server holds no such collection."""
     from ocr.errors import FolioflowError
 
     store = _open_store(settings)
     try:
+        store.require_collection()  # a mistyped --collection or an empty folder is an error, not "0 documents"
         records = store.list_documents()
-        points = store.count() if store.collection_info() else 0
+        points = store.count()
     except FolioflowError as exc:
         fail(str(exc))
     finally:

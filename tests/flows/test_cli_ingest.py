@@ -163,6 +163,8 @@ def test_show_query_and_status_find_documents_and_say_what_failed(tmp_path):
     table = folioflow("status", "--documents", cwd=tmp_path, home=home)
     assert "scan-bad.pdf: page 1: image exceeds the pixel limit" in table.stdout
 
+    typo = folioflow("status", "--collection", "nope", cwd=tmp_path, home=home)  # not "0 documents"
+    assert typo.returncode == 1 and "no collection 'nope'" in typo.stderr and "'folioflow'" in typo.stderr
     nosuch = folioflow("query", "rent", "--source", "nosuch", cwd=tmp_path, home=home)
     assert nosuch.returncode == 1 and "no indexed document has source 'nosuch'" in nosuch.stderr
     bad_doc = folioflow("query", "rent", "--doc", "scan-bad.pdf", cwd=tmp_path, home=home)
