@@ -115,7 +115,7 @@ class Pipeline:
         meta = record.metadata or {}
         return Known(content_hash=record.content_hash, fingerprint=meta.get("fingerprint"),
                      change_token=meta.get("change_token"), pages=record.pages, chunks=record.chunks,
-                     engines=tuple(record.engines), status=record.status,
+                     engines=tuple(record.engines), status=record.status, tenant=record.tenant,
                      failed_pages=tuple(meta.get("failed_pages") or ()))
 
     def remember_token(self, file: SourceFile, change_token: str) -> None:

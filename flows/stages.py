@@ -58,7 +58,8 @@ class StageSpec:
 class Known:
     """What the index holds for a document: content hash, fingerprint, change token, counts;
     ``status`` of its registry record (``indexed`` or ``failed``: the last attempt failed) and the
-    pages that failed when it was last indexed (``failed_pages``, 1-based)."""
+    pages that failed when it was last indexed (``failed_pages``, 1-based); the ``tenant`` its
+    points carry."""
 
     content_hash: str
     fingerprint: str | None
@@ -68,6 +69,7 @@ class Known:
     engines: tuple[str, ...] = ()
     status: str = "indexed"
     failed_pages: tuple[int, ...] = ()
+    tenant: str | None = None
 
 
 @dataclass
@@ -203,7 +205,7 @@ class Stages:
 
     def source_ref(self, file: SourceFile, size: int | None = None) -> SourceRef:
         return SourceRef(uri=file.uri, path=file.path, source=file.source_name or self.settings.source_name,
-                         tenant=file.tenant if file.config else self.settings.tenant, size=size or file.size,
+                         tenant=self.tenant_of(file), size=size or file.size,
                          mtime=file.mtime, etag=file.etag, metadata=file.metadata)
 
     def plan(self, file: SourceFile, known: Known | None) -> Planned:
@@ -214,7 +216,8 @@ class Stages:
         token)`` / ``unchanged (content hash)`` when skipped. Raises ``OSError`` (transient reads),
         :class:`~ocr.errors.SourceError` (unreadable document)."""
         current = (known is not None and not self.settings.force and known.status == "indexed"
-                   and not known.failed_pages and known.fingerprint == self.spec.fingerprint)
+                   and not known.failed_pages and known.fingerprint == self.spec.fingerprint
+                   and known.tenant == self.tenant_of(file))  # a new tenant must reach every point's payload
         if current and known.change_token == file.change_token:
             return Planned(file, None, known.content_hash, self.source_ref(file), True, "unchanged (change token)",
                            known.pages)
@@ -226,9 +229,9 @@ class Stages:
         assert self.converter is not None  # opened in a guard process (ocr.guard): a hostile file fails alone
         item = DocumentInput(data=data, source=source, password=self.password_for(file))
         page_count = self.converter.inspect(item, content_hash).page_count
-        return Planned(file, data, content_hash, source, False, self._why(known, content_hash), page_count)
+        return Planned(file, data, content_hash, source, False, self._why(known, content_hash, file), page_count)
 
-    def _why(self, known: Known | None, content_hash: str) -> str:
+    def _why(self, known: Known | None, content_hash: str, file: SourceFile) -> str:
         """Why a document that is not skipped is processed (see :meth:`plan`)."""
         if known is None:
             return "new"
@@ -241,7 +244,13 @@ class Stages:
                    f"{', '.join(map(str, known.failed_pages))} failed last time"
         if known.fingerprint != self.spec.fingerprint:
             return settings_change(known.fingerprint, self.spec.fingerprint)
+        if known.tenant != self.tenant_of(file):
+            return f"tenant changed ({known.tenant!r} -> {self.tenant_of(file)!r})"
         return "forced"
+
+    def tenant_of(self, file: SourceFile) -> str | None:
+        """The tenant ``file``'s points get: its configured source's, else the settings'."""
+        return file.tenant if file.config else self.settings.tenant
 
     def convert(self, planned: Planned, on_page: Callable[[Page], None] | None = None) -> Document:
         """OCR every page (cached pages are reused), across the process pool when there is one.

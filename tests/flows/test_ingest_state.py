@@ -208,3 +208,22 @@ def test_pruned_local_document_keeps_the_path_it_was_indexed_from(tmp_path, pref
     gone.unlink()
     pruned = [d for d in run_ingest([str(folder)], settings, prune=True).documents if d.status == "pruned"]
     assert [d.source for d in pruned] == [str(gone.resolve())]
+
+
+def test_a_new_tenant_reindexes_unchanged_documents(tmp_path, prefect_harness):
+    """A tester re-ran with --tenant after an untenanted run: both documents were skipped as
+    unchanged and the tenant's query found nothing. The tenant is on every point's payload, so a
+    document whose recorded tenant differs is indexed again (same ids: replaced, not added)."""
+    docs = tmp_path / "docs"
+    raw_pdf(docs / "memo.pdf", [text_page("Custody Memo", "The custody fee is 1234 dollars per year.")])
+    plain = load_settings(data_dir=tmp_path / "data", workers=1)
+    first = _by_name(run_ingest([str(docs)], plain))["memo.pdf"]
+    assert first.status == "indexed"
+    ids = _point_ids(plain, first.doc_id)
+
+    acme = load_settings(data_dir=tmp_path / "data", workers=1, tenant="acme")
+    moved = _by_name(run_ingest([str(docs)], acme))["memo.pdf"]
+    assert moved.status == "indexed" and moved.change == "tenant changed (None -> 'acme')", moved
+    assert _records(acme)["memo.pdf"].tenant == "acme" and _point_ids(acme, first.doc_id) == ids
+    again = _by_name(run_ingest([str(docs)], acme))["memo.pdf"]
+    assert again.status == "skipped" and again.change == "unchanged (change token)"
