@@ -33,13 +33,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- python environment -------------------------------------------------------------------------
+# pip on these machines warns about absent local index folders on every run: filter that noise only.
+PIP() { "$VENV/bin/pip" "$@" 2> >(grep -v "is ignored: it is neither" >&2); }
 if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV"
   "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/pip" install -q --upgrade pip
+  PIP install -q --upgrade pip
 fi
-# pip on these machines warns about absent local index folders on every run: filter that noise only.
-PIP() { "$VENV/bin/pip" "$@" 2> >(grep -v "is ignored: it is neither" >&2); }
 if [ -n "$TORCH_SPEC" ] && ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
   log "installing $TORCH_SPEC first (unpinned, pip would pull a multi-GB CUDA build)"
   PIP install -q "$TORCH_SPEC"
