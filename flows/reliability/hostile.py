@@ -20,7 +20,7 @@ import struct
 import zlib
 from pathlib import Path
 
-__all__ = ["raw_pdf", "text_page", "image_page", "truncated_copy", "png_bomb", "tiff_with_huge_frame", "long_pdf"]
+__all__ = ["raw_pdf", "write_pdf", "text_page", "image_page", "truncated_copy", "png_bomb", "tiff_with_huge_frame", "long_pdf"]
 
 
 def text_page(*lines: str) -> dict:
@@ -82,6 +82,13 @@ def raw_pdf(path: Path, pages: list[dict], *, uri: str | None = None) -> Path:
         kids.append(len(objects))
     objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objects[1] = b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % k for k in kids) + b"] /Count %d >>" % len(kids)
+    return write_pdf(path, objects)
+
+
+def write_pdf(path: Path, objects: list[bytes]) -> Path:
+    """Write ``objects`` (the bodies of objects 1..N, object 1 the catalog) to ``path`` as a
+    PDF 1.7 file with a binary comment line, a classic cross-reference table and a trailer (ISO
+    32000-1, 7.5); parent folders are created. Returns ``path``."""
     out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, 1):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from flows.reliability.hostile import write_pdf
 from ocr.engines.cpu import get_cpu_engine
 from ocr.postprocess.blocks import FIGURE_MARKDOWN, blocks_markdown, compose_blocks
 from ocr.postprocess.lines import OcrLine, OcrWord, Region
@@ -307,17 +308,7 @@ def _vertical_cjk_pdf(path, image: bool = False):
     if image:
         objects.append(b"<< /Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray "
                        b"/BitsPerComponent 8 /Length 4 >>\nstream\n\x80\x80\x80\x80\nendstream")
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
+    return write_pdf(path, objects)
 
 
 def test_short_vertical_japanese_text_layer_is_used_and_read_in_column_order(tmp_path):
