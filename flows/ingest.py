@@ -27,7 +27,7 @@ from prefect import flow
 from ocr.errors import ConfigurationError
 
 from flows.artifacts import publish_run_artifacts
-from flows.pipeline import Pipeline
+from flows.pipeline import Pipeline, local_path
 from flows.report import DocumentReport, RunReport
 from flows.runner import run_documents
 from flows.settings import Settings, load_settings
@@ -138,11 +138,8 @@ def ingest_flow(
 
 def _local_file_exists(uri: str) -> bool:
     """Whether the ``file://`` URI ``uri`` names a file on disk now."""
-    from urllib.parse import urlparse
-    from urllib.request import url2pathname  # percent-decodes, as Path.as_uri encoded
-
-    parsed = urlparse(uri)
-    return parsed.scheme == "file" and Path(url2pathname(parsed.path)).is_file()
+    path = local_path(uri)
+    return path is not None and Path(path).is_file()
 
 
 def run_ingest(paths: Sequence[str], settings: Settings, prune: bool = False, force: bool = False,

@@ -37,7 +37,7 @@ from indexing.indexer import Indexer
 from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from ocr.schema import Document, PageStatus
 
-__all__ = ["Pipeline", "Planned", "Prepared", "page_failures", "page_note"]
+__all__ = ["Pipeline", "Planned", "Prepared", "local_path", "page_failures", "page_note"]
 
 
 class Pipeline:
@@ -201,7 +201,7 @@ class Pipeline:
                 continue
             with self._write_lock:
                 self.store.delete_document(record.doc_id)
-            shown = f"{source_name}:{record.path}" if labelled else _local_path(record.uri) or record.path
+            shown = f"{source_name}:{record.path}" if labelled else local_path(record.uri) or record.path
             pruned.append(DocumentReport(source=shown, doc_id=record.doc_id, status="pruned", pages=record.pages,
                                          chunks=record.chunks, source_name=source_name, tenant=record.tenant))
         return pruned
@@ -232,8 +232,8 @@ def page_failures(document: Document) -> dict[int, str]:
             for p in document.pages if p.status == PageStatus.FAILED}
 
 
-def _local_path(uri: str) -> str | None:
-    """The local path of a ``file://`` URI (percent-decoded), else ``None``."""
+def local_path(uri: str) -> str | None:
+    """The local path of a ``file://`` URI (percent-decoded, as ``Path.as_uri`` encoded it), else ``None``."""
     from urllib.parse import urlparse
     from urllib.request import url2pathname
 
