@@ -81,7 +81,7 @@ class FolioRetriever(BaseRetriever):
 
     ``store`` and ``embedder`` (an :class:`~indexing.embedder.Embedder` of the collection's model)
     are required; the store must hold the collection (else
-    :class:`~ocr.errors.CollectionNotFoundError`, at construction and at each search, naming the
+    :class:`~ocr.errors.CollectionNotFoundError`, at construction, naming the
     data directory or server and the collection looked for; an existing collection with no
     documents answers ``[]``); ``sparse`` defaults to the BM25 settings recorded with the collection;
     ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None;
@@ -128,7 +128,6 @@ class FolioRetriever(BaseRetriever):
         unknown = set(kwargs) - set(opts)
         if unknown:
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
-        self.store.require_collection()  # deleted since the retriever was made: say so, not []
         if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
         mode = opts["mode"]
