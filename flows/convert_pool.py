@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from ocr.layout.blocks import relevel_headings
 from ocr.schema import Document, DocumentStatus, Page, PageStatus
 
 __all__ = ["ConvertPool", "page_ranges"]
@@ -68,6 +69,7 @@ def merge(parts: list[Document], started: float) -> Document:
     pages = sorted((p for part in parts for p in part.pages), key=lambda p: p.number)
     errors = [e for part in parts for e in part.errors]
     document = head.model_copy(update={"pages": pages, "errors": errors})
+    relevel_headings(document.pages)  # each part judged its headings alone: judge them over the whole document
     document.status = document.compute_status() if pages else DocumentStatus.FAILED
     engines = Counter(p.engine for p in pages if p.status != PageStatus.FAILED)
     document.metadata["routing"] = {

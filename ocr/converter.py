@@ -30,6 +30,7 @@ from ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine, analyze_t
 from ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
 from ocr.guard import DocumentGuard, Inspection, shared_guard
 from ocr.ids import doc_id_for, sha256_bytes, sha256_file
+from ocr.layout.blocks import relevel_headings
 from ocr.pages import PageCache, parse_page_range, validate_page_range
 from ocr.render import OpenedDocument, PageHandle, RenderLimits, open_document
 from ocr.routing import Route, choose_route, embedded_route
@@ -218,6 +219,7 @@ class DocumentConverter:
                 document.pages.append(page)
                 if on_page is not None:
                     on_page(page)
+        relevel_headings(document.pages)  # text-layer headings against the document's body size, not each page's
         document.status = document.compute_status() if document.pages else DocumentStatus.FAILED
         engines = Counter(p.engine for p in document.pages if p.status != PageStatus.FAILED)
         document.metadata["routing"] = {

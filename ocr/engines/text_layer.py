@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 from ocr.engines.base import PageEngine
 from ocr.errors import OcrError
-from ocr.layout.blocks import Figure, body_size, build_blocks
+from ocr.layout.blocks import Figure, body_size, body_sizes, build_blocks, page_markdown
 from ocr.layout.formulas import has_math_font
 from ocr.layout.lines import Line, build_lines
 from ocr.layout.orientation import dominant_angle, upright_view, vertical_writing
@@ -30,7 +30,7 @@ from ocr.schema import BBox, Block, BlockType, Page, PageStatus
 __all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "analyze_text_layer", "TextLayerEngine"]
 
 #: Bump when the engine's output changes for the same input (part of the page-cache key).
-TEXT_ENGINE_VERSION = "3"
+TEXT_ENGINE_VERSION = "4"
 #: Images smaller than this share of the page are decoration (logos, rules), not figures.
 MIN_FIGURE_SHARE = 0.02
 
@@ -144,13 +144,6 @@ def assess_text_layer(page: PageHandle) -> TextLayerAssessment:
     return analyze_text_layer(page).assessment
 
 
-def page_markdown(blocks: list[Block], include_headers_footers: bool = False) -> str:
-    """Markdown of a page from its blocks (blank line between blocks). Page headers/footers are
-    left out unless ``include_headers_footers``; figures have no text of their own."""
-    skip = set() if include_headers_footers else {BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER}
-    return "\n\n".join(b.text for b in blocks if b.type not in skip and b.text.strip())
-
-
 class TextLayerEngine(PageEngine):
     """Born-digital pages to structured Markdown from the PDF text layer (no rendering, no model).
 
@@ -177,5 +170,7 @@ class TextLayerEngine(PageEngine):
             result.blocks = analysis.blocks
             result.markdown = page_markdown(analysis.blocks)
             result.attributes["body_size"] = analysis.body_size
+            # characters per font size: the document's body size for relevel_headings
+            result.attributes["font_chars"] = {str(k): v for k, v in sorted(body_sizes(analysis.lines).items())}
         result.seconds = time.perf_counter() - started
         return result

@@ -20,9 +20,14 @@ from ocr.layout.formulas import is_display_formula, to_latex
 from ocr.layout.lines import Line
 from ocr.layout.order import reading_order
 from ocr.layout.tables import TableResult, to_pipe_table
-from ocr.schema import BBox, Block, BlockType
+from ocr.schema import BBox, Block, BlockType, Page
 
-__all__ = ["Figure", "body_size", "build_blocks"]
+__all__ = ["HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "heading_level", "page_markdown", "reads_as_sentence",
+           "relevel_headings"]
+
+#: ``Block.attributes`` key of a text-layer heading's typography: ``{"size": points, "bold": bool,
+#: "lines": int}`` (read by :func:`relevel_headings`).
+HEADING_FONT = "font"
 
 _BULLET = re.compile(r"^([•·▪◦●○■□–\-*])\s+")
 _ENUM = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivxlc]{1,5})[.)])\s+", re.IGNORECASE)
@@ -48,20 +53,51 @@ class _Item:
     payload: object = field(repr=False, default=None)
 
 
-def body_size(lines: list[Line]) -> float:
-    """The font size (points, rounded to 0.5) carrying the most characters on the page."""
+def body_sizes(lines: list[Line]) -> Counter[float]:
+    """Characters per font size (points, rounded to 0.5) on the page."""
     counts: Counter[float] = Counter()
     for ln in lines:
         counts[round(ln.size * 2) / 2] += len(ln.text)
+    return counts
+
+
+def body_size(lines: list[Line]) -> float:
+    """The font size (points, rounded to 0.5) carrying the most characters on the page."""
+    counts = body_sizes(lines)
     return counts.most_common(1)[0][0] if counts else 10.0
 
 
-def _heading_level(group: list[Line], text: str, body: float) -> int | None:
-    """Heading level of a paragraph-like group of lines, or ``None`` for body text."""
-    size = max(ln.size for ln in group)
+#: Words that end a company name or an abbreviation with a period ("Inc.", "Co."): a heading ending
+#: in one of them is a name, not a sentence.
+_NAME_END = re.compile(r"\b(?:inc|co|corp|ltd|llc|plc|n\.a|l\.p|s\.a|ag|nv|no|u\.s)\.$", re.IGNORECASE)
+
+
+def reads_as_sentence(text: str) -> bool:
+    """True for a line that reads as running text rather than a title: it ends with a colon (a
+    lead-in such as "... are as follows:" or a run-in label "Goodwill:"), or it ends with a period
+    after at least three lower-case words ("See accompanying notes to consolidated financial
+    statements."), unless the period closes a company name or abbreviation ("ADOBE INC.")."""
+    bare = text.rstrip("\u201d\"')]} ")
+    if bare.endswith(":"):
+        return True
+    if not bare.endswith(".") or _NAME_END.search(bare):
+        return False
+    return sum(1 for w in bare.split() if w[:1].islower()) >= 3
+
+
+def heading_level(size: float, body: float, lines: int, bold: bool, text: str) -> int | None:
+    """Heading level (1-3) of a paragraph-like group of ``lines`` lines whose largest font is
+    ``size`` points, against a body size of ``body`` points; ``None`` for body text.
+
+    By size ratio: >= 1.6 level 1, >= 1.3 level 2, >= 1.12 level 3; a bold group at body size
+    (ratio >= 0.95) of at most three lines and 14 words (a statement title: company, statement, units), not ending in a period or a figure and
+    starting with a capital or a digit, level 3. Never a heading: more than 3 lines or 150
+    characters, no letter, a trailing comma or semicolon, or text that :func:`reads_as_sentence`.
+    """
     ratio = size / max(body, 1e-6)
-    bare = text.rstrip("”\"')]} ")
-    if len(group) > 3 or len(text) > 150 or not any(ch.isalpha() for ch in text) or bare.endswith((",", ";")):
+    bare = text.rstrip("\u201d\"')]} ")
+    if lines > 3 or len(text) > 150 or not any(ch.isalpha() for ch in text) or bare.endswith((",", ";")) \
+            or reads_as_sentence(text):
         return None
     if ratio >= 1.6:
         return 1
@@ -69,11 +105,15 @@ def _heading_level(group: list[Line], text: str, body: float) -> int | None:
         return 2
     if ratio >= 1.12:
         return 3
-    bold = all(ln.bold for ln in group)
-    if bold and ratio >= 0.95 and len(group) <= 2 and len(text.split()) <= 14 \
+    if bold and ratio >= 0.95 and lines <= 3 and len(text.split()) <= 14 \
             and not bare.endswith(".") and not bare[-1:].isdigit() and (text[:1].isupper() or text[:1].isdigit()):
         return 3
     return None
+
+
+def _heading_level(group: list[Line], text: str, body: float) -> int | None:
+    """Heading level of a paragraph-like group of lines against the page's body size."""
+    return heading_level(max(ln.size for ln in group), body, len(group), all(ln.bold for ln in group), text)
 
 
 def _margin_label(line: Line, body: float, height: float) -> BlockType | None:
@@ -198,7 +238,10 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
             is_title = page_number == 1 and level == 1 and group[0].size >= max_size - 0.5 and not any(
                 b.type == BlockType.TITLE for b in blocks)
             btype = BlockType.TITLE if is_title else BlockType.HEADING
-            blocks.append(Block(type=btype, text="#" * level + " " + text, bbox=bbox, level=level))
+            # the typography relevel_headings needs to re-judge the heading against the document's body size
+            font = {"size": max(ln.size for ln in group), "bold": all(ln.bold for ln in group), "lines": len(group)}
+            blocks.append(Block(type=btype, text="#" * level + " " + text, bbox=bbox, level=level,
+                                attributes={HEADING_FONT: font}))
         elif kind == "list_item":
             marker = _BULLET.match(text)
             md = "- " + text[marker.end():] if marker else text
@@ -244,3 +287,58 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
         group, kind = [ln], ("list_item" if starts_item else "paragraph")
     flush()
     return headers + blocks + footers
+
+
+def page_markdown(blocks: list[Block], include_headers_footers: bool = False) -> str:
+    """Markdown of a page from its blocks (blank line between blocks). Page headers/footers are
+    left out unless ``include_headers_footers``; figures have no text of their own."""
+    skip = set() if include_headers_footers else {BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER}
+    return "\n\n".join(b.text for b in blocks if b.type not in skip and b.text.strip())
+
+
+def document_body_size(pages: list[Page]) -> float | None:
+    """The font size (points) carrying the most characters over the text-layer pages of a document
+    (their ``attributes["font_chars"]``: characters per size); ``None`` without such pages."""
+    counts: Counter[float] = Counter()
+    for page in pages:
+        for size, chars in (page.attributes.get("font_chars") or {}).items():
+            counts[float(size)] += int(chars)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def relevel_headings(pages: list[Page]) -> int:
+    """Re-judge the text-layer headings of a whole document against the document's body size.
+
+    A page alone judges its headings against its own body size, and in a filing the pages of
+    financial statements set their tables in a smaller font than the prose: there an ordinary
+    line looks 1.3x the body and became a level-2 heading that no later (level-3) note heading
+    closed, so it sat in the heading path of every chunk to the end of the document. Here every
+    block carrying :data:`HEADING_FONT` (a heading, or one this pass demoted earlier) gets
+    :func:`heading_level` against :func:`document_body_size`: its level changes, or it becomes a
+    paragraph when it is no heading at the document's scale (and back, as the pass is computed
+    from the typography, not from the current level: running it on a part of a document, then on
+    the whole, gives the whole's answer). A title block keeps its type. A changed page's Markdown
+    is rebuilt from its blocks. Pages of other engines are left alone. Returns the number of
+    blocks changed.
+    """
+    body = document_body_size(pages)
+    if body is None:
+        return 0
+    changed = 0
+    for page in pages:
+        touched = False
+        for block in page.blocks:
+            font = block.attributes.get(HEADING_FONT)
+            if not font or block.type == BlockType.TITLE:
+                continue
+            plain = block.text[block.level + 1:] if block.type == BlockType.HEADING and block.level else block.text
+            level = heading_level(float(font["size"]), body, int(font["lines"]), bool(font["bold"]), plain)
+            btype = BlockType.HEADING if level else BlockType.PARAGRAPH
+            text = "#" * level + " " + plain if level else plain
+            if (btype, level, text) != (block.type, block.level, block.text):
+                block.type, block.level, block.text = btype, level, text
+                touched = True
+                changed += 1
+        if touched:
+            page.markdown = page_markdown(page.blocks)
+    return changed
