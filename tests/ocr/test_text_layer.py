@@ -311,3 +311,109 @@ def test_financebench_cash_flow_statement_with_joined_figures(corpus):
     assert ["(Increase) decrease in inventories", "(133)", "(1,676)", "507"] in rows
     assert ["Cash provided (used) by investing activities", "564", "(1,524)", "(3,800)"] in rows
     assert ["Dividends — common and preferred", "(2,012)", "(1,837)", "(1,638)"] in rows
+
+
+# -- headings judged over the whole document ----------------------------------------------------------
+
+def _filing_pdf(path):
+    """Three pages typeset like an EDGAR filing: prose at 10 pt with bold 10 pt note headings, and a
+    statement page whose table is set at 7 pt under a bold 10 pt three-line title and a plain 10 pt
+    lead-in sentence. Page 3 has a note heading at body size."""
+    from reportlab.pdfgen import canvas
+
+    prose = "The Company reviews its estimates every quarter and records changes in the period they occur."
+    c = canvas.Canvas(str(path), pagesize=(612, 792))
+    c.setFont("Helvetica-Bold", 10)
+    c.drawString(72, 700, "NOTE 1 - ORGANIZATION")
+    c.setFont("Helvetica", 10)
+    for i in range(30):
+        c.drawString(72, 680 - 14 * i, prose)
+    c.showPage()
+    c.setFont("Helvetica-Bold", 10)
+    for i, line in enumerate(["NORTHWIND HOLDINGS AND SUBSIDIARIES", "CONSOLIDATED STATEMENTS OF CASH FLOWS",
+                              "(In thousands)"]):
+        c.drawCentredString(306, 720 - 13 * i, line)
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 670, "Our reported results are affected by the following items in each year:")
+    c.setFont("Helvetica", 7)
+    for i in range(45):
+        c.drawString(72, 640 - 10 * i, f"Cash flow line item number {i} for the operating segment")
+        c.drawRightString(460, 640 - 10 * i, f"{1000 + 37 * i:,}")
+        c.drawRightString(540, 640 - 10 * i, f"{900 + 29 * i:,}")
+    c.showPage()
+    c.setFont("Helvetica-Bold", 10)
+    c.drawString(72, 700, "NOTE 2 - LEASES")
+    c.setFont("Helvetica", 10)
+    for i in range(30):
+        c.drawString(72, 680 - 14 * i, prose)
+    c.showPage()
+    c.save()
+    return path
+
+
+def test_reads_as_sentence_tells_lead_ins_from_titles():
+    from ocr.layout.blocks import reads_as_sentence
+
+    assert reads_as_sentence("The change in the book value of intangible assets is as follows:")
+    assert reads_as_sentence("Goodwill:")
+    assert reads_as_sentence("See accompanying notes to consolidated financial statements.")
+    assert not reads_as_sentence("ADVANCED MICRO DEVICES, INC.")
+    assert not reads_as_sentence("Pfizer Inc.")
+    assert not reads_as_sentence("Item 7. Management's Discussion and Analysis")
+    assert not reads_as_sentence("Consolidated Statement of Cash Flows")
+
+
+def test_statement_page_headings_are_judged_against_the_document_body_size(tmp_path):
+    """On the statement page alone the body is 7 pt, so the plain 10 pt lead-in sentence is 1.43x
+    the body. Judged per page it was a level-2 heading that the later level-3 note heading could
+    not close, so it sat in the heading path of page 3's chunks. Over the document (body 10 pt) it
+    is a paragraph, the bold statement title is a level-3 heading beside the notes, and page 3's
+    path is its own note only."""
+    from chunking.chunker import Chunker
+    from chunking.tokens import default_counter
+    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from ocr.layout.blocks import relevel_headings
+    from ocr.schema import SourceRef
+
+    path = _filing_pdf(tmp_path / "filing.pdf")
+    engine = TextLayerEngine()
+    with open_document(path) as doc:
+        alone = engine.convert_page(doc.page(2))
+    lead_in = [b for b in alone.blocks if "affected by the following items" in b.text]
+    assert lead_in and lead_in[0].type == BlockType.PARAGRAPH  # a lead-in sentence is never a heading
+    title = [b for b in alone.blocks if "CONSOLIDATED STATEMENTS OF CASH FLOWS" in b.text]
+    assert title and title[0].type == BlockType.HEADING and title[0].level == 2  # 10/7 pt: level 2 on its own page
+
+    converter = DocumentConverter(ConvertOptions())
+    document = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    headings = [(p.number, b.level, b.text) for p in document.pages for b in p.blocks if b.type == BlockType.HEADING]
+    assert [(n, level) for n, level, _ in headings] == [(1, 3), (2, 3), (3, 3)]
+    assert "CONSOLIDATED STATEMENTS OF CASH FLOWS" in headings[1][2]
+    chunks = Chunker(default_counter()).chunk(document)
+    paths = {tuple(c.heading_path) for c in chunks if c.page_start == 3}
+    assert paths == {("NOTE 2 - LEASES",)}
+    # computed from the typography, not the current level: a second pass, or a pass over one page
+    # followed by one over all pages, gives the same document
+    before = [p.markdown for p in document.pages]
+    assert relevel_headings(document.pages) == 0
+    relevel_headings(document.pages[1:2])
+    relevel_headings(document.pages)
+    assert [p.markdown for p in document.pages] == before
+
+
+def test_filing_statement_titles_are_headings_that_close(corpus):
+    """MGM Resorts 2018 10-K: the statement pages' titles are level-3 headings beside the notes, so
+    "NOTE 1" closes the last statement and no statement title is in a note's heading path."""
+    from chunking.chunker import Chunker
+    from chunking.tokens import default_counter
+    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from ocr.schema import SourceRef
+
+    path = corpus / "A_finance/financebench/pdfs/MGMRESORTS_2018_10K.pdf"
+    converter = DocumentConverter(ConvertOptions(page_range="55-64"))
+    document = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    chunks = Chunker(default_counter()).chunk(document)
+    cash = [c for c in chunks if c.page_start == 60]
+    assert cash and all("CONSOLIDATED STATEMENTS OF CASH FLOWS" in c.heading_path[-1] for c in cash)
+    notes = [c for c in chunks if c.page_start >= 62]
+    assert notes and all(c.heading_path[0].startswith("NOTE ") for c in notes)
