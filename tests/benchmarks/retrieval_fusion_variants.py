@@ -6,10 +6,14 @@ whole store, within the question's own filing, and within the documents title ro
 cached in ``WORK/rankings.pkl``) and re-fuses those rankings offline in several ways, so variants
 of the retriever's fusion can be compared without re-ingesting:
 
-* ``current``: what :class:`~indexing.retriever.FolioRetriever` does (RRF k=60 of 40 dense and 40
-  sparse candidates, then RRF with the routed search, one chunk per page);
+* ``current``: what :class:`~indexing.retriever.FolioRetriever` did before page scoring (RRF k=60
+  of 40 dense and 40 sparse candidates, then RRF with the routed search, one chunk per page);
+  ``page agg .3`` is what it does now;
 * deeper candidate lists, another RRF ``k``, a heavier routed ranking, page-level score
-  aggregation (best chunk + ``decay`` x the others of the page), dense or sparse weighted 1.5.
+  aggregation (best chunk + ``decay`` x the others of the page: "page agg", on the fused RRF
+  scores, what the retriever's ``page_decay`` does, also over 16 and 100 candidates; "rank agg", the
+  same on ``1/(60 + rank)``), dense mode alone and with rank aggregation, dense or sparse
+  weighted 1.5.
 
 Prints shared-store and own-filing evidence page hit@5 and MRR@10 per variant. The questions are
 the ones the defaults were developed on, so a gain of one or two questions (1.4-2.9 points of 70)
