@@ -179,7 +179,7 @@ class FolioRetriever(BaseRetriever):
             meta = hit_metadata(hit.payload, score)
             meta["search_score"] = float(hit.score)
             if opts["distinct_pages"]:
-                page = (str(meta.get("doc_id")), int(meta.get("page_start") or 0))
+                page = _page_key(meta)
                 if page in pages:
                     continue
                 pages.add(page)
@@ -209,22 +209,20 @@ class FolioRetriever(BaseRetriever):
         return built[1]
 
 
+def _page_key(meta: dict[str, Any]) -> tuple[str, int]:
+    """The page a chunk is counted on: its document and first page."""
+    return str(meta.get("doc_id")), int(meta.get("page_start") or 0)
+
+
 def aggregate_pages(ranked: list[tuple[Any, float]], decay: float) -> list[tuple[Any, float]]:
     """One ``(best hit, page score)`` per page, best page first: ``ranked`` is ``(hit, score)``
-    pairs of chunks (payload ``metadata.doc_id`` and ``page_start`` name the page), the page score
-    is the best chunk's score plus ``decay`` times the sum of the page's other chunks' scores. Ties
-    keep the order of the pages' best chunks."""
+    pairs of chunks, best first (payload ``metadata.doc_id`` and ``page_start`` name the page); the
+    page score is its first (best) chunk's score plus ``decay`` times the sum of the page's other
+    chunks' scores. Ties keep the order of the pages' best chunks."""
     pages: dict[tuple[str, int], list] = {}
     for hit, score in ranked:
-        meta = hit.payload.get("metadata") or {}
-        key = (str(meta.get("doc_id")), int(meta.get("page_start") or 0))
-        entry = pages.get(key)
-        if entry is None:
-            pages[key] = [hit, score, 0.0]
-        elif score > entry[1]:  # ranked is best first, so this only happens for unsorted input
-            entry[2] += entry[1]
-            entry[0], entry[1] = hit, score
-        else:
+        entry = pages.setdefault(_page_key(hit.payload.get("metadata") or {}), [hit, score, 0.0])
+        if entry[0] is not hit:
             entry[2] += score
     scored = [(hit, best + decay * rest) for hit, best, rest in pages.values()]
     scored.sort(key=lambda pair: -pair[1])

@@ -13,11 +13,12 @@ produces the page; given the analysis the router already made, it does not read 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from ocr.engines.base import PageEngine
 from ocr.errors import OcrError
-from ocr.layout.blocks import Figure, body_size, body_sizes, build_blocks, page_markdown
+from ocr.layout.blocks import Figure, body_sizes, build_blocks, dominant_size, page_markdown
 from ocr.layout.formulas import has_math_font
 from ocr.layout.lines import Line, build_lines
 from ocr.layout.orientation import dominant_angle, upright_view, vertical_writing
@@ -77,6 +78,8 @@ class TextLayerAnalysis:
     tables: list[TableResult] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
     body_size: float = 0.0
+    #: characters per font size (points): the page's share of the document's body size
+    font_chars: Counter[float] = field(default_factory=Counter)
 
 
 def _figures(content: PageContent) -> list[Figure]:
@@ -130,7 +133,8 @@ def analyze_text_layer(page: PageHandle) -> TextLayerAnalysis:
                 block.bbox = BBox(x0=x0, y0=y0, x1=x1, y1=y1)
         assessment.text_angle = angle
     analysis.lines, analysis.tables, analysis.blocks = lines, tables, blocks
-    analysis.body_size = body_size(lines)
+    analysis.font_chars = body_sizes(lines)
+    analysis.body_size = dominant_size(analysis.font_chars) or 10.0
     assessment.has_table = bool(tables)
     assessment.has_formula = any(b.type == BlockType.FORMULA for b in blocks) or any(
         has_math_font(ln.fonts) for ln in lines)
@@ -171,6 +175,6 @@ class TextLayerEngine(PageEngine):
             result.markdown = page_markdown(analysis.blocks)
             result.attributes["body_size"] = analysis.body_size
             # characters per font size: the document's body size for relevel_headings
-            result.attributes["font_chars"] = {str(k): v for k, v in sorted(body_sizes(analysis.lines).items())}
+            result.attributes["font_chars"] = {str(k): v for k, v in sorted(analysis.font_chars.items())}
         result.seconds = time.perf_counter() - started
         return result

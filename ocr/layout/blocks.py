@@ -25,7 +25,7 @@ from ocr.layout.order import reading_order
 from ocr.layout.tables import TableResult, to_pipe_table
 from ocr.schema import BBox, Block, BlockType, Page
 
-__all__ = ["HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "heading_level", "page_markdown", "reads_as_sentence",
+__all__ = ["HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "page_markdown", "reads_as_sentence",
            "relevel_headings"]
 
 #: ``Block.attributes`` key of a text-layer heading's typography: ``{"size": points, "bold": bool,
@@ -64,10 +64,16 @@ def body_sizes(lines: list[Line]) -> Counter[float]:
     return counts
 
 
+def dominant_size(counts: Counter[float]) -> float | None:
+    """The font size carrying the most characters in ``counts`` (characters per size, points), or
+    ``None`` when it is empty."""
+    return counts.most_common(1)[0][0] if counts else None
+
+
 def body_size(lines: list[Line]) -> float:
-    """The font size (points, rounded to 0.5) carrying the most characters on the page."""
-    counts = body_sizes(lines)
-    return counts.most_common(1)[0][0] if counts else 10.0
+    """The font size (points, rounded to 0.5) carrying the most characters on the page (10 without
+    lines)."""
+    return dominant_size(body_sizes(lines)) or 10.0
 
 
 #: Words that end a company name or an abbreviation with a period ("Inc.", "Co."): a heading ending
@@ -112,11 +118,6 @@ def heading_level(size: float, body: float, lines: int, bold: bool, text: str) -
             and not bare.endswith(".") and not bare[-1:].isdigit() and (text[:1].isupper() or text[:1].isdigit()):
         return 3
     return None
-
-
-def _heading_level(group: list[Line], text: str, body: float) -> int | None:
-    """Heading level of a paragraph-like group of lines against the page's body size."""
-    return heading_level(max(ln.size for ln in group), body, len(group), all(ln.bold for ln in group), text)
 
 
 def _margin_label(line: Line, body: float, height: float) -> BlockType | None:
@@ -236,13 +237,14 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
             return
         text = _join([ln.text for ln in group])
         bbox = _bbox(group)
-        level = _heading_level(group, text, body) if kind == "paragraph" else None
+        # the typography heading_level judges, kept on a heading for relevel_headings
+        font = {"size": max(ln.size for ln in group), "bold": all(ln.bold for ln in group),
+                "lines": len(group)} if kind == "paragraph" else None
+        level = heading_level(font["size"], body, font["lines"], font["bold"], text) if font else None
         if level is not None:
             is_title = page_number == 1 and level == 1 and group[0].size >= max_size - 0.5 and not any(
                 b.type == BlockType.TITLE for b in blocks)
             btype = BlockType.TITLE if is_title else BlockType.HEADING
-            # the typography relevel_headings needs to re-judge the heading against the document's body size
-            font = {"size": max(ln.size for ln in group), "bold": all(ln.bold for ln in group), "lines": len(group)}
             blocks.append(Block(type=btype, text="#" * level + " " + text, bbox=bbox, level=level,
                                 attributes={HEADING_FONT: font}))
         elif kind == "list_item":
@@ -306,7 +308,7 @@ def document_body_size(pages: list[Page]) -> float | None:
     for page in pages:
         for size, chars in (page.attributes.get("font_chars") or {}).items():
             counts[float(size)] += int(chars)
-    return counts.most_common(1)[0][0] if counts else None
+    return dominant_size(counts)
 
 
 def relevel_headings(pages: list[Page]) -> int:

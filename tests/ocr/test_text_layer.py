@@ -323,12 +323,16 @@ def _filing_pdf(path):
 
     prose = "The Company reviews its estimates every quarter and records changes in the period they occur."
     c = canvas.Canvas(str(path), pagesize=(612, 792))
-    c.setFont("Helvetica-Bold", 10)
-    c.drawString(72, 700, "NOTE 1 - ORGANIZATION")
-    c.setFont("Helvetica", 10)
-    for i in range(30):
-        c.drawString(72, 680 - 14 * i, prose)
-    c.showPage()
+
+    def note_page(heading: str) -> None:
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(72, 700, heading)
+        c.setFont("Helvetica", 10)
+        for i in range(30):
+            c.drawString(72, 680 - 14 * i, prose)
+        c.showPage()
+
+    note_page("NOTE 1 - ORGANIZATION")
     c.setFont("Helvetica-Bold", 10)
     for i, line in enumerate(["NORTHWIND HOLDINGS AND SUBSIDIARIES", "CONSOLIDATED STATEMENTS OF CASH FLOWS",
                               "(In thousands)"]):
@@ -341,12 +345,7 @@ def _filing_pdf(path):
         c.drawRightString(460, 640 - 10 * i, f"{1000 + 37 * i:,}")
         c.drawRightString(540, 640 - 10 * i, f"{900 + 29 * i:,}")
     c.showPage()
-    c.setFont("Helvetica-Bold", 10)
-    c.drawString(72, 700, "NOTE 2 - LEASES")
-    c.setFont("Helvetica", 10)
-    for i in range(30):
-        c.drawString(72, 680 - 14 * i, prose)
-    c.showPage()
+    note_page("NOTE 2 - LEASES")
     c.save()
     return path
 
