@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from chunking.parse import MdBlock, ParsedPage
-from ocr.schema import Block, BlockType, Page
+from folioflow.chunking.parse import MdBlock, ParsedPage
+from folioflow.ocr.schema import Block, BlockType, Page
 
 __all__ = ["attach_layout", "locate_blocks"]
 

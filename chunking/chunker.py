@@ -1,20 +1,20 @@
-"""Structure-aware chunking of a converted :class:`~ocr.schema.Document`.
+"""Structure-aware chunking of a converted :class:`~folioflow.ocr.schema.Document`.
 
 Pipeline (one module per step):
 
-1. :mod:`chunking.parse` - each page's Markdown into typed blocks (markdown-it-py);
-   :mod:`chunking.bboxes` - the engine's layout blocks give them bboxes and header/footer labels.
-2. :mod:`chunking.headers` - repeating page headers/footers found and set aside as metadata.
+1. :mod:`folioflow.chunking.parse` - each page's Markdown into typed blocks (markdown-it-py);
+   :mod:`folioflow.chunking.bboxes` - the engine's layout blocks give them bboxes and header/footer labels.
+2. :mod:`folioflow.chunking.headers` - repeating page headers/footers found and set aside as metadata.
 3. Tables continued on the next page (same column count, nothing but furniture between) are
-   merged (:func:`chunking.tables.merge_continued`); a caption right before a table travels with it.
-4. :mod:`chunking.sections` - the heading tree across pages gives every block its heading path.
-5. :mod:`chunking.pieces` - blocks become unsplittable pieces within the section's budget.
-6. :mod:`chunking.packing` - pieces are packed greedily and every chunk is checked exactly.
+   merged (:func:`folioflow.chunking.tables.merge_continued`); a caption right before a table travels with it.
+4. :mod:`folioflow.chunking.sections` - the heading tree across pages gives every block its heading path.
+5. :mod:`folioflow.chunking.pieces` - blocks become unsplittable pieces within the section's budget.
+6. :mod:`folioflow.chunking.packing` - pieces are packed greedily and every chunk is checked exactly.
 
 The invariant: for every chunk, ``counter.count(chunk.embed_text) == chunk.token_count <=
 max_tokens``, where ``embed_text = contextualize(rendered heading path, compact_tables(text))`` (the
-rendered path is the full path unless it was shortened, see :func:`chunking.sections.fit_heading_path`;
-tables are written one line per row, see :func:`chunking.tables.compact_tables`, unless
+rendered path is the full path unless it was shortened, see :func:`folioflow.chunking.sections.fit_heading_path`;
+tables are written one line per row, see :func:`folioflow.chunking.tables.compact_tables`, unless
 ``table_embed`` is ``"markdown"``; for a
 formula larger than the limit the embedded text holds the longest prefix of the formula that fits,
 while ``text`` keeps the whole formula: ``metadata["embed_truncated"]``).
@@ -27,18 +27,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chunking.bboxes import attach_layout
-from chunking.headers import collect_furniture, mark_furniture
-from chunking.packing import join_pieces, pack, repair
-from chunking.parse import MdBlock, ParsedPage, parse_markdown
-from chunking.pieces import Measure, Piece, block_pieces
-from chunking.schema import Chunk, ChunkKind, PageBBox, pack_token_ids
-from chunking.sections import Section, build_sections, contextualize, fit_heading_path
-from chunking.tables import compact_tables, merge_continued, parse_table
-from chunking.tokens import TokenCounter, default_counter
-from ocr.errors import ChunkingError, ConfigurationError
-from ocr.ids import sha256_text
-from ocr.schema import Document, PageStatus
+from folioflow.chunking.bboxes import attach_layout
+from folioflow.chunking.headers import collect_furniture, mark_furniture
+from folioflow.chunking.packing import join_pieces, pack, repair
+from folioflow.chunking.parse import MdBlock, ParsedPage, parse_markdown
+from folioflow.chunking.pieces import Measure, Piece, block_pieces
+from folioflow.chunking.schema import Chunk, ChunkKind, PageBBox, pack_token_ids
+from folioflow.chunking.sections import Section, build_sections, contextualize, fit_heading_path
+from folioflow.chunking.tables import compact_tables, merge_continued, parse_table
+from folioflow.chunking.tokens import TokenCounter, default_counter
+from folioflow.ocr.errors import ChunkingError, ConfigurationError
+from folioflow.ocr.ids import sha256_text
+from folioflow.ocr.schema import Document, PageStatus
 
 __all__ = ["Chunker", "ChunkerOptions", "contextualize", "document_title"]
 

@@ -1,20 +1,20 @@
 """Chunk quality of a converted document, by category (``folioflow eval chunks``).
 
-The promises of :mod:`chunking.chunker`, checked with :mod:`chunking.invariants` (computed from the
+The promises of :mod:`folioflow.chunking.chunker`, checked with :mod:`folioflow.chunking.invariants` (computed from the
 converted document's Markdown, independently of the chunker's parser):
 
 * ``tables_cut``: a table with a row in no chunk intact, or a chunk holding some of its rows without
-  its header row or part number (:func:`~chunking.invariants.table_failures`);
-* ``formulas_cut``: a display formula no chunk holds whole (:func:`~chunking.invariants.formula_failures`);
+  its header row or part number (:func:`~folioflow.chunking.invariants.table_failures`);
+* ``formulas_cut``: a display formula no chunk holds whole (:func:`~folioflow.chunking.invariants.formula_failures`);
 * ``over_limit``: the embedded text (heading path + text) counts more tokens than the limit with the
   model's own tokenizer (recounted here, not read from the stored count);
 * ``no_heading_path``: a chunk without heading path holding a paragraph that sits under an ATX
   heading of the source Markdown;
 * ``wrong_heading_path``: a paragraph whose chunk's heading path differs from the ATX headings above
-  it as written (:func:`~chunking.invariants.path_failures`), page furniture the chunker set aside
+  it as written (:func:`~folioflow.chunking.invariants.path_failures`), page furniture the chunker set aside
   excluded. A signal to review rather than a proven fault: the chunker may nest numbered headings
   (``infer_heading_levels``) and a paragraph repeated under several headings matches any of them;
-* ``words_lost``: pages with words in no chunk covering that page (:func:`~chunking.invariants.coverage_failures`).
+* ``words_lost``: pages with words in no chunk covering that page (:func:`~folioflow.chunking.invariants.coverage_failures`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from chunking.invariants import (
+from folioflow.chunking.invariants import (
     coverage_failures,
     expected_heading_paths,
     formula_failures,
@@ -31,8 +31,8 @@ from chunking.invariants import (
     source_facts,
     table_failures,
 )
-from chunking.schema import Chunk
-from ocr.schema import Document
+from folioflow.chunking.schema import Chunk
+from folioflow.ocr.schema import Document
 
 __all__ = ["CATEGORIES", "DocumentChunkReport", "evaluate_document_chunks"]
 
@@ -65,7 +65,7 @@ class DocumentChunkReport:
 def _without_furniture(document: Document, chunks: list[Chunk], edge_blocks: int = 2) -> Document:
     """``document`` without the page-edge blocks the chunker set aside as page headers/footers
     (recorded in the chunks' metadata; the first/last ``edge_blocks`` blocks of a page, as
-    :class:`~chunking.chunker.ChunkerOptions` ``furniture_edge_blocks``): a "Table of Contents" link
+    :class:`~folioflow.chunking.chunker.ChunkerOptions` ``furniture_edge_blocks``): a "Table of Contents" link
     styled as a heading atop every page is furniture, not the section of every later paragraph."""
     furniture = {norm(t) for c in chunks for t in c.metadata.get("page_headers", []) + c.metadata.get("page_footers", [])}
     if not furniture:
@@ -82,7 +82,7 @@ def _without_furniture(document: Document, chunks: list[Chunk], edge_blocks: int
 def evaluate_document_chunks(document: Document | None, chunks: list[Chunk], counter, max_tokens: int,
                              path: str = "") -> DocumentChunkReport:
     """Check ``chunks`` of ``document`` (see module docstring). ``counter``: the embedding model's
-    :class:`~chunking.tokens.TokenCounter`; ``max_tokens``: the chunk limit the collection was built
+    :class:`~folioflow.chunking.tokens.TokenCounter`; ``max_tokens``: the chunk limit the collection was built
     with. Without the converted ``document`` only ``over_limit`` and heading-path presence (chunks
     with an empty path although some chunk of the document has one) are checked, and ``note`` says so."""
     report = DocumentChunkReport(doc_id=chunks[0].doc_id if chunks else (document.doc_id if document else ""),

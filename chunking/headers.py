@@ -3,7 +3,7 @@
 Two sources:
 
 1. The engine's own layout labels: blocks typed ``page_header``/``page_footer`` in ``Page.blocks``
-   (mapped onto the parsed Markdown by :mod:`chunking.bboxes`).
+   (mapped onto the parsed Markdown by :mod:`folioflow.chunking.bboxes`).
 2. Repetition: a short block among the first (last) ``edge_blocks`` blocks of a page whose
    normalised text (case folded, digits replaced by ``#``, whitespace collapsed, so that "Page 3 of
    10" and "Page 4 of 10" agree) appears at the same edge on at least ``min_pages`` different pages
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from chunking.parse import MdBlock, ParsedPage
+from folioflow.chunking.parse import MdBlock, ParsedPage
 
 __all__ = ["collect_furniture", "mark_furniture", "normalise_furniture"]
 

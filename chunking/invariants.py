@@ -1,7 +1,7 @@
 """Checks of the chunker's promises, computed from the *input* Markdown independently of the
 chunker's own parser (line scans and regexes), shared by the corpus, property and golden tests, by
 the chunking benchmark (which applies the same table/formula checks to LangChain's chunks) and by
-``folioflow eval chunks`` (:mod:`chunking.evaluation`, over the chunks of an ingested collection).
+``folioflow eval chunks`` (:mod:`folioflow.chunking.evaluation`, over the chunks of an ingested collection).
 
 Failures are returned as readable strings (empty list: all good) so a test can show every broken
 promise of a document at once.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from chunking.schema import Chunk, pack_token_ids
-from ocr.ids import sha256_text
-from ocr.schema import Document
+from folioflow.chunking.schema import Chunk, pack_token_ids
+from folioflow.ocr.ids import sha256_text
+from folioflow.ocr.schema import Document
 
 _FORMULA = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]|^\\begin\{(\w+\*?)\}.+?^\\end\{\1\}|<math\b.+?</math>", re.DOTALL | re.MULTILINE)
 _HTML_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
@@ -234,7 +234,7 @@ def coverage_failures(document: Document, chunks: list[Chunk]) -> list[str]:
     in the text of a chunk whose page span covers that page: nothing lost, page spans right.
     Exempt: heading words found in some chunk's heading path, and page furniture (blocks the engine
     labelled page header/footer, or text some chunk lists in its page header/footer metadata)."""
-    from ocr.schema import BlockType
+    from folioflow.ocr.schema import BlockType
 
     anywhere: set[str] = set()
     for c in chunks:

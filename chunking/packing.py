@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from chunking.pieces import Piece
-from ocr.errors import ChunkingError
+from folioflow.chunking.pieces import Piece
+from folioflow.ocr.errors import ChunkingError
 
 __all__ = ["join_pieces", "pack", "repair"]
 

@@ -34,7 +34,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.texmath import texmath_plugin
 
-from ocr.schema import BBox
+from folioflow.ocr.schema import BBox
 
 __all__ = ["CAPTION_RE", "MdBlock", "ParsedPage", "markdown_parser", "parse_markdown"]
 
@@ -55,7 +55,7 @@ class MdBlock:
     ``text`` is the exact Markdown (source lines, trailing whitespace removed); ``start``/``end`` are
     its character offsets in the page Markdown. ``items`` are (start, end) offsets of list items
     relative to ``text``. ``page`` is 1-based; ``bboxes`` are in page points (filled by
-    :mod:`chunking.bboxes`); ``furniture`` is ``"header"``/``"footer"`` for page headers/footers.
+    :mod:`folioflow.chunking.bboxes`); ``furniture`` is ``"header"``/``"footer"`` for page headers/footers.
     """
 
     kind: str

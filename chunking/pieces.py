@@ -4,7 +4,7 @@ A piece is a whole block when the block fits the section's budget (content token
 the special tokens and the rendered heading path). Larger blocks become smaller pieces:
 
 * paragraph, quote, caption, HTML, figure alt text: sentences (then words, then characters; see
-  :mod:`chunking.sentences`);
+  :mod:`folioflow.chunking.sentences`);
 * list: items (an item over the budget: its sentences);
 * code: lines;
 * table: parts split between row groups, each part repeating the header rows (and the caption that
@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chunking.parse import MdBlock
-from chunking.schema import PageBBox
-from chunking.sentences import split_to_budget
-from chunking.tables import TableModel, compact_cells, parse_table, row_as_key_values
+from folioflow.chunking.parse import MdBlock
+from folioflow.chunking.schema import PageBBox
+from folioflow.chunking.sentences import split_to_budget
+from folioflow.chunking.tables import TableModel, compact_cells, parse_table, row_as_key_values
 
 __all__ = ["Measure", "Piece", "block_pieces"]
 
@@ -38,7 +38,7 @@ class Measure:
     """Token counting bound to one counter: ``content(text)`` = tokens without special tokens;
     ``content_batch`` the same for a list; ``language`` for sentence splitting;
     ``compact_tables``: tables are measured in the form they take in the embedded text
-    (:meth:`~chunking.tables.TableModel.compact`), not as Markdown."""
+    (:meth:`~folioflow.chunking.tables.TableModel.compact`), not as Markdown."""
 
     content: Callable[[str], int]
     content_batch: Callable[[list[str]], list[int]]

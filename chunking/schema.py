@@ -2,8 +2,8 @@
 
 A chunk is a contiguous run of blocks under one heading path. ``text`` is the chunk's exact
 Markdown; ``embed_text`` is what the embedding model sees (heading path + text, see
-:func:`chunking.chunker.contextualize`, tables written one line per row by default, see
-:func:`chunking.tables.compact_tables`) and its token count, measured with the embedding model's own
+:func:`folioflow.chunking.chunker.contextualize`, tables written one line per row by default, see
+:func:`folioflow.chunking.tables.compact_tables`) and its token count, measured with the embedding model's own
 tokenizer, never exceeds the chunker's limit. Page numbers are 1-based and inclusive.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ocr.ids import FOLIOFLOW_NAMESPACE
-from ocr.schema import BBox
+from folioflow.ocr.ids import FOLIOFLOW_NAMESPACE
+from folioflow.ocr.schema import BBox
 
 __all__ = ["Chunk", "ChunkKind", "PageBBox", "pack_token_ids", "point_id"]
 
@@ -34,7 +34,7 @@ class ChunkKind(str, Enum):
 
 
 class PageBBox(BaseModel):
-    """A bounding box on a given page (1-based), in page points (see :mod:`ocr.schema`)."""
+    """A bounding box on a given page (1-based), in page points (see :mod:`folioflow.ocr.schema`)."""
 
     page: int = Field(ge=1)
     bbox: BBox

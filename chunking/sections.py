@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from chunking.parse import MdBlock
+from folioflow.chunking.parse import MdBlock
 
 __all__ = ["Section", "build_sections", "contextualize", "fit_heading_path", "numbering_depth"]
 

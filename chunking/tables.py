@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from chunking.parse import parse_markdown
+from folioflow.chunking.parse import parse_markdown
 
 __all__ = ["TableModel", "compact_cells", "compact_tables", "merge_continued", "parse_table", "row_as_key_values"]
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["DEFAULT_TOKENIZER", "HFTokenCounter", "TokenCounter", "default_counter", "default_model_path"]
 

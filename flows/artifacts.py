@@ -21,7 +21,7 @@ from typing import Any
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, \
     update_progress_artifact
 
-from flows.report import RunReport
+from folioflow.flows.report import RunReport
 
 __all__ = ["RunProgress", "document_rows", "summary_markdown", "publish_run_artifacts"]
 

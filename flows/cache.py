@@ -1,10 +1,10 @@
 """Persistent per-page OCR cache: a crashed or repeated run never repeats finished OCR.
 
 Layout under the cache root: ``<content_hash[:2]>/<content_hash>/<key>/<page>.json`` where ``key``
-is a short sha256 of the page schema version (:data:`ocr.schema.SCHEMA_VERSION`) and the engine's
+is a short sha256 of the page schema version (:data:`folioflow.ocr.schema.SCHEMA_VERSION`) and the engine's
 ``cache_key`` (engine, model and prompt version), so a new model, prompt or page layout never
 reuses old pages. Each file is a
-:class:`ocr.schema.Page` in JSON, written to a temporary name and renamed, so a process killed
+:class:`folioflow.ocr.schema.Page` in JSON, written to a temporary name and renamed, so a process killed
 mid-write leaves either the whole page or nothing. Only ``ok`` and ``fallback`` pages are cached:
 failed pages are retried by the next run.
 
@@ -18,8 +18,8 @@ import uuid
 
 import fsspec
 
-from ocr.ids import sha256_text
-from ocr.schema import SCHEMA_VERSION, Page, PageStatus
+from folioflow.ocr.ids import sha256_text
+from folioflow.ocr.schema import SCHEMA_VERSION, Page, PageStatus
 
 __all__ = ["PageCache"]
 

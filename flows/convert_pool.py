@@ -1,8 +1,8 @@
 """Page conversion across processes: all cores of one machine for one document.
 
-PDFium is not thread-safe (``ocr.render.PDFIUM_LOCK`` serialises every call), so threads convert
+PDFium is not thread-safe (``folioflow.ocr.render.PDFIUM_LOCK`` serialises every call), so threads convert
 one text-layer page at a time however many cores there are. :class:`ConvertPool` runs a
-:class:`~ocr.converter.DocumentConverter` in each of ``processes`` worker processes (``spawn``:
+:class:`~folioflow.ocr.converter.DocumentConverter` in each of ``processes`` worker processes (``spawn``:
 the flow process holds torch and Prefect threads, which ``fork`` would copy in an unsafe state)
 and converts a document as page ranges spread over them; every worker has its own PDFium and its
 own CPU OCR engine, and writes finished pages to the shared per-page cache, so a killed run keeps
@@ -24,9 +24,9 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable
 
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.layout.blocks import relevel_headings
-from ocr.schema import Document, DocumentStatus, Page, PageStatus
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.schema import Document, DocumentStatus, Page, PageStatus
 
 __all__ = ["ConvertPool", "page_ranges"]
 
@@ -38,7 +38,7 @@ def _init_worker(options: ConvertOptions, cache_root: str | None) -> None:
     import os
 
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one tesseract thread per process
-    from flows.cache import PageCache
+    from folioflow.flows.cache import PageCache
 
     _CONVERTER = DocumentConverter(options, page_cache=PageCache(cache_root) if cache_root else None)
 
@@ -101,7 +101,7 @@ class ConvertPool:
 
         ``item.data`` should be a :class:`~pathlib.Path` (each worker opens the file itself;
         bytes are pickled to every worker). Raises what :meth:`DocumentConverter.convert` raises
-        (:class:`~ocr.errors.SourceError`) and ``BrokenProcessPool`` when a worker died."""
+        (:class:`~folioflow.ocr.errors.SourceError`) and ``BrokenProcessPool`` when a worker died."""
         started = time.perf_counter()
         selected = self.options.page_range
         ranges = page_ranges(page_count, self.processes) if selected is None else [selected]

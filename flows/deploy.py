@@ -1,7 +1,7 @@
 """Deployments of the folioflow flows on a Prefect server: ``folioflow deploy`` and ``folioflow serve``.
 
 * :func:`deploy` prepares a server for unattended runs: the work pool (``process`` type) the
-  deployments use, the concurrency limit on :data:`~flows.tasks.OCR_TAG` sized to the OCR fleet,
+  deployments use, the concurrency limit on :data:`~folioflow.flows.tasks.OCR_TAG` sized to the OCR fleet,
   then applies ``infra/prefect.yaml`` with Prefect's own ``prefect deploy --all`` (so the project
   file is the single source of the deployments: schedules, parameters, triggers, concurrency).
 * :func:`serve_deployments` runs the same deployments from one long-lived process
@@ -21,13 +21,15 @@ from typing import Any
 
 import yaml
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
-from flows.tasks import OCR_TAG
+from folioflow.flows.tasks import OCR_TAG
 
 __all__ = ["ROOT", "PREFECT_FILE", "ensure_work_pool", "ensure_ocr_limit", "deploy", "load_project", "serve_deployments"]
 
-#: Repository root (the folder holding ``flows/``); deployments' entrypoints are relative to it.
+#: The folder holding ``flows/`` and ``infra/``: the repository root in a checkout, the installed
+#: ``folioflow`` package folder otherwise (infra/ is package data); deployments' entrypoints are
+#: relative to it.
 ROOT = Path(__file__).resolve().parents[1]
 #: The Prefect project file with folioflow's deployments.
 PREFECT_FILE = ROOT / "infra" / "prefect.yaml"
@@ -85,7 +87,7 @@ def deploy(config: Path | None, prefect_file: Path = PREFECT_FILE, pool: str = "
     ``names``) from the repository root. ``config``: settings file path recorded as the
     deployments' ``config`` parameter (workers must see the same path). Returns the finished
     ``prefect deploy`` process; raises :class:`ConfigurationError` when it fails."""
-    from flows.settings import load_settings
+    from folioflow.flows.settings import load_settings
 
     _api_url()
     settings = load_settings(config)
@@ -124,7 +126,7 @@ def serve_deployments(config: Path | None, prefect_file: Path = PREFECT_FILE, li
     from prefect.deployments.runner import EntrypointType
     from prefect.events.schemas.deployment_triggers import DeploymentEventTrigger
 
-    from flows.settings import load_settings
+    from folioflow.flows.settings import load_settings
 
     _api_url()
     settings = load_settings(config)
@@ -132,7 +134,7 @@ def serve_deployments(config: Path | None, prefect_file: Path = PREFECT_FILE, li
     config_path = str(Path(config).resolve()) if config else None
     runners = []
     for spec in load_project(prefect_file)["deployments"]:
-        # Served flow runs import the installed package by module path ("flows.watch.watch_flow"),
+        # Served flow runs import the installed package by module path ("folioflow.flows.watch.watch_flow"),
         # so they need no code storage or pull step.
         file, _, attr = spec["entrypoint"].partition(":")
         flow = getattr(importlib.import_module(file.removesuffix(".py").replace("/", ".")), attr)

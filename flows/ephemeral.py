@@ -7,7 +7,7 @@ running, orphaned, on its port and its SQLite database under ``PREFECT_HOME``:
 
 * **SIGTERM** with its default action (``kill PID``, ``systemctl stop``, ``docker stop``, a
   batch-system timeout). The CLI turns SIGTERM into the Ctrl-C path instead
-  (:func:`flows.cli.terminate_like_interrupt`), so atexit hooks run and the server is stopped.
+  (:func:`folioflow.flows.cli.terminate_like_interrupt`), so atexit hooks run and the server is stopped.
 * **SIGKILL** (the out-of-memory killer, ``kill -9``, a second SIGTERM): nothing runs in the
   dying process. Prefect starts the server with a plain ``subprocess.Popen`` and exposes no hook
   to tie the child to its parent (no ``preexec_fn`` for Linux's ``PR_SET_PDEATHSIG``), and the
@@ -68,7 +68,7 @@ def _start_watchdog(pid: int) -> subprocess.Popen | None:
     started = _start_time(pid)
     if started is None:
         return None
-    watchdog = subprocess.Popen([sys.executable, "-m", "flows.ephemeral", str(pid), started],
+    watchdog = subprocess.Popen([sys.executable, "-m", "folioflow.flows.ephemeral", str(pid), started],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 cwd=Path(__file__).resolve().parents[1])
     _WATCHDOGS.append(watchdog)

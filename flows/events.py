@@ -21,8 +21,8 @@ import logging
 from pathlib import Path
 from typing import Callable, Iterable
 
-from flows.settings import Settings
-from flows.source_config import SourceConfig
+from folioflow.flows.settings import Settings
+from folioflow.flows.source_config import SourceConfig
 
 __all__ = ["EVENT", "source_resource", "changes_by_source", "emit_source_changed", "watch_files"]
 

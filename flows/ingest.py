@@ -1,18 +1,18 @@
 """The Prefect ``ingest`` flow: sources -> documents -> pages -> chunks -> index.
 
-Shape: the flow resolves its settings (a :class:`~flows.settings.Settings` object, or a config file
+Shape: the flow resolves its settings (a :class:`~folioflow.flows.settings.Settings` object, or a config file
 plus overrides when run from a deployment), collects documents (command-line ``paths``: files,
 folders, globs; and/or configured ``sources`` by name), warms up the models and the store, then
 runs one ``ingest-document`` task per document on the configured task runner and indexes their
-results in the flow process (:mod:`flows.runner`, :mod:`flows.tasks`). One document's failure is a
+results in the flow process (:mod:`folioflow.flows.runner`, :mod:`folioflow.flows.tasks`). One document's failure is a
 ``failed`` row in the report, never a failed flow run; the flow raises only when the run cannot
-proceed at all (bad settings, model or store unavailable: :class:`~ocr.errors.FolioflowError`).
+proceed at all (bad settings, model or store unavailable: :class:`~folioflow.ocr.errors.FolioflowError`).
 
 With ``prune``, documents indexed from the same folders or sources that are gone from them are
 deleted (for sources only when the listing was complete; for local folders only when the file is
 gone from disk, so a hidden file or one without a listed extension that a run was given by name is
 kept). Artifacts per run: a progress artifact,
-a table of documents and a Markdown summary (:mod:`flows.artifacts`).
+a table of documents and a Markdown summary (:mod:`folioflow.flows.artifacts`).
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ from typing import Any, Sequence
 
 from prefect import flow
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
-from flows.artifacts import publish_run_artifacts
-from flows.pipeline import Pipeline, local_path
-from flows.report import DocumentReport, RunReport
-from flows.runner import run_documents
-from flows.settings import Settings, load_settings
-from flows.source_config import SourceConfig
-from flows.sources import discover
-from flows.tasks import OCR_TAG, IngestProgress, list_source_task
+from folioflow.flows.artifacts import publish_run_artifacts
+from folioflow.flows.pipeline import Pipeline, local_path
+from folioflow.flows.report import DocumentReport, RunReport
+from folioflow.flows.runner import run_documents
+from folioflow.flows.settings import Settings, load_settings
+from folioflow.flows.source_config import SourceConfig
+from folioflow.flows.sources import discover
+from folioflow.flows.tasks import OCR_TAG, IngestProgress, list_source_task
 
 __all__ = ["OCR_TAG", "IngestProgress", "ingest_flow", "run_ingest", "resolve_settings", "run_body"]
 
@@ -123,7 +123,7 @@ def ingest_flow(
     from the signature); ``progress``: an :class:`IngestProgress` (in-process only); ``force``:
     process every document again, unchanged or not (sets the ``force`` setting for this run: no
     skip on an unchanged change token or content hash). Returns the
-    :class:`RunReport`. Raises :class:`~ocr.errors.FolioflowError` only when the run cannot
+    :class:`RunReport`. Raises :class:`~folioflow.ocr.errors.FolioflowError` only when the run cannot
     proceed (settings, model or store unavailable).
     """
     settings = resolve_settings(settings, config, overrides)

@@ -1,6 +1,6 @@
 """Listing a configured source: which documents it holds now, with their change tokens.
 
-:func:`list_source` turns a :class:`~flows.source_config.SourceConfig` into :class:`SourceFile`
+:func:`list_source` turns a :class:`~folioflow.flows.source_config.SourceConfig` into :class:`SourceFile`
 entries (local folders and globs through the file system, everything else through fsspec:
 ``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``), applying the source's include and
 exclude patterns. Rules:
@@ -27,8 +27,8 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from flows.source_config import SourceConfig
-from flows.sources import SourceFile, SourceProblem, _glob_base
+from folioflow.flows.source_config import SourceConfig
+from folioflow.flows.sources import SourceFile, SourceProblem, _glob_base
 
 __all__ = ["Listing", "list_source"]
 

@@ -1,10 +1,10 @@
 """The flow-process side of an ingestion run, without Prefect: models, store, index, prune.
 
 :class:`Pipeline` wires the library packages (``ocr`` -> ``chunking`` -> ``indexing``) from
-:class:`~flows.settings.Settings`. It owns what must stay in one process: the embedder and the
+:class:`~folioflow.flows.settings.Settings`. It owns what must stay in one process: the embedder and the
 vector store (embedded Qdrant allows one process per data dir), and it builds the CPU
-:class:`~flows.stages.Stages` (plan, convert, chunk) that document tasks run, in this process or on
-Dask/Ray workers. The Prefect flows in :mod:`flows.ingest` and :mod:`flows.watch` call these
+:class:`~folioflow.flows.stages.Stages` (plan, convert, chunk) that document tasks run, in this process or on
+Dask/Ray workers. The Prefect flows in :mod:`folioflow.flows.ingest` and :mod:`folioflow.flows.watch` call these
 methods from tasks; keeping them here makes them testable without an orchestrator.
 """
 
@@ -15,11 +15,11 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from chunking.schema import Chunk
-from flows.report import DocumentReport
-from flows.settings import Settings
-from flows.sources import SourceFile
-from flows.stages import (
+from folioflow.chunking.schema import Chunk
+from folioflow.flows.report import DocumentReport
+from folioflow.flows.settings import Settings
+from folioflow.flows.sources import SourceFile
+from folioflow.flows.stages import (
     Known,
     Planned,
     Prepared,
@@ -32,17 +32,17 @@ from flows.stages import (
     register_stages,
     unregister_stages,
 )
-from indexing.embedder import Embedder
-from indexing.indexer import Indexer
-from indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
-from ocr.schema import Document, PageStatus
+from folioflow.indexing.embedder import Embedder
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
+from folioflow.ocr.schema import Document, PageStatus
 
 __all__ = ["Pipeline", "Planned", "Prepared", "local_path", "page_failures", "page_note"]
 
 
 class Pipeline:
     """Models, store and stages of one run. Cheap to construct; :meth:`warm_up` loads models and
-    opens the store (raises :class:`~ocr.errors.FolioflowError` subclasses when it cannot)."""
+    opens the store (raises :class:`~folioflow.ocr.errors.FolioflowError` subclasses when it cannot)."""
 
     def __init__(self, settings: Settings, vlm_engine=None, in_process: bool = True):
         self.settings = settings
@@ -76,7 +76,7 @@ class Pipeline:
         register_stages(self.stages)
         return self
 
-    #: The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :func:`flows.stages.build_vlm_engine`).
+    #: The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :func:`folioflow.flows.stages.build_vlm_engine`).
     vlm_engine_for = staticmethod(build_vlm_engine)
 
     @staticmethod
@@ -92,7 +92,7 @@ class Pipeline:
     @property
     def fingerprint(self) -> str:
         """What else than the bytes decides the indexed content: the embedding model, the chunker's
-        options (limit included) and the OCR settings (see :func:`flows.stages.index_fingerprint`)."""
+        options (limit included) and the OCR settings (see :func:`folioflow.flows.stages.index_fingerprint`)."""
         assert self.spec is not None
         return self.spec.fingerprint
 
@@ -138,7 +138,7 @@ class Pipeline:
     def index(self, document: Document, chunks: list[Chunk], change_token: str | None = None) -> DocumentRecord:
         """Embed and upsert the chunks, delete the document's stale points, write its record (with
         the errors of failed pages, if any: :func:`page_failures`). Raises
-        :class:`~ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
+        :class:`~folioflow.ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
         assert self.indexer is not None
         if self.settings.keep_documents:
             self.save_document(document)
@@ -150,7 +150,7 @@ class Pipeline:
     def record_failure(self, document: Document, error: str, change_token: str | None = None) -> DocumentRecord:
         """Record ``document`` (converted, but with no usable page) as ``failed`` in the registry
         with its page errors; its previous points, if any, stay untouched and searchable, and the
-        next run retries it (:meth:`known`). Raises :class:`~ocr.errors.StoreError`."""
+        next run retries it (:meth:`known`). Raises :class:`~folioflow.ocr.errors.StoreError`."""
         assert self.store is not None
         record = self._record(document, 0, change_token)
         if not record.errors:

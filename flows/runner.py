@@ -4,7 +4,7 @@ Task runners (``settings.task_runner``):
 
 * ``thread`` (default): :class:`~prefect.task_runners.ThreadPoolTaskRunner` with
   ``settings.workers`` threads; page conversion inside a document goes to a process pool
-  (:mod:`flows.convert_pool`) so all cores convert, PDFium's lock notwithstanding.
+  (:mod:`folioflow.flows.convert_pool`) so all cores convert, PDFium's lock notwithstanding.
 * ``dask``: :class:`prefect_dask.DaskTaskRunner` on ``settings.runner_address``
   (``tcp://scheduler:8786``), or a local cluster of ``settings.runner_workers`` single-threaded
   worker processes. Plan, convert and chunk run on the workers (a document per worker, pages
@@ -34,14 +34,14 @@ from typing import Any
 
 from prefect.futures import as_completed
 
-from ocr.errors import ConfigurationError, FolioflowError
+from folioflow.ocr.errors import ConfigurationError, FolioflowError
 
-from flows.artifacts import RunProgress
-from flows.pipeline import Pipeline
-from flows.report import DocumentReport
-from flows.settings import Settings
-from flows.sources import SourceFile
-from flows.tasks import failed_report, index_task, ingest_document_task, is_transient, retrying
+from folioflow.flows.artifacts import RunProgress
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.report import DocumentReport
+from folioflow.flows.settings import Settings
+from folioflow.flows.sources import SourceFile
+from folioflow.flows.tasks import failed_report, index_task, ingest_document_task, is_transient, retrying
 
 __all__ = ["build_task_runner", "run_documents"]
 

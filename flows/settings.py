@@ -13,7 +13,7 @@ Data directory layout (``data_dir``, default ``./.folioflow``)::
                      (``cache_url`` moves it, e.g. to ``s3://bucket/ocr-cache`` shared by workers)
     documents/       the converted Document JSON of every indexed document (``folioflow show``)
 
-The config file may also list ``sources`` (see :mod:`flows.source_config`) and choose the task
+The config file may also list ``sources`` (see :mod:`folioflow.flows.source_config`) and choose the task
 runner (``task_runner``: ``thread`` (default), ``dask`` or ``ray``). Every setting is documented by
 its field description; ``infra/ORCHESTRATION.md`` has the reference table.
 """
@@ -28,9 +28,9 @@ import yaml
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
-from flows.source_config import SourceConfig
+from folioflow.flows.source_config import SourceConfig
 
 __all__ = ["Settings", "load_settings"]
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["DEFAULT_INCLUDE", "SourceConfig", "expand_env", "matches"]
 

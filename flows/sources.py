@@ -18,7 +18,7 @@
   (``escapes its root: ...``). An explicitly named file is taken wherever it lives.
 
 Identity: ``uri`` is the canonical ``file://`` URI of the resolved path and ``doc_id`` the uuid5 of
-it (:mod:`ocr.ids`), so the same file keeps its id across runs whichever argument reached it.
+it (:mod:`folioflow.ocr.ids`), so the same file keeps its id across runs whichever argument reached it.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ocr.errors import ResourceLimitError, SourceAccessError
-from ocr.ids import canonical_uri, doc_id_for
+from folioflow.ocr.errors import ResourceLimitError, SourceAccessError
+from folioflow.ocr.ids import canonical_uri, doc_id_for
 
 if TYPE_CHECKING:
-    from flows.source_config import SourceConfig
+    from folioflow.flows.source_config import SourceConfig
 
 __all__ = ["SUPPORTED_SUFFIXES", "SourceFile", "DiscoveredFile", "SourceProblem", "Discovery", "discover"]
 
@@ -49,7 +49,7 @@ class SourceFile:
 
     ``local_path``: absolute path (symlinks resolved), ``None`` for object-store documents.
     ``path``: POSIX path below the folder or glob prefix it was found under, the bare name for an
-    explicit file (what :class:`~ocr.schema.SourceRef` calls ``path``; also used to mirror inputs
+    explicit file (what :class:`~folioflow.ocr.schema.SourceRef` calls ``path``; also used to mirror inputs
     into output folders). ``uri``: canonical URI (``file://``, ``s3://``, ``https://`` ...).
     ``argument``: the argument or source URL that produced it. ``size`` in bytes and ``mtime`` in
     POSIX seconds (``None`` where the store does not say), ``etag`` where the store gives one, all
@@ -91,7 +91,7 @@ class SourceFile:
 
     @property
     def doc_id(self) -> str:
-        """Stable document id: uuid5 of :attr:`uri` (see :func:`ocr.ids.doc_id_for`)."""
+        """Stable document id: uuid5 of :attr:`uri` (see :func:`folioflow.ocr.ids.doc_id_for`)."""
         return doc_id_for(self.uri)
 
     def read_bytes(self) -> bytes:

@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from chunking.chunker import Chunker, ChunkerOptions
-from chunking.schema import Chunk
-from flows.cache import PageCache
-from flows.convert_pool import ConvertPool
-from flows.report import DocumentReport
-from flows.settings import Settings
-from flows.sources import SourceFile
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.errors import ConfigurationError
-from ocr.ids import sha256_bytes, sha256_text
-from ocr.schema import Document, Page, SourceRef
+from folioflow.chunking.chunker import Chunker, ChunkerOptions
+from folioflow.chunking.schema import Chunk
+from folioflow.flows.cache import PageCache
+from folioflow.flows.convert_pool import ConvertPool
+from folioflow.flows.report import DocumentReport
+from folioflow.flows.settings import Settings
+from folioflow.flows.sources import SourceFile
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.ids import sha256_bytes, sha256_text
+from folioflow.ocr.schema import Document, Page, SourceRef
 
 __all__ = ["StageSpec", "Known", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
            "chunker_options", "index_fingerprint", "ocr_identity", "settings_change"]
@@ -99,10 +99,10 @@ class Prepared:
 
 def build_vlm_engine(settings: Settings):
     """The vLLM OCR engine for ``settings.ocr_endpoints``, ``profile``, ``ocr_api_key`` and the
-    further ``vlm`` options (see :mod:`ocr.vlm`); ``None`` without endpoints."""
+    further ``vlm`` options (see :mod:`folioflow.ocr.vlm`); ``None`` without endpoints."""
     if not settings.ocr_endpoints:
         return None
-    from ocr.vlm import VlmEngine, VlmOptions
+    from folioflow.ocr.vlm import VlmEngine, VlmOptions
 
     return VlmEngine(VlmOptions(**{**settings.vlm, "endpoints": settings.ocr_endpoints, "profile": settings.profile,
                                    "api_key": settings.ocr_api_key}))
@@ -120,11 +120,11 @@ def chunker_options(settings: Settings) -> ChunkerOptions:
 def ocr_identity(settings: Settings, vlm_engine=None) -> dict:
     """The OCR settings that decide a document's page text, as a JSON-able dict: the routing mode
     (``engine``: text layer, CPU OCR, VLM), and unless it is ``text`` the CPU OCR engine, languages
-    and render DPI, and the VLM engine's :attr:`~ocr.engines.base.PageEngine.cache_key` (profile,
+    and render DPI, and the VLM engine's :attr:`~folioflow.ocr.engines.base.PageEngine.cache_key` (profile,
     prompt/sizing/sampling fingerprint, served model). Endpoint URLs, API keys, timeouts and
     concurrency are left out: they do not change the text a given model produces. ``vlm_engine``
     must be warmed up or able to warm up (its key needs the served model id)."""
-    from ocr.engines.cpu import DEFAULT_CPU_ENGINE
+    from folioflow.ocr.engines.cpu import DEFAULT_CPU_ENGINE
 
     identity: dict = {"engine": settings.engine}
     if settings.engine != "text":
@@ -171,7 +171,7 @@ class Stages:
     def warm_up(self) -> "Stages":
         s = self.settings
         if self._counter is None:
-            from chunking.tokens import HFTokenCounter
+            from folioflow.chunking.tokens import HFTokenCounter
 
             self._counter = HFTokenCounter.from_pretrained(s.embedding_model)
         self.chunker = Chunker(self._counter, chunker_options(s))
@@ -194,7 +194,7 @@ class Stages:
     # ------------------------------------------------------------------------------------ stages
     def password_for(self, file: SourceFile) -> str | None:
         """The source's password for ``file``, else the settings' (glob on path or name)."""
-        from flows.source_config import matches
+        from folioflow.flows.source_config import matches
 
         password = file.password()
         if password is None:
@@ -214,7 +214,7 @@ class Stages:
         ``retry: ...`` (last attempt failed, or some pages failed), ``... settings changed``
         (see :func:`settings_change`), ``forced`` (``settings.force``), or ``unchanged (change
         token)`` / ``unchanged (content hash)`` when skipped. Raises ``OSError`` (transient reads),
-        :class:`~ocr.errors.SourceError` (unreadable document)."""
+        :class:`~folioflow.ocr.errors.SourceError` (unreadable document)."""
         current = (known is not None and not self.settings.force and known.status == "indexed"
                    and not known.failed_pages and known.fingerprint == self.spec.fingerprint
                    and known.tenant == self.tenant_of(file))  # a new tenant must reach every point's payload
@@ -254,7 +254,7 @@ class Stages:
 
     def convert(self, planned: Planned, on_page: Callable[[Page], None] | None = None) -> Document:
         """OCR every page (cached pages are reused), across the process pool when there is one.
-        Raises :class:`~ocr.errors.SourceError` when the document cannot be opened."""
+        Raises :class:`~folioflow.ocr.errors.SourceError` when the document cannot be opened."""
         assert self.converter is not None and planned.data is not None
         password = self.password_for(planned.file)
         if self.pool is None or planned.page_count < 2:

@@ -22,15 +22,15 @@ from typing import Any, Callable, Protocol
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ocr.errors import EndpointError, EngineUnavailableError, FolioflowError, StoreError
-from ocr.schema import Document, DocumentStatus, Page
+from folioflow.ocr.errors import EndpointError, EngineUnavailableError, FolioflowError, StoreError
+from folioflow.ocr.schema import Document, DocumentStatus, Page
 
-from flows.listing import Listing, list_source
-from flows.report import DocumentReport
-from flows.settings import Settings
-from flows.source_config import SourceConfig
-from flows.sources import SourceFile
-from flows.stages import Known, Prepared, StageSpec, stages_for
+from folioflow.flows.listing import Listing, list_source
+from folioflow.flows.report import DocumentReport
+from folioflow.flows.settings import Settings
+from folioflow.flows.source_config import SourceConfig
+from folioflow.flows.sources import SourceFile
+from folioflow.flows.stages import Known, Prepared, StageSpec, stages_for
 
 __all__ = ["OCR_TAG", "IngestProgress", "is_transient", "retrying", "ingest_document_task", "index_task",
            "list_source_task"]
@@ -124,7 +124,7 @@ def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None 
             progress.document_started(file, planned.page_count)
         document = retrying(convert_task, settings)(spec, planned, on_page)
         planned.data = None  # the bytes are not needed any more (nor shipped back from a worker)
-        from flows.pipeline import Pipeline
+        from folioflow.flows.pipeline import Pipeline
 
         Pipeline.describe(report, document)
         if document.status == DocumentStatus.FAILED:  # no page has content: nothing to index
@@ -160,7 +160,7 @@ def list_source_task(config: SourceConfig) -> Listing:
 def no_content_error(document: Document) -> str:
     """The one-line error of a converted document none of whose pages has content: how many pages
     failed, then the document's and the pages' errors (each prefixed ``page N:`` once)."""
-    from flows.pipeline import page_failures
+    from folioflow.flows.pipeline import page_failures
 
     failures = page_failures(document)
     reasons = "; ".join([*document.errors, *failures.values()]) or "no page converted"

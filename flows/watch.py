@@ -12,7 +12,7 @@ Each run lists every configured source (or the ``sources`` named), then per docu
   the index.
 
 Schedule it (``infra/prefect.yaml``: ``folioflow-watch`` every 15 minutes) or trigger it from file
-events (:mod:`flows.events`). Concurrent watch runs on one embedded store are refused by the store
+events (:mod:`folioflow.flows.events`). Concurrent watch runs on one embedded store are refused by the store
 lock (one process per data dir); with a Qdrant server they are safe (writes are idempotent).
 """
 
@@ -22,10 +22,10 @@ from typing import Any
 
 from prefect import flow
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
-from flows.ingest import resolve_settings, run_body
-from flows.report import RunReport
+from folioflow.flows.ingest import resolve_settings, run_body
+from folioflow.flows.report import RunReport
 
 __all__ = ["watch_flow"]
 
@@ -40,7 +40,7 @@ def watch_flow(
 ) -> RunReport:
     """Bring the index in step with the configured ``sources`` (all when ``None``): ingest new and
     changed documents, prune removed ones (``prune``). ``config``/``overrides``/``settings`` as in
-    :func:`flows.ingest.ingest_flow`. Raises :class:`ConfigurationError` when no source is
+    :func:`folioflow.flows.ingest.ingest_flow`. Raises :class:`ConfigurationError` when no source is
     configured or a named one is unknown."""
     settings = resolve_settings(settings, config, overrides)
     if not settings.sources:

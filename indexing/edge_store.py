@@ -14,9 +14,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
-from indexing.registry import registry_name
-from indexing.store import (
+from folioflow.indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
+from folioflow.indexing.registry import registry_name
+from folioflow.indexing.store import (
     DENSE,
     PENDING,
     PENDING_SINCE,
@@ -29,7 +29,7 @@ from indexing.store import (
     SearchHit,
     StoreSettings,
 )
-from ocr.errors import StoreError
+from folioflow.ocr.errors import StoreError
 
 __all__ = ["EdgeStore"]
 

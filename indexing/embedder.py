@@ -5,11 +5,11 @@ Default model: all-MiniLM-L6-v2 (384 dimensions, 256-token inputs), shipped on P
 sentence-transformers model name or local path works (``Embedder("BAAI/bge-small-en-v1.5")``).
 
 Devices (``device=None`` picks): CUDA when present, with fp16 weights and the fast path of
-:mod:`indexing.gpu_encode` (tokenization ahead of the GPU, token-budget batches, pinned memory,
+:mod:`folioflow.indexing.gpu_encode` (tokenization ahead of the GPU, token-budget batches, pinned memory,
 one sync per call; several GPUs: one worker process per GPU; measured 9.6x plain ``encode`` on one
 H200, see that module); ``fast=False`` uses plain ``encode`` (and sentence-transformers'
 multi-process pool on several GPUs). Otherwise the CPU, where ``fast=True`` (the default, with the
-``torch`` backend) also runs :class:`~indexing.gpu_encode.GpuEncoder`: each text is tokenized once,
+``torch`` backend) also runs :class:`~folioflow.indexing.gpu_encode.GpuEncoder`: each text is tokenized once,
 in a producer thread that overlaps the model, into length-sorted batches of at most
 ``cpu_token_budget`` padded tokens, and the over-limit count comes from that same tokenization.
 Plain ``encode`` tokenizes twice (folioflow counts truncated inputs first) and pads batches of 32.
@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from ocr.errors import EmbeddingError
+from folioflow.ocr.errors import EmbeddingError
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "cpu_has_native_bf16", "default_model_path", "torch_omp_thread_limit"]
 
@@ -102,7 +102,7 @@ def torch_omp_thread_limit() -> int | None:
 def _respect_omp_limit() -> None:
     """Cap torch's intra-op threads at its OpenMP runtime's thread limit when that is lower: with
     more torch threads than OpenMP threads, bf16 autocast returned wrong vectors here (min cosine
-    -0.04 to fp32; see :mod:`ocr.engines.tesseract` for how the limit can reach torch)."""
+    -0.04 to fp32; see :mod:`folioflow.ocr.engines.tesseract` for how the limit can reach torch)."""
     import torch
 
     limit = torch_omp_thread_limit()
@@ -143,7 +143,7 @@ class Embedder:
     ``batch_size``: texts per batch on the plain path (CPU default 32). ``backend``: CPU backend
     passed to sentence-transformers (``"torch"`` or ``"onnx"``). ``precision``: CPU precision,
     ``"auto"``, ``"bf16"`` or ``"fp32"`` (see the module docstring). ``fast``: use the fast path of
-    :mod:`indexing.gpu_encode` (on CUDA, and on the CPU with the torch backend) where the model suits
+    :mod:`folioflow.indexing.gpu_encode` (on CUDA, and on the CPU with the torch backend) where the model suits
     it (a Transformer first module, no default prompt); otherwise, and with ``fast=False``, plain
     ``encode``.
     ``multi_gpu_min_texts``: calls with fewer texts stay on one GPU (worker start-up and transfers
@@ -203,7 +203,7 @@ class Embedder:
             elif device == "cpu" and self.backend == "torch":
                 _respect_omp_limit()
                 self.cpu_bf16 = self.precision == "bf16" or (self.precision == "auto" and cpu_has_native_bf16())
-            from indexing.gpu_tokenize import fast_tokenizer
+            from folioflow.indexing.gpu_tokenize import fast_tokenizer
 
             self._counter_tok = fast_tokenizer(model.tokenizer, int(model.max_seq_length))
             if self.fast and (device.startswith("cuda") or device == "cpu" and self.backend == "torch"):
@@ -212,7 +212,7 @@ class Embedder:
                     log.info("embedding model %s takes plain encode: %s", self.model_name, why_not)
                     self.fast = False
                 else:
-                    from indexing.gpu_encode import GpuEncoder
+                    from folioflow.indexing.gpu_encode import GpuEncoder
 
                     budget = self.token_budget if device.startswith("cuda") else self.cpu_token_budget
                     self._fast = GpuEncoder(model, device, token_budget=budget)
@@ -237,8 +237,8 @@ class Embedder:
         return int(self.model.max_seq_length)
 
     def token_counter(self):
-        """A ``chunking.tokens.HFTokenCounter`` over this model's tokenizer and limit, for the chunker."""
-        from chunking.tokens import HFTokenCounter
+        """A ``folioflow.chunking.tokens.HFTokenCounter`` over this model's tokenizer and limit, for the chunker."""
+        from folioflow.chunking.tokens import HFTokenCounter
 
         return HFTokenCounter(self.model.tokenizer, self.max_tokens, name=self.model_name)
 
@@ -268,7 +268,7 @@ class Embedder:
     def encode(self, texts: Sequence[str], token_ids: Any = None) -> np.ndarray:
         """Embed ``texts``: (n, dimension) float32, rows L2-normalised, in input order.
 
-        ``token_ids``: optional :class:`~indexing.gpu_tokenize.TokenIds` of the same texts, this
+        ``token_ids``: optional :class:`~folioflow.indexing.gpu_tokenize.TokenIds` of the same texts, this
         model's tokenizer, special tokens included, not truncated (what the chunker keeps as
         ``Chunk.token_ids``). The fast path then embeds from them without tokenizing (same
         vectors); plain ``encode`` ignores them. Raises :class:`EmbeddingError` when the model
@@ -314,7 +314,7 @@ class Embedder:
     def _encode_multi_gpu(self, texts: list[str], devices: list[str], token_ids: Any = None) -> tuple[np.ndarray, int]:
         if self.fast:
             if self._pool is None:
-                from indexing.gpu_encode import GpuEncoderPool
+                from folioflow.indexing.gpu_encode import GpuEncoderPool
 
                 self._pool = GpuEncoderPool(self._path, devices, token_budget=self.token_budget)
             res = self._pool.encode(texts) if token_ids is None else self._pool.encode_ids(token_ids)

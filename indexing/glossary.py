@@ -9,7 +9,7 @@ names one of its terms, the wording that documents use for it. The query the ret
 the sparse query both get the expansion, and the question itself is unchanged. Chunks are not
 touched, so a glossary can be changed or turned off without re-indexing.
 
-:data:`FINANCE` is the default of :class:`~indexing.retriever.FolioRetriever` and ``folioflow
+:data:`FINANCE` is the default of :class:`~folioflow.indexing.retriever.FolioRetriever` and ``folioflow
 query``. Its terms:
 
 * the names of the primary financial statements (income statement, balance sheet, cash-flow
@@ -54,7 +54,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["FINANCE", "Glossary", "GlossaryEntry", "load_glossary"]
 
@@ -70,7 +70,7 @@ class GlossaryEntry:
 
 class Glossary:
     """An ordered list of :class:`GlossaryEntry`. ``entries``: ``(regex, expansion)`` pairs; a
-    regex that does not compile raises :class:`~ocr.errors.ConfigurationError`."""
+    regex that does not compile raises :class:`~folioflow.ocr.errors.ConfigurationError`."""
 
     def __init__(self, entries: Iterable[tuple[str, str]], name: str = "custom"):
         self.name = name
@@ -94,7 +94,7 @@ class Glossary:
     @classmethod
     def from_file(cls, path: str | Path) -> Glossary:
         """Read a JSON (``.json``) or YAML (other suffixes) list of ``{"pattern", "expansion"}``
-        mappings. Raises :class:`~ocr.errors.ConfigurationError` for an unreadable file or entry."""
+        mappings. Raises :class:`~folioflow.ocr.errors.ConfigurationError` for an unreadable file or entry."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")

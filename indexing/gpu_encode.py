@@ -14,7 +14,7 @@ Why plain ``SentenceTransformer.encode`` leaves an H200 mostly idle (profiled wi
 4. **Pageable host memory.** Inputs are copied from pageable tensors (a staged, synchronous copy).
 
 This module removes each: a producer thread gets **token-budget batches** from
-:mod:`indexing.gpu_tokenize` (tokenized ahead, longest first, by a pool of tokenizer processes on
+:mod:`folioflow.indexing.gpu_tokenize` (tokenized ahead, longest first, by a pool of tokenizer processes on
 hosts with enough cores, else in-thread), page-locks them (**pinned** memory) and queues them; the
 GPU thread copies them with ``non_blocking=True``, rebuilds the attention mask from the lengths on
 the device and passes it as a prepared 4-D boolean mask (so transformers never inspects it on the
@@ -22,8 +22,8 @@ host), runs the model in **fp16**, pools and normalises on the device and scatte
 one preallocated output: **one synchronisation per call**, at the end.
 :meth:`GpuEncoder.encode_ids` takes token ids instead of texts (folioflow's chunker already
 tokenizes every chunk with the model's tokenizer to count it): no tokenizer runs, the ids are only
-sorted, truncated and padded in numpy (:func:`indexing.gpu_tokenize.id_batches`).
-Several GPUs: :class:`indexing.gpu_pool.GpuEncoderPool` (importable from here too) runs one
+sorted, truncated and padded in numpy (:func:`folioflow.indexing.gpu_tokenize.id_batches`).
+Several GPUs: :class:`folioflow.indexing.gpu_pool.GpuEncoderPool` (importable from here too) runs one
 worker process per GPU (data parallelism, one model replica each) and deals the inputs out as
 contiguous ranges of equal work.
 
@@ -84,7 +84,7 @@ texts/s on one core, 52,629 on all 32 (rayon), while one GPU alone embeds ~44k t
 so texts cannot feed two GPUs (1.33x at 20k, 1.38x at 100k), ids did better (1.51x, 1.55x), and
 the hand-off was 0.27 s of the 1.47 s call at 100k. Pinning each worker to its own 16 cores
 (rayon, torch threads and affinity sized to the share) was slower, not faster: 1.22x/1.35x texts,
-1.37x/1.53x ids. Hence :mod:`indexing.gpu_pool`'s design (contiguous ranges, arenas kept between
+1.37x/1.53x ids. Hence :mod:`folioflow.indexing.gpu_pool`'s design (contiguous ranges, arenas kept between
 calls, slabs copied out as each worker answers; pinning off by default). The same command with
 ``--reps 5 --pin no``, twice in a row on one machine (whose tokenizer ran at 2,394 and 2,157
 texts/s on one core, 29,915 and 28,501 on all: a slower or busier host than the first)::
@@ -176,7 +176,7 @@ from typing import Any
 
 import numpy as np
 
-from indexing.gpu_tokenize import TokenIds, TokenizerPool, fast_tokenizer, id_batches, token_batches
+from folioflow.indexing.gpu_tokenize import TokenIds, TokenizerPool, fast_tokenizer, id_batches, token_batches
 
 __all__ = ["EncodeResult", "GpuEncoder", "TokenIds", "auto_tokenizer_workers"]
 
@@ -387,10 +387,10 @@ _POOL_NAMES = ("GpuEncoderPool", "cpu_shares", "shared_memory_fits")
 
 
 def __getattr__(name: str) -> Any:
-    """The pool lives in :mod:`indexing.gpu_pool` (it builds on :class:`GpuEncoder`); its names
+    """The pool lives in :mod:`folioflow.indexing.gpu_pool` (it builds on :class:`GpuEncoder`); its names
     stay importable from here, loaded on first use (no import cycle)."""
     if name in _POOL_NAMES:
-        from indexing import gpu_pool
+        from folioflow.indexing import gpu_pool
 
         return getattr(gpu_pool, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

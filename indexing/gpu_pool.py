@@ -1,6 +1,6 @@
 """Data parallelism for the GPU fast path: :class:`GpuEncoderPool`, one worker process per GPU.
 
-Each worker loads its own model replica and runs :class:`indexing.gpu_encode.GpuEncoder` on its
+Each worker loads its own model replica and runs :class:`folioflow.indexing.gpu_encode.GpuEncoder` on its
 device (processes, not threads, so the replicas' kernel launches never share a GIL). A call deals
 the inputs out as **contiguous ranges of equal work** (token counts for token ids, characters for
 texts), so a worker reads one slice of the input and writes one slab of the output. Inputs and
@@ -11,7 +11,7 @@ the other workers may still run). Texts still travel pickled (each worker tokeni
 Where /dev/shm has no room (containers often get 64 MB) inputs and rows go through the pipes.
 
 Why this shape, measured on ``nvidia-h200-x2`` (``bench_gpu_pool.py``; the figures are in
-:mod:`indexing.gpu_encode`): with texts, the host's tokenizer is the limit (32 cores tokenized
+:mod:`folioflow.indexing.gpu_encode`): with texts, the host's tokenizer is the limit (32 cores tokenized
 30-53k texts/s with rayon; one GPU alone embeds 34-45k texts/s from token ids), so two GPUs fed
 texts reach only 1.3-1.6x one. From token ids two GPUs reached 1.5x with the earlier hand-off (a
 fresh shared-memory block per call, rows dealt round-robin by length, ids gathered and pickled per
@@ -30,8 +30,8 @@ from typing import Any, Self
 
 import numpy as np
 
-from indexing.gpu_encode import EncodeResult, GpuEncoder
-from indexing.gpu_tokenize import TokenIds
+from folioflow.indexing.gpu_encode import EncodeResult, GpuEncoder
+from folioflow.indexing.gpu_tokenize import TokenIds
 
 __all__ = ["GpuEncoderPool", "confine_to", "cpu_shares", "shared_memory_fits", "split_even"]
 

@@ -1,4 +1,4 @@
-"""Token batches for the GPU fast path (:mod:`indexing.gpu_encode`): tokenize, sort, pad.
+"""Token batches for the GPU fast path (:mod:`folioflow.indexing.gpu_encode`): tokenize, sort, pad.
 
 Texts are ordered longest first (by characters), split into consecutive blocks, tokenized with the
 model's Rust tokenizer (truncating at the model's limit and counting what it truncates), sorted by
@@ -17,7 +17,7 @@ A third, :func:`id_batches`, starts from token ids that were computed before (:c
 folioflow's chunker tokenizes every chunk with the model's tokenizer to count its tokens) and only
 sorts, truncates and pads them, in numpy: no tokenizer runs. BERT WordPiece costs ~0.3 ms per
 120-word text per core, and on a host with two GPUs that is what limits throughput (see
-:mod:`indexing.gpu_encode`). Measured on an H200 host (``bench_gpu_embed.py``), the
+:mod:`folioflow.indexing.gpu_encode`). Measured on an H200 host (``bench_gpu_embed.py``), the
   in-process tokenizer could not keep one GPU busy (tokenize+pad 1.06 s vs GPU 0.62 s for 20k
   texts), and two GPUs sharing the host's rayon threads scaled only 1.3-1.6x: tokenization, not the
   GPU, was the limit.
@@ -118,7 +118,7 @@ class TokenIds:
     """Token ids of ``n`` texts, ragged: ``flat`` (total,) int32 holds the ids text after text and
     ``lengths`` (n,) int64 the ids per text. Ids are what ``tokenizer(text)["input_ids"]`` gives:
     special tokens included, not truncated. Two numpy arrays pickle in one piece, which is how
-    :class:`~indexing.gpu_encode.GpuEncoderPool` sends a share to a worker."""
+    :class:`~folioflow.indexing.gpu_encode.GpuEncoderPool` sends a share to a worker."""
 
     flat: np.ndarray
     lengths: np.ndarray

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunking.schema import Chunk, pack_token_ids
-from indexing.registry import DocumentRecord
-from indexing.sparse import BM25Encoder
-from indexing.store import ChunkStore
+from folioflow.chunking.schema import Chunk, pack_token_ids
+from folioflow.indexing.registry import DocumentRecord
+from folioflow.indexing.sparse import BM25Encoder
+from folioflow.indexing.store import ChunkStore
 
 __all__ = ["IndexResult", "Indexer"]
 
@@ -38,13 +38,13 @@ class IndexResult:
 
 
 class Indexer:
-    """Embeds chunks and writes them to a :class:`~indexing.store.ChunkStore`.
+    """Embeds chunks and writes them to a :class:`~folioflow.indexing.store.ChunkStore`.
 
-    ``embedder``: an :class:`~indexing.embedder.Embedder` (or anything with ``model_name``,
+    ``embedder``: an :class:`~folioflow.indexing.embedder.Embedder` (or anything with ``model_name``,
     ``dimension`` and ``encode``). ``sparse``: the BM25 encoder; by default the one recorded with
-    the collection, else :class:`~indexing.sparse.BM25Encoder` defaults. The collection is created
+    the collection, else :class:`~folioflow.indexing.sparse.BM25Encoder` defaults. The collection is created
     on first use (:meth:`ensure`); a collection built with another embedding model raises
-    :class:`~ocr.errors.ConfigurationError`. ``use_token_ids``: hand the chunks' ``token_ids`` to
+    :class:`~folioflow.ocr.errors.ConfigurationError`. ``use_token_ids``: hand the chunks' ``token_ids`` to
     the embedder when every chunk has them; only for chunks counted with this embedder's own
     tokenizer (``Embedder.token_counter()``, as the pipeline builds its chunker).
     """
@@ -75,13 +75,13 @@ class Indexer:
 
     def index(self, record: DocumentRecord, chunks: Sequence[Chunk]) -> IndexResult:
         """Embed ``chunks`` (their ``embed_text``) and replace the document's points and record
-        (written ``indexed``, keeping ``record.errors``: the caller's page errors, if any). Raises :class:`~ocr.errors.EmbeddingError`, :class:`~ocr.errors.StoreError` or
-        :class:`~ocr.errors.TenancyError`; on error the document's previous points stay."""
+        (written ``indexed``, keeping ``record.errors``: the caller's page errors, if any). Raises :class:`~folioflow.ocr.errors.EmbeddingError`, :class:`~folioflow.ocr.errors.StoreError` or
+        :class:`~folioflow.ocr.errors.TenancyError`; on error the document's previous points stay."""
         self.ensure()
         t0 = time.perf_counter()
         texts = [c.embed_text for c in chunks]
         if self.use_token_ids and chunks and all(c.token_ids is not None for c in chunks) and self._ids_match(chunks[0]):
-            from indexing.gpu_tokenize import TokenIds
+            from folioflow.indexing.gpu_tokenize import TokenIds
 
             ids = TokenIds(np.frombuffer(b"".join(c.token_ids for c in chunks), dtype=np.int32),
                            np.array([len(c.token_ids) // 4 for c in chunks], dtype=np.int64))

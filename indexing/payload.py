@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chunking.schema import Chunk
-from indexing.registry import DocumentRecord
+from folioflow.chunking.schema import Chunk
+from folioflow.indexing.registry import DocumentRecord
 
 __all__ = ["INTEGER_FIELDS", "KEYWORD_FIELDS", "TENANT_FIELD", "chunk_payload", "hit_metadata"]
 

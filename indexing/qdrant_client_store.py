@@ -20,9 +20,9 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
-from indexing.registry import registry_name
-from indexing.store import (
+from folioflow.indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
+from folioflow.indexing.registry import registry_name
+from folioflow.indexing.store import (
     DENSE,
     PENDING,
     PENDING_SINCE,
@@ -35,7 +35,7 @@ from indexing.store import (
     SearchHit,
     StoreSettings,
 )
-from ocr.errors import StoreError
+from folioflow.ocr.errors import StoreError
 
 __all__ = ["QdrantClientStore"]
 

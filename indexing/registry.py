@@ -8,7 +8,7 @@ every process that talks to the same server, and works the same on the embedded 
 document that produced zero chunks still gets its record, so an unchanged empty document is
 skipped like any other.
 
-The incremental rule (see :meth:`indexing.store.ChunkStore.is_current`): a source whose
+The incremental rule (see :meth:`folioflow.indexing.store.ChunkStore.is_current`): a source whose
 ``content_hash`` (sha256 of its bytes) equals its record's, indexed with the same embedding model,
 needs no OCR, chunking or embedding.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ocr.ids import FOLIOFLOW_NAMESPACE
+from folioflow.ocr.ids import FOLIOFLOW_NAMESPACE
 
 __all__ = [
     "COLLECTION_RECORD_ID",

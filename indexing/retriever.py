@@ -17,16 +17,16 @@ Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) 
 client-side fusion is needed). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
 Relevance on the dense vector, also inside Qdrant). Filters: doc ids, sources, kinds, page range,
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
-:class:`~ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
+:class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
 
-``glossary`` (default :data:`indexing.glossary.FINANCE`): a query naming a glossary term ("income
+``glossary`` (default :data:`folioflow.indexing.glossary.FINANCE`): a query naming a glossary term ("income
 statement", "capex") is searched with the documents' wording appended, in both the dense and the
-sparse query (:mod:`indexing.glossary`; ``glossary=None`` searches the query as given).
+sparse query (:mod:`folioflow.indexing.glossary`; ``glossary=None`` searches the query as given).
 
 ``route_titles`` (default on): a question that names a document's title terms (company, year,
 form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
-two rankings are fused by Reciprocal Rank Fusion (:mod:`indexing.routing`; it boosts rather than
+two rankings are fused by Reciprocal Rank Fusion (:mod:`folioflow.indexing.routing`; it boosts rather than
 filters, see there for how a wrong route can still cost a page its place). Results are then in the
 fused order and their ``score`` is that fusion's score (``sum 1/(60 + rank)`` over the two
 rankings), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
@@ -67,12 +67,12 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, PrivateAttr
 
-from indexing.glossary import FINANCE
-from indexing.payload import hit_metadata
-from indexing.routing import TitleRouter, fuse_rankings
-from indexing.sparse import BM25Encoder
-from indexing.store import SearchFilter
-from ocr.errors import FolioflowError, TenancyError
+from folioflow.indexing.glossary import FINANCE
+from folioflow.indexing.payload import hit_metadata
+from folioflow.indexing.routing import TitleRouter, fuse_rankings
+from folioflow.indexing.sparse import BM25Encoder
+from folioflow.indexing.store import SearchFilter
+from folioflow.ocr.errors import FolioflowError, TenancyError
 
 __all__ = ["FolioEmbeddings", "FolioRetriever", "aggregate_pages", "format_docs"]
 
@@ -94,15 +94,15 @@ MAX_ROUTERS = 64
 
 
 class FolioRetriever(BaseRetriever):
-    """Retrieve chunks from a :class:`~indexing.store.ChunkStore` (see module docstring).
+    """Retrieve chunks from a :class:`~folioflow.indexing.store.ChunkStore` (see module docstring).
 
-    ``store`` and ``embedder`` (an :class:`~indexing.embedder.Embedder` of the collection's model)
+    ``store`` and ``embedder`` (an :class:`~folioflow.indexing.embedder.Embedder` of the collection's model)
     are required; the store must hold the collection (else
-    :class:`~ocr.errors.CollectionNotFoundError`, at construction, naming the
+    :class:`~folioflow.ocr.errors.CollectionNotFoundError`, at construction, naming the
     data directory or server and the collection looked for; an existing collection with no
     documents answers ``[]``); ``sparse`` defaults to the BM25 settings recorded with the collection;
-    ``glossary``: an :class:`~indexing.glossary.Glossary` for query expansion, or None;
-    ``route_titles``: document routing by title (:mod:`indexing.routing`); ``page_decay``: weight of a
+    ``glossary``: an :class:`~folioflow.indexing.glossary.Glossary` for query expansion, or None;
+    ``route_titles``: document routing by title (:mod:`folioflow.indexing.routing`); ``page_decay``: weight of a
     page's other chunks in hybrid page scoring (module docstring; 0 turns it off).
     """
 
@@ -131,7 +131,7 @@ class FolioRetriever(BaseRetriever):
 
     def model_post_init(self, context: Any, /) -> None:
         """Refuse a store without the collection (a wrong data dir, a typo in the collection name):
-        raises :class:`~ocr.errors.CollectionNotFoundError` naming where it looked, instead of
+        raises :class:`~folioflow.ocr.errors.CollectionNotFoundError` naming where it looked, instead of
         answering every question with nothing."""
         self.store.require_collection()
 
@@ -230,7 +230,7 @@ def aggregate_pages(ranked: list[tuple[Any, float]], decay: float) -> list[tuple
 
 
 class FolioEmbeddings(Embeddings):
-    """LangChain ``Embeddings`` over an :class:`~indexing.embedder.Embedder` (e.g. to open a
+    """LangChain ``Embeddings`` over an :class:`~folioflow.indexing.embedder.Embedder` (e.g. to open a
     folioflow collection with langchain-qdrant's ``QdrantVectorStore``)."""
 
     def __init__(self, embedder: Any):

@@ -29,14 +29,14 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   ``max_documents`` of them tie. Otherwise no routing happens: the question names nothing that
   tells documents apart.
 
-The retriever (:class:`~indexing.retriever.FolioRetriever`, ``route_titles=True``, the default) then
+The retriever (:class:`~folioflow.indexing.retriever.FolioRetriever`, ``route_titles=True``, the default) then
 fuses its usual ranking with the same search restricted to the routed documents by Reciprocal Rank
 Fusion (:func:`fuse_rankings`). Routing boosts rather than filters: the unrestricted ranking always
 takes part, so a document outside the route still appears when it ranks high enough. But a wrong
 route can push the right page out of the top k when the routed documents have k good candidates
 of their own.
 
-Where titles come from: :func:`ocr.schema.source_title` on the document's registry record: the file
+Where titles come from: :func:`folioflow.ocr.schema.source_title` on the document's registry record: the file
 name, or the source's ``title`` metadata when its config sets one (one title for every document of
 that source, so it suits sources of one document). Routing needs file names that name their
 documents; with opaque names (``scan_0001.pdf``) no term matches and retrieval is unchanged.
@@ -122,11 +122,11 @@ class TitleRouter:
 
     @classmethod
     def from_records(cls, records: Iterable[Any], max_documents: int = 16) -> TitleRouter:
-        """A router over registry records (:class:`~indexing.registry.DocumentRecord`), whatever
+        """A router over registry records (:class:`~folioflow.indexing.registry.DocumentRecord`), whatever
         their status (a document whose last re-index failed keeps its searchable points). The title
         comes from the ``meta.title`` metadata the pipeline records from the source, or else from
-        the path (:func:`ocr.schema.source_title`)."""
-        from ocr.schema import source_title
+        the path (:func:`folioflow.ocr.schema.source_title`)."""
+        from folioflow.ocr.schema import source_title
 
         titles = {r.doc_id: source_title(r.path or r.uri, r.metadata.get("meta.title")) for r in records}
         return cls(titles, max_documents=max_documents)

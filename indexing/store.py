@@ -1,10 +1,10 @@
 """The chunk store: one indexing interface over Qdrant server, qdrant-client local mode and Qdrant Edge.
 
 Collections. A chunk collection (default ``folioflow``) with a named dense vector ``dense``
-(cosine) and a sparse vector ``bm25`` with Qdrant's IDF modifier (:mod:`indexing.sparse`), payload
-indexes created at creation, before any upload (:mod:`indexing.payload`); and its documents
-registry ``<collection>__documents`` (:mod:`indexing.registry`). Point ids are
-:func:`chunking.schema.point_id` (uuid5 of doc id, chunk index, chunk content hash).
+(cosine) and a sparse vector ``bm25`` with Qdrant's IDF modifier (:mod:`folioflow.indexing.sparse`), payload
+indexes created at creation, before any upload (:mod:`folioflow.indexing.payload`); and its documents
+registry ``<collection>__documents`` (:mod:`folioflow.indexing.registry`). Point ids are
+:func:`folioflow.chunking.schema.point_id` (uuid5 of doc id, chunk index, chunk content hash).
 
 Writes. :meth:`ChunkStore.replace_document` makes a document's points exactly its new chunks, in
 four steps, so that a search never sees part of a version:
@@ -22,14 +22,14 @@ neither and never a part. The registry record is written last, so the next run s
 (or none), redoes the document, re-uses the same point ids and lands in the same state (writes are
 idempotent). Pending points of a document that is never written again (it vanished from its
 source before its first commit) stay invisible; :meth:`ChunkStore.sweep_pending` removes those
-older than an hour (run by :meth:`indexing.indexer.Indexer.prune`).
+older than an hour (run by :meth:`folioflow.indexing.indexer.Indexer.prune`).
 
 Backends (``StoreSettings.backend``):
 
-* ``server``: a Qdrant server or cluster by URL (:mod:`indexing.qdrant_client_store`);
+* ``server``: a Qdrant server or cluster by URL (:mod:`folioflow.indexing.qdrant_client_store`);
 * ``local``: qdrant-client's local mode under ``<data_dir>/qdrant`` (pure Python, exact search);
 * ``edge``: qdrant-edge-py, the Qdrant engine in-process, under ``<data_dir>/edge``
-  (:mod:`indexing.edge_store`);
+  (:mod:`folioflow.indexing.edge_store`);
 * ``auto`` (default): ``server`` when ``url`` is set, else the embedded backend whose folder
   already exists in ``data_dir``, else :data:`EMBEDDED_DEFAULT`.
 
@@ -65,7 +65,7 @@ Opening a store never creates anything: on a data directory (or collection) that
 opens empty, holds no lock, and searches return nothing; :meth:`ChunkStore.ensure_collection`
 (ingest) creates the folder and takes the lock then. Readers that need an existing collection (the
 retriever, ``folioflow query``) call :meth:`ChunkStore.require_collection`, which raises
-:class:`~ocr.errors.CollectionNotFoundError` naming where it looked.
+:class:`~folioflow.ocr.errors.CollectionNotFoundError` naming where it looked.
 """
 
 from __future__ import annotations
@@ -82,9 +82,9 @@ from typing import Any, Literal, Self
 import numpy as np
 from pydantic import BaseModel, SecretStr
 
-from chunking.schema import Chunk
-from indexing.payload import chunk_payload
-from indexing.registry import (
+from folioflow.chunking.schema import Chunk
+from folioflow.indexing.payload import chunk_payload
+from folioflow.indexing.registry import (
     COLLECTION_RECORD_ID,
     REGISTRY_SCHEMA,
     DocumentRecord,
@@ -92,8 +92,8 @@ from indexing.registry import (
     record_payload,
     record_point_id,
 )
-from indexing.sparse import SparseVec
-from ocr.errors import CollectionNotFoundError, ConfigurationError, FolioflowError, StoreError, TenancyError
+from folioflow.indexing.sparse import SparseVec
+from folioflow.ocr.errors import CollectionNotFoundError, ConfigurationError, FolioflowError, StoreError, TenancyError
 
 __all__ = [
     "DENSE",
@@ -182,7 +182,7 @@ class SearchFilter:
 
 @dataclass
 class SearchHit:
-    """One scored point: ``payload`` is ``{"page_content", "metadata"}`` (see :mod:`indexing.payload`).
+    """One scored point: ``payload`` is ``{"page_content", "metadata"}`` (see :mod:`folioflow.indexing.payload`).
     ``score``: cosine similarity (dense), BM25 (sparse) or the RRF score (hybrid)."""
 
     id: str
@@ -447,7 +447,7 @@ class ChunkStore(ABC):
         return self._ids_where(doc_id, committed)
 
     def payloads(self, doc_id: str) -> list[dict[str, Any]]:
-        """Payloads (see :mod:`indexing.payload`) of ``doc_id``'s committed (searchable) points, in chunk order."""
+        """Payloads (see :mod:`folioflow.indexing.payload`) of ``doc_id``'s committed (searchable) points, in chunk order."""
         found = self._payloads_where(doc_id)
         return sorted(found, key=lambda p: (p.get("metadata") or {}).get("chunk_index", 0))
 
@@ -500,13 +500,13 @@ def open_store(settings: StoreSettings | None = None) -> ChunkStore:
     settings = settings or StoreSettings()
     backend = settings.resolved_backend()
     if backend == "edge":
-        from indexing.edge_store import EdgeStore
+        from folioflow.indexing.edge_store import EdgeStore
 
         return EdgeStore(settings)
     if backend in ("local", "server"):
         if backend == "server" and not settings.url:
             raise ConfigurationError("backend 'server' needs a url (QDRANT_URL / --qdrant-url)")
-        from indexing.qdrant_client_store import QdrantClientStore
+        from folioflow.indexing.qdrant_client_store import QdrantClientStore
 
         return QdrantClientStore(settings, local=backend == "local")
     raise ConfigurationError(f"unknown store backend {backend!r}")

@@ -1,1 +1,1 @@
-"""Rendering and OCR: documents in, typed pages of structured Markdown out (see :mod:`ocr.schema`)."""
+"""Rendering and OCR: documents in, typed pages of structured Markdown out (see :mod:`folioflow.ocr.schema`)."""

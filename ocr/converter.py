@@ -1,13 +1,13 @@
-"""Documents to typed :class:`~ocr.schema.Document` objects, page by page, with engine routing.
+"""Documents to typed :class:`~folioflow.ocr.schema.Document` objects, page by page, with engine routing.
 
 :class:`DocumentConverter` opens a PDF or image, selects pages (``page_range``), routes every page
-to the text layer, CPU OCR or a VLM (rules in :mod:`ocr.routing`), falls back to the embedded
+to the text layer, CPU OCR or a VLM (rules in :mod:`folioflow.ocr.routing`), falls back to the embedded
 route when the VLM fails a page, and streams pages out in order (``on_page``). Pages are
 converted one at a time; VLM pages go to the engine in windows (at least ``vlm_window``, and twice
 the fleet's capacity) converted in the background while embedded pages proceed, so no more than a
 window of rendered images is alive at once and the endpoints stay busy.
 
-Only a document that cannot be opened raises (a :class:`~ocr.errors.SourceError` subclass);
+Only a document that cannot be opened raises (a :class:`~folioflow.ocr.errors.SourceError` subclass);
 page failures are data (``Page.status``/``Page.errors``) and the document's status is derived
 from its pages.
 """
@@ -24,17 +24,17 @@ from typing import Callable, Iterator, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ocr.engines.base import PageEngine, failed_page
-from ocr.engines.cpu import get_cpu_engine
-from ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine, analyze_text_layer
-from ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
-from ocr.guard import DocumentGuard, Inspection, shared_guard
-from ocr.ids import doc_id_for, sha256_bytes, sha256_file
-from ocr.layout.blocks import relevel_headings
-from ocr.pages import PageCache, parse_page_range, validate_page_range
-from ocr.render import OpenedDocument, PageHandle, RenderLimits, open_document
-from ocr.routing import Route, choose_route, embedded_route
-from ocr.schema import Document, DocumentStatus, Page, PageStatus, SourceRef
+from folioflow.ocr.engines.base import PageEngine, failed_page
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine, analyze_text_layer
+from folioflow.ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
+from folioflow.ocr.guard import DocumentGuard, Inspection, shared_guard
+from folioflow.ocr.ids import doc_id_for, sha256_bytes, sha256_file
+from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.pages import PageCache, parse_page_range, validate_page_range
+from folioflow.ocr.render import OpenedDocument, PageHandle, RenderLimits, open_document
+from folioflow.ocr.routing import Route, choose_route, embedded_route
+from folioflow.ocr.schema import Document, DocumentStatus, Page, PageStatus, SourceRef
 
 __all__ = ["ConvertOptions", "DocumentInput", "DocumentConverter"]
 
@@ -42,14 +42,14 @@ __all__ = ["ConvertOptions", "DocumentInput", "DocumentConverter"]
 class ConvertOptions(BaseModel):
     """How to convert documents.
 
-    ``engine``: routing mode (see :mod:`ocr.routing`). ``cpu_engine``: CPU OCR engine name for
-    :func:`ocr.engines.cpu.get_cpu_engine` (``None`` = its default); ``languages``: tesseract-style
+    ``engine``: routing mode (see :mod:`folioflow.ocr.routing`). ``cpu_engine``: CPU OCR engine name for
+    :func:`folioflow.ocr.engines.cpu.get_cpu_engine` (``None`` = its default); ``languages``: tesseract-style
     codes. ``dpi`` / ``max_image_width``: render resolution (dots per inch) and image width cap
     (pixels) handed to OCR/VLM engines that expose a ``dpi`` / ``max_image_width`` attribute
     (``None`` keeps each engine's own). ``page_range``: ``"1-5,9"`` (1-based, ``None`` = all).
-    ``max_pages`` / ``max_image_pixels`` / ``max_render_pixels``: see :class:`~ocr.render.RenderLimits`.
+    ``max_pages`` / ``max_image_pixels`` / ``max_render_pixels``: see :class:`~folioflow.ocr.render.RenderLimits`.
     ``vlm_window``: pages handed to the VLM engine per ``convert_pages`` call.
-    ``guard``: inspect each document in a time-limited worker process first (:mod:`ocr.guard`), so
+    ``guard``: inspect each document in a time-limited worker process first (:mod:`folioflow.ocr.guard`), so
     a file that crashes or hangs PDFium fails alone (pages that did are ``failed`` with the reason;
     the rest is converted); ``guard_open_timeout_s`` / ``guard_page_timeout_s``: its deadlines.
     """
@@ -101,7 +101,7 @@ class DocumentConverter:
     """Converts documents with the text layer, a CPU OCR engine and optionally a VLM engine.
 
     Raises :class:`ConfigurationError` when ``options.engine == "vlm"`` and no ``vlm_engine`` is
-    given. ``page_cache`` (see :class:`~ocr.pages.PageCache`) is consulted before an engine runs
+    given. ``page_cache`` (see :class:`~folioflow.ocr.pages.PageCache`) is consulted before an engine runs
     and fed with every ``ok`` page, keyed by content hash, page number and the engine's cache key.
     """
 
@@ -162,8 +162,8 @@ class DocumentConverter:
 
     def inspect(self, item: DocumentInput, content_hash: str | None = None) -> Inspection:
         """Open ``item`` in a guard worker and check the pages ``options.page_range`` selects
-        (see :mod:`ocr.guard`). Returns the :class:`~ocr.guard.Inspection` (page count, unsafe
-        pages); raises the :class:`~ocr.errors.SourceError` the document deserves. With
+        (see :mod:`folioflow.ocr.guard`). Returns the :class:`~folioflow.ocr.guard.Inspection` (page count, unsafe
+        pages); raises the :class:`~folioflow.ocr.errors.SourceError` the document deserves. With
         ``options.guard`` off, opens it in-process instead (no unsafe pages are found)."""
         data = item.data
         if isinstance(data, Path) and not data.is_file():
@@ -188,7 +188,7 @@ class DocumentConverter:
     def convert(self, item: DocumentInput, on_page: Callable[[Page], None] | None = None) -> Document:
         """Convert ``item``; calls ``on_page`` with each finished page, in page order.
 
-        Raises :class:`~ocr.errors.SourceError` (a subclass with a one-line reason) when the
+        Raises :class:`~folioflow.ocr.errors.SourceError` (a subclass with a one-line reason) when the
         document cannot be opened: missing or unreadable file, unsupported format, encrypted,
         corrupt, over a limit.
         """

@@ -12,7 +12,7 @@ Rules, all from the bytes only (no parsing beyond a few markers; PDF 32000-1:200
   gzip, ISO media such as MP4, plain text) name what the bytes are; HEIC/HEIF/AVIF images are
   recognised by the brands of their ``ftyp`` box (:func:`heif_kind`);
 * **header missing**: ``N G obj`` near the start without ``%PDF-`` is a PDF body without its
-  header (pdf.js opens those; :func:`ocr.render.open_document` restores the header);
+  header (pdf.js opens those; :func:`folioflow.ocr.render.open_document` restores the header);
 * **truncated**: no ``%%EOF`` in the last 1024 bytes (where Acrobat looks for it) once trailing
   padding is set aside: NUL bytes and PDF white-space (``\\0 \\t \\n \\f \\r`` and space, ISO
   32000-1 section 7.2.2) that copy tools, disk images and some writers append after ``%%EOF``.

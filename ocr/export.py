@@ -10,9 +10,9 @@
   browser would fetch on opening (``<img src>`` ...) are kept only when relative, and a
   Content-Security-Policy forbids any other load: a document naming a tracking pixel cannot make
   its reader's browser call it.
-* **JSON**: :class:`~ocr.schema.Document` as pydantic dumps it; :func:`json_schema` is generated
+* **JSON**: :class:`~folioflow.ocr.schema.Document` as pydantic dumps it; :func:`json_schema` is generated
   from the model and published as ``ocr/document.schema.json`` (regenerate with
-  ``python -m ocr.export``; a test fails when it is stale).
+  ``python -m folioflow.ocr.export``; a test fails when it is stale).
 * **Figures**: :func:`extract_figures` crops figure blocks from the rendered page and writes PNGs
   beside the Markdown, referenced by relative links.
 """
@@ -27,13 +27,13 @@ import nh3
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from ocr.render import RenderLimits, open_document
-from ocr.schema import Block, BlockType, Document, Page, PageStatus
+from folioflow.ocr.render import RenderLimits, open_document
+from folioflow.ocr.schema import Block, BlockType, Document, Page, PageStatus
 
 __all__ = ["SCHEMA_PATH", "SCHEMA_ID", "page_markdown", "document_markdown", "document_html", "document_json",
            "json_schema", "write_schema", "extract_figures"]
 
-#: Where the generated JSON Schema of :class:`~ocr.schema.Document` is published (package data).
+#: Where the generated JSON Schema of :class:`~folioflow.ocr.schema.Document` is published (package data).
 SCHEMA_PATH = Path(__file__).with_name("document.schema.json")
 SCHEMA_ID = "https://folioflow.dev/schemas/document.schema.json"
 
@@ -147,7 +147,7 @@ def document_json(document: Document, indent: int | None = 2) -> str:
 
 
 def json_schema() -> dict:
-    """JSON Schema (draft 2020-12) of :class:`~ocr.schema.Document`, generated from the model."""
+    """JSON Schema (draft 2020-12) of :class:`~folioflow.ocr.schema.Document`, generated from the model."""
     schema = Document.model_json_schema(mode="serialization")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
 
@@ -169,7 +169,7 @@ def extract_figures(document: Document, data: bytes | Path, out_dir: Path, prefi
     ``{prefix}page-N-figure-K.png`` and return links relative to ``out_dir.parent``.
 
     ``dpi``: render resolution; ``max_width``: cap on a crop's width in pixels. Pages are
-    rendered one at a time. Raises :class:`~ocr.errors.SourceError` if the source cannot be opened.
+    rendered one at a time. Raises :class:`~folioflow.ocr.errors.SourceError` if the source cannot be opened.
     """
     links: ImageLinks = {}
     wanted = [(p, _figure_blocks(p)) for p in document.pages if p.status != PageStatus.FAILED]

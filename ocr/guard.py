@@ -6,20 +6,20 @@ one such file would kill or stall the whole run, and a resumed run would die on 
 again. :class:`DocumentGuard` runs the risky calls first in a worker process (``python -m
 ocr.guard``) with a deadline per step:
 
-1. open the document (:func:`ocr.render.open_document`, same limits and password);
+1. open the document (:func:`folioflow.ocr.render.open_document`, same limits and password);
 2. per page: load it, load its text page and extract its text, walk its objects for image sizes
-   (:meth:`ocr.render.PageHandle.check_images`), and render a thumbnail at ``thumbnail_dpi``
+   (:meth:`folioflow.ocr.render.PageHandle.check_images`), and render a thumbnail at ``thumbnail_dpi``
    (which runs the image decoders: JBIG2, JPX, CCITT, DCT, Flate); image frames are decoded.
 
 The worker reports each step; when a step outlives its deadline the worker is killed, and when the
 worker dies (a signal or an abort) its death is observed. A failure while *opening* raises
-:class:`~ocr.errors.CorruptDocumentError` ("PDFium crashed (SIGSEGV) while opening the document",
+:class:`~folioflow.ocr.errors.CorruptDocumentError` ("PDFium crashed (SIGSEGV) while opening the document",
 "... did not open the document within 60 s"); a failure on a *page* marks that page unsafe in the
 returned :class:`Inspection` (``"page 3: PDFium crashed (SIGSEGV) on this page"``) and a fresh
-worker continues after it. :class:`~ocr.converter.DocumentConverter` then never loads unsafe pages
+worker continues after it. :class:`~folioflow.ocr.converter.DocumentConverter` then never loads unsafe pages
 in its own process: they become ``failed`` pages carrying the reason, and the rest of the document
 is converted. Errors the worker reports (encrypted, corrupt, limits) are raised as the same
-:class:`~ocr.errors.SourceError` subclasses with the same one-line reasons.
+:class:`~folioflow.ocr.errors.SourceError` subclasses with the same one-line reasons.
 
 The worker's address space is capped (``memory_limit_mb``, RLIMIT_AS), so a decompression bomb
 fails there instead of exhausting the machine. Passwords travel over the worker's stdin, never on
@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocr import errors
-from ocr.errors import CorruptDocumentError, SourceError
-from ocr.render import RenderLimits
+from folioflow.ocr import errors
+from folioflow.ocr.errors import CorruptDocumentError, SourceError
+from folioflow.ocr.render import RenderLimits
 
 __all__ = ["Inspection", "DocumentGuard", "shared_guard"]
 
@@ -72,14 +72,14 @@ class _Died(Exception):
 
 
 class _Worker:
-    """One ``python -m ocr.guard`` process; events arrive on a queue fed by a reader thread."""
+    """One ``python -m folioflow.ocr.guard`` process; events arrive on a queue fed by a reader thread."""
 
     def __init__(self, memory_limit_mb: int):
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                "FOLIOFLOW_GUARD_MEMORY_MB": str(memory_limit_mb)}
         root = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.proc = subprocess.Popen([sys.executable, "-m", "ocr.guard"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "folioflow.ocr.guard"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.events: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="folioflow-guard-reader").start()
@@ -180,10 +180,10 @@ class DocumentGuard:
     def inspect(self, data: bytes | Path, password: str | None = None, limits: RenderLimits | None = None,
                 page_range: str | None = None) -> Inspection:
         """Open ``data`` and check the pages of ``page_range`` (``"1-5,9"``, see
-        :func:`ocr.pages.parse_page_range`; ``None``: every page) in a worker.
+        :func:`folioflow.ocr.pages.parse_page_range`; ``None``: every page) in a worker.
 
-        Returns an :class:`Inspection`. Raises the :class:`~ocr.errors.SourceError` subclass the
-        document deserves (same reasons as :func:`ocr.render.open_document`), or
+        Returns an :class:`Inspection`. Raises the :class:`~folioflow.ocr.errors.SourceError` subclass the
+        document deserves (same reasons as :func:`folioflow.ocr.render.open_document`), or
         :class:`CorruptDocumentError` when opening crashes or hangs, or when more than
         ``max_failures`` pages do.
         """
@@ -283,8 +283,8 @@ def _serve() -> None:  # pragma: no cover - runs in the worker process (exercise
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
-    from ocr.pages import parse_page_range
-    from ocr.render import PDFIUM_LOCK, open_document
+    from folioflow.ocr.pages import parse_page_range
+    from folioflow.ocr.render import PDFIUM_LOCK, open_document
 
     def emit(**event: Any) -> None:
         out.write(json.dumps(event).encode("utf-8") + b"\n")

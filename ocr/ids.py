@@ -3,7 +3,7 @@
 * ``doc_id = uuid5(FOLIOFLOW_NAMESPACE, canonical source URI)``: the same source location always gets
   the same id, on any machine and in any run, whatever its content.
 * ``content_hash = sha256(bytes)`` (lowercase hex) decides whether a document changed.
-* Point ids (see :func:`chunking.schema.point_id`) are uuid5 of ``doc_id``, the chunk index and the
+* Point ids (see :func:`folioflow.chunking.schema.point_id`) are uuid5 of ``doc_id``, the chunk index and the
   chunk's content hash, so re-ingesting unchanged content rewrites exactly the same points.
 """
 

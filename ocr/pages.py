@@ -1,7 +1,7 @@
 """Page selection and the per-page OCR cache protocol.
 
 * :func:`parse_page_range` turns ``"1-5,9"`` into sorted 1-based page numbers.
-* :class:`PageCache` is what :class:`~ocr.converter.DocumentConverter` calls to reuse finished
+* :class:`PageCache` is what :class:`~folioflow.ocr.converter.DocumentConverter` calls to reuse finished
   pages (flows persist OCR per page through it); :class:`MemoryPageCache` is the in-process one.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Protocol, runtime_checkable
 
-from ocr.errors import ConfigurationError
-from ocr.schema import Page
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.schema import Page
 
 __all__ = ["validate_page_range", "parse_page_range", "PageCache", "MemoryPageCache"]
 
@@ -60,8 +60,8 @@ class PageCache(Protocol):
     """Finished pages by ``(content_hash, page_number, cache_key)``.
 
     ``content_hash``: sha256 hex of the document bytes; ``page_number``: 1-based;
-    ``cache_key``: the engine's :attr:`~ocr.engines.base.PageEngine.cache_key`. Implementations
-    must return an equal :class:`~ocr.schema.Page` for a key they stored, or ``None``.
+    ``cache_key``: the engine's :attr:`~folioflow.ocr.engines.base.PageEngine.cache_key`. Implementations
+    must return an equal :class:`~folioflow.ocr.schema.Page` for a key they stored, or ``None``.
     """
 
     def get(self, content_hash: str, page_number: int, cache_key: str) -> Page | None: ...

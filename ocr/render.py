@@ -3,7 +3,7 @@
 Formats are recognised by their bytes, never by the file name: PDF (``%PDF-`` in the first 1024
 bytes, as PDF readers accept), PNG, JPEG, TIFF (single- and multi-page), HEIC/HEIF (phone photos;
 decoded by pillow-heif) and AVIF (decoded by Pillow), the last two by the brands of their ``ftyp``
-box. Anything else raises :class:`~ocr.errors.UnsupportedFormatError`, as does a HEIC/HEIF/AVIF
+box. Anything else raises :class:`~folioflow.ocr.errors.UnsupportedFormatError`, as does a HEIC/HEIF/AVIF
 file when its decoder is missing (the reason names the format and the missing decoder).
 
 Thread safety: PDFium is not thread-safe, not even across different documents (pypdfium2's
@@ -20,9 +20,9 @@ Limits against decompression bombs and huge pages (:class:`RenderLimits`): a ren
 larger than ``max_render_pixels`` (the scale is reduced to fit, and the page records it); a source
 image above ``max_image_pixels`` (checked from its header, before any pixel is decoded) and a PDF
 page holding an image above ``max_image_bytes`` decoded are refused with
-:class:`~ocr.errors.ResourceLimitError` ("page 3: image exceeds the pixel limit (...)").
+:class:`~folioflow.ocr.errors.ResourceLimitError` ("page 3: image exceeds the pixel limit (...)").
 
-Diagnosis (:mod:`ocr.diagnose`): every refusal carries a specific one-line reason ("encrypted:
+Diagnosis (:mod:`folioflow.ocr.diagnose`): every refusal carries a specific one-line reason ("encrypted:
 password required", "not a PDF or supported image: a ZIP archive ...", "corrupt PDF: truncated
 ...", "corrupt PDF: the document has zero pages ..."). A PDF that ends without ``%%EOF`` in its last
 1024 bytes (where PDF readers look for it; NUL and white-space padding after the marker is set
@@ -47,7 +47,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from ocr.diagnose import (
+from folioflow.ocr.diagnose import (
     EOF_WINDOW,
     PDF_PADDING,
     describe_pdfium_error,
@@ -57,7 +57,7 @@ from ocr.diagnose import (
     is_encrypted,
     pdf_tail_problem,
 )
-from ocr.errors import (
+from folioflow.ocr.errors import (
     CorruptDocumentError,
     EncryptedDocumentError,
     ResourceLimitError,
@@ -131,7 +131,7 @@ def sniff_mime_type(head: bytes) -> str:
     kind = heif_kind(head)
     if kind is not None:
         return _HEIF_MIME[kind]
-    from ocr.diagnose import describe_format
+    from folioflow.ocr.diagnose import describe_format
 
     raise UnsupportedFormatError(f"not a PDF or supported image: {describe_format(head)}")
 
@@ -301,7 +301,7 @@ class OpenedDocument:
 
     ``source`` (the bytes or path it was opened from; the repaired bytes after a repair) and
     ``password`` are kept so that other processes can open the same document themselves (parallel
-    rendering, see :mod:`ocr.vlm.render_pool`). ``repairs``: what was fixed to open it (one line
+    rendering, see :mod:`folioflow.ocr.vlm.render_pool`). ``repairs``: what was fixed to open it (one line
     each; empty for sound files).
     """
 
@@ -463,7 +463,7 @@ def _size(data: bytes | Path) -> int:
 
 
 def _tail(data: bytes | Path, n: int, chunk: int = 1 << 16) -> bytes:
-    """The last ``n`` bytes of ``data`` before its trailing padding (:data:`~ocr.diagnose.PDF_PADDING`:
+    """The last ``n`` bytes of ``data`` before its trailing padding (:data:`~folioflow.ocr.diagnose.PDF_PADDING`:
     NULs and white-space after ``%%EOF``), read backwards ``chunk`` bytes at a time; padding of
     any length is skipped without reading the whole file into memory."""
     if isinstance(data, bytes):

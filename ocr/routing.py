@@ -1,4 +1,4 @@
-"""Which engine converts a page: the routing rule of :class:`~ocr.converter.DocumentConverter`.
+"""Which engine converts a page: the routing rule of :class:`~folioflow.ocr.converter.DocumentConverter`.
 
 =========  =====================================================================================
 mode       route
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ocr.engines.text_layer import TextLayerAssessment
+from folioflow.ocr.engines.text_layer import TextLayerAssessment
 
 __all__ = ["Route", "choose_route", "embedded_route"]
 

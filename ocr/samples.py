@@ -109,7 +109,7 @@ def write_scanned_copy(
     """
     from PIL import Image
 
-    from ocr.render import open_document
+    from folioflow.ocr.render import open_document
 
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)

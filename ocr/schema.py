@@ -8,7 +8,7 @@ Shapes and units
   applied (what a viewer shows). Images become pages whose size in points is
   ``pixels * 72 / dpi`` with the image's own DPI, or 72 DPI (1 px = 1 pt) when it records none.
 * ``Document.content_hash`` is the lowercase hex sha256 of the source bytes.
-* ``Document.doc_id`` is a UUIDv5 of the source URI (see :mod:`ocr.ids`): stable across runs and
+* ``Document.doc_id`` is a UUIDv5 of the source URI (see :mod:`folioflow.ocr.ids`): stable across runs and
   machines for the same source location, independent of the content.
 
 Versioning: :data:`SCHEMA_VERSION` changes whenever a field changes meaning; readers refuse a

@@ -1,7 +1,7 @@
-"""``python -m flows.cli`` runs the folioflow CLI (guarded: spawned worker processes import this
+"""``python -m folioflow.flows.cli`` runs the folioflow CLI (guarded: spawned worker processes import this
 module as ``__mp_main__`` and must not run the CLI again)."""
 
-from flows.cli import main
+from folioflow.flows.cli import main
 
 if __name__ == "__main__":
     main()

@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from flows.cli import app
+from folioflow.flows.cli import app
 
 FORMATS = ("markdown", "html", "json")
 SUFFIX = {"markdown": ".md", "html": ".html", "json": ".json"}
@@ -31,9 +31,9 @@ def _formats(value: str) -> list[str]:
 
 
 def _vlm_engine(endpoints: list[str], profile: str | None, max_image_width: int | None):
-    """Build the VLM engine for ``--ocr-endpoint``/``--profile`` (wired to :mod:`ocr.vlm`)."""
+    """Build the VLM engine for ``--ocr-endpoint``/``--profile`` (wired to :mod:`folioflow.ocr.vlm`)."""
     try:
-        from ocr.vlm import VlmEngine, VlmOptions  # type: ignore[import-not-found]
+        from folioflow.ocr.vlm import VlmEngine, VlmOptions  # type: ignore[import-not-found]
     except ImportError:
         raise typer.BadParameter("vLLM engine not available in this build (package ocr.vlm is missing)",
                                  param_hint="--ocr-endpoint/--profile") from None
@@ -77,12 +77,12 @@ def convert(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from flows.cli.convert_report import ConvertStats, print_summary, write_outputs
-    from flows.sources import discover
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.errors import ConfigurationError, FolioflowError
-    from ocr.export import write_schema
-    from ocr.schema import SourceRef
+    from folioflow.flows.cli.convert_report import ConvertStats, print_summary, write_outputs
+    from folioflow.flows.sources import discover
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.errors import ConfigurationError, FolioflowError
+    from folioflow.ocr.export import write_schema
+    from folioflow.ocr.schema import SourceRef
 
     console = Console(stderr=True)
     formats = _formats(format)

@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ocr.export import document_html, document_json, document_markdown, extract_figures
-from ocr.schema import Document, DocumentStatus, PageStatus
+from folioflow.ocr.export import document_html, document_json, document_markdown, extract_figures
+from folioflow.ocr.schema import Document, DocumentStatus, PageStatus
 
 __all__ = ["ConvertStats", "write_outputs", "print_summary"]
 

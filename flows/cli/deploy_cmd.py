@@ -7,9 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from flows.cli import app
-from flows.cli.ingest_cmd import Config, _mute_run_logs, _quiet_prefect
-from flows.cli.options import build_settings, fail
+from folioflow.flows.cli import app
+from folioflow.flows.cli.ingest_cmd import Config, _mute_run_logs, _quiet_prefect
+from folioflow.flows.cli.options import build_settings, fail
 
 PrefectFile = Annotated[Optional[Path], typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
 OcrSlots = Annotated[Optional[int], typer.Option("--ocr-slots", help="Concurrent OCR task runs the fleet takes (default: settings.ocr_slots, else 2 per OCR endpoint, else 1)")]
@@ -30,9 +30,9 @@ def watch(
     """
     _quiet_prefect(verbose)
     settings = build_settings(config)
-    from flows.cli.ui import print_run
-    from flows.watch import watch_flow
-    from ocr.errors import FolioflowError
+    from folioflow.flows.cli.ui import print_run
+    from folioflow.flows.watch import watch_flow
+    from folioflow.ocr.errors import FolioflowError
 
     _mute_run_logs(verbose)
 
@@ -53,8 +53,8 @@ def deploy(
 ) -> None:
     """Create the work pool, the OCR concurrency limit and the deployments of infra/prefect.yaml
     on the Prefect server at PREFECT_API_URL. Then start workers: `prefect worker start --pool folioflow`."""
-    from flows.deploy import PREFECT_FILE, deploy as do_deploy
-    from ocr.errors import FolioflowError
+    from folioflow.flows.deploy import PREFECT_FILE, deploy as do_deploy
+    from folioflow.ocr.errors import FolioflowError
 
     try:
         done = do_deploy(config, prefect_file or PREFECT_FILE, pool=pool, ocr_slots=ocr_slots, names=name)
@@ -74,8 +74,8 @@ def serve(
     included; no work pool or worker needed) until interrupted."""
     _quiet_prefect(False)
     build_settings(config)  # fail early on a bad config file
-    from flows.deploy import PREFECT_FILE, serve_deployments
-    from ocr.errors import FolioflowError
+    from folioflow.flows.deploy import PREFECT_FILE, serve_deployments
+    from folioflow.ocr.errors import FolioflowError
 
     try:
         serve_deployments(config, prefect_file or PREFECT_FILE, limit=limit, ocr_slots=ocr_slots)
@@ -91,7 +91,7 @@ def watch_files(
     """Watch local sources and emit a `folioflow.source.changed` Prefect event per debounced batch
     (the folioflow-ingest deployment's trigger then ingests that source)."""
     settings = build_settings(config)
-    from flows.events import watch_files as run_watcher
+    from folioflow.flows.events import watch_files as run_watcher
 
     try:
         run_watcher(settings, debounce_ms=debounce)

@@ -1,6 +1,6 @@
 """``folioflow eval ocr | retrieval | chunks``: scores on your own labelled documents.
 
-Command definitions only; the work is in :mod:`flows.cli.eval_views` (imported inside each command so
+Command definitions only; the work is in :mod:`folioflow.flows.cli.eval_views` (imported inside each command so
 ``--help`` stays fast).
 """
 
@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from flows.cli import app
-from flows.cli.ingest_cmd import Collection, Config, DataDir, QdrantUrl, _quiet_models
+from folioflow.flows.cli import app
+from folioflow.flows.cli.ingest_cmd import Collection, Config, DataDir, QdrantUrl, _quiet_models
 
 eval_app = typer.Typer(name="eval", no_args_is_help=True,
                        help="Evaluate OCR engines, retrieval and chunking on labelled documents (tables, JSON, plots).")
@@ -42,7 +42,7 @@ def eval_ocr(
     ocr.evaluation.checks). Exits 1 on unreadable tests or a bad engine choice.
     """
     _quiet_models()
-    from flows.cli.eval_views import run_eval_ocr
+    from folioflow.flows.cli.eval_views import run_eval_ocr
 
     run_eval_ocr(tests, pdfs, engine or ["auto"], lang, dpi, ocr_endpoint or [], profile, failures, json_out, plot,
                  progress)
@@ -70,8 +70,8 @@ def eval_retrieval(
     documents are not in the collection are skipped and counted.
     """
     _quiet_models()
-    from flows.cli.eval_views import run_eval_retrieval
-    from flows.cli.options import build_settings
+    from folioflow.flows.cli.eval_views import run_eval_retrieval
+    from folioflow.flows.cli.options import build_settings
 
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     run_eval_retrieval(settings, questions, k, modes, own_doc, limit, tenant, per_question, json_out, plot)
@@ -92,8 +92,8 @@ def eval_chunks(
     """Chunk invariants over an ingested collection: tables or formulas cut, chunks over the token
     limit, chunks without (or with a wrong) heading path, words lost."""
     _quiet_models()
-    from flows.cli.eval_views import run_eval_chunks
-    from flows.cli.options import build_settings
+    from folioflow.flows.cli.eval_views import run_eval_chunks
+    from folioflow.flows.cli.options import build_settings
 
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     run_eval_chunks(settings, document or [], failures, json_out, plot, max_tokens)

@@ -1,7 +1,7 @@
 """Per-category bar charts for ``folioflow eval ... --plot`` (matplotlib, Agg backend: no display).
 
 matplotlib is the optional extra ``plot`` (``pip install 'folioflow[plot]'``); without it
-:func:`bar_chart` raises :class:`~ocr.errors.ConfigurationError` saying so.
+:func:`bar_chart` raises :class:`~folioflow.ocr.errors.ConfigurationError` saying so.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["bar_chart"]
 

@@ -9,9 +9,9 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from flows.cli.options import fail
-from flows.cli.ui import stderr, stdout
-from flows.settings import Settings
+from folioflow.flows.cli.options import fail
+from folioflow.flows.cli.ui import stderr, stdout
+from folioflow.flows.settings import Settings
 
 __all__ = ["parse_engine", "run_eval_chunks", "run_eval_ocr", "run_eval_retrieval"]
 
@@ -26,8 +26,8 @@ def _write_json(path: Path | None, data: Any) -> None:
 def _plot(path: Path | None, series: dict, title: str, ylabel: str, **kwargs) -> None:
     if path is None:
         return
-    from flows.cli.eval_plot import bar_chart
-    from ocr.errors import ConfigurationError
+    from folioflow.flows.cli.eval_plot import bar_chart
+    from folioflow.ocr.errors import ConfigurationError
 
     try:
         stderr.print(f"wrote {bar_chart(series, path, title, ylabel, **kwargs)}")
@@ -53,9 +53,9 @@ def parse_engine(spec: str) -> tuple[str, str | None]:
 def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], languages: list[str] | None,
                  dpi: int | None, endpoints: list[str], profile: str | None, show: int, json_out: Path | None,
                  plot: Path | None, progress: bool = True) -> None:
-    from ocr.converter import ConvertOptions, DocumentConverter
-    from ocr.errors import ConfigurationError, FolioflowError
-    from ocr.evaluation import evaluate_ocr, load_tests
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter
+    from folioflow.ocr.errors import ConfigurationError, FolioflowError
+    from folioflow.ocr.evaluation import evaluate_ocr, load_tests
 
     if not pdfs.is_dir():
         fail(f"--pdfs {pdfs}: not a folder")
@@ -71,7 +71,7 @@ def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], langua
     if endpoints or profile or any(e.startswith("vlm") for e in engines):
         if not endpoints:
             fail("--engine vlm / --profile need --ocr-endpoint URL (a vLLM server)")
-        from flows.cli.convert_cmd import _vlm_engine
+        from folioflow.flows.cli.convert_cmd import _vlm_engine
 
         try:
             vlm = _vlm_engine(endpoints, profile, None)
@@ -134,7 +134,7 @@ def print_ocr(reports, show: int) -> None:
 
 # ------------------------------------------------------------------------------------------- retrieval
 def _open(settings: Settings):
-    from flows.cli.query_view import _open_store
+    from folioflow.flows.cli.query_view import _open_store
 
     return _open_store(settings)
 
@@ -142,10 +142,10 @@ def _open(settings: Settings):
 def run_eval_retrieval(settings: Settings, questions_file: Path, k: str, modes: str, own_doc: bool,
                        limit: int | None, tenant: str | None, per_question: bool, json_out: Path | None,
                        plot: Path | None) -> None:
-    from indexing.embedder import Embedder
-    from indexing.evaluation import evaluate_retrieval, load_questions
-    from indexing.evaluation.folio import collection_docs, folio_searchers
-    from ocr.errors import FolioflowError
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.evaluation import evaluate_retrieval, load_questions
+    from folioflow.indexing.evaluation.folio import collection_docs, folio_searchers
+    from folioflow.ocr.errors import FolioflowError
 
     try:
         ks = sorted({int(x) for x in k.split(",") if x.strip()})
@@ -228,11 +228,11 @@ def print_retrieval(report, per_question: bool = False) -> None:
 # ------------------------------------------------------------------------------------------- chunks
 def run_eval_chunks(settings: Settings, documents: list[str], show: int, json_out: Path | None,
                     plot: Path | None, max_tokens: int | None = None) -> None:
-    from chunking.evaluation import CATEGORIES
-    from chunking.tokens import HFTokenCounter
-    from indexing.embedder import DEFAULT_MODEL, default_model_path
-    from indexing.evaluation.chunks import evaluate_collection_chunks, summarize_chunks
-    from ocr.errors import FolioflowError
+    from folioflow.chunking.evaluation import CATEGORIES
+    from folioflow.chunking.tokens import HFTokenCounter
+    from folioflow.indexing.embedder import DEFAULT_MODEL, default_model_path
+    from folioflow.indexing.evaluation.chunks import evaluate_collection_chunks, summarize_chunks
+    from folioflow.ocr.errors import FolioflowError
 
     store = _open(settings)
     try:

@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from flows.cli import app
-from flows.cli.options import build_settings, fail
+from folioflow.flows.cli import app
+from folioflow.flows.cli.options import build_settings, fail
 
 # Common options (typer Annotated aliases).
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (embedded store, OCR cache, converted documents). Default ./.folioflow")]
@@ -94,10 +94,10 @@ def ingest(
         engine=engine, cpu_ocr_engine=cpu_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
-    from flows.cli.ui import page_progress, print_run
-    from flows.ephemeral import start_tied_server
-    from flows.ingest import run_ingest
-    from ocr.errors import FolioflowError
+    from folioflow.flows.cli.ui import page_progress, print_run
+    from folioflow.flows.ephemeral import start_tied_server
+    from folioflow.flows.ingest import run_ingest
+    from folioflow.ocr.errors import FolioflowError
 
     _mute_run_logs(verbose)
 
@@ -164,7 +164,7 @@ def query(
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
                               embedding_model=embedding_model)
-    from flows.cli.query_view import print_results, run_query
+    from folioflow.flows.cli.query_view import print_results, run_query
 
     hits = run_query(settings, text, k=k, mode=mode, doc_ids=doc_id, source=source, tenant=tenant,
                      distinct_pages=distinct_pages, glossary=glossary, route_titles=route_titles)
@@ -183,7 +183,7 @@ def status(
     """Documents and chunks in the index, per source (--documents: one row per document, then the
     recorded errors of failed documents and failed pages)."""
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
-    from flows.cli.query_view import print_status
+    from folioflow.flows.cli.query_view import print_status
 
     print_status(settings, as_json=as_json, documents=documents)
 
@@ -199,7 +199,7 @@ def show(
     """Print exactly what was indexed for a document: its converted Markdown (or JSON); a failed
     page shows as a `<!-- page N failed: reason -->` marker."""
     settings = build_settings(config, data_dir=data_dir)
-    from flows.cli.query_view import print_document
+    from folioflow.flows.cli.query_view import print_document
 
     print_document(settings, doc, page=page, fmt=fmt)
 
@@ -210,7 +210,7 @@ def sample(
     scanned: Annotated[Optional[Path], typer.Option("--scanned", help="Also write an image-only scanned copy (.tif/.png/.pdf)")] = None,
 ) -> None:
     """Write the generated two-page sample report (heading, paragraphs, table, formula, clause)."""
-    from ocr.samples import write_sample_pdf, write_scanned_copy
+    from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
     path = write_sample_pdf(output)
     typer.echo(f"wrote {path}")

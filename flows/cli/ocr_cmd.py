@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from flows.cli import app
+from folioflow.flows.cli import app
 
 ocr_app = typer.Typer(
     help="OCR on vLLM: serve document VLMs on GPUs, benchmark endpoints.", no_args_is_help=True
@@ -66,9 +66,9 @@ def serve(
 ) -> None:
     """Start vLLM servers for a model, wait until they answer, print the endpoints, restart any that
     crashes, stop them all on Ctrl-C. Arguments after -- go to every vllm serve."""
-    from ocr.errors import ConfigurationError
-    from ocr.vlm.serve import ServeConfig, detect_gpus, format_command, load_serve_config, plan_servers
-    from ocr.vlm.supervisor import Supervisor
+    from folioflow.ocr.errors import ConfigurationError
+    from folioflow.ocr.vlm.serve import ServeConfig, detect_gpus, format_command, load_serve_config, plan_servers
+    from folioflow.ocr.vlm.supervisor import Supervisor
 
     overrides = dict(
         model=model,
@@ -162,8 +162,8 @@ def bench(
     """folioflow's pages/s, tokens/s and p50/p95 latency against a raw flooding client sending the
     same request bodies; efficiency ratio and 1 -> N endpoint scaling. Every run sends pages no
     earlier run sent (the server's image and prefix caches would favour the later client)."""
-    from ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, print_report, run_bench
-    from ocr.vlm.bench_doc import write_bench_pdf
+    from folioflow.ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, print_report, run_bench
+    from folioflow.ocr.vlm.bench_doc import write_bench_pdf
 
     levels = [int(x) for x in sweep.split(",")] if sweep else ([1, 2, 4, 8, 16] if plot else [])
     with tempfile.TemporaryDirectory(prefix="folioflow-bench-") as tmp:

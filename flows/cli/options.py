@@ -17,10 +17,10 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def build_settings(config: Path | None = None, **overrides: Any):
-    """:func:`flows.settings.load_settings` with CLI overrides; exits 1 with the reason on a
+    """:func:`folioflow.flows.settings.load_settings` with CLI overrides; exits 1 with the reason on a
     configuration error."""
-    from flows.settings import load_settings
-    from ocr.errors import ConfigurationError
+    from folioflow.flows.settings import load_settings
+    from folioflow.ocr.errors import ConfigurationError
 
     try:
         return load_settings(config, **overrides)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.table import Table
 
-from flows.cli.options import fail
-from flows.cli.ui import stderr, stdout
-from flows.settings import Settings
+from folioflow.flows.cli.options import fail
+from folioflow.flows.cli.ui import stderr, stdout
+from folioflow.flows.settings import Settings
 
 __all__ = ["QUERY_KEYS", "run_query", "print_results", "print_status", "print_document"]
 
@@ -23,9 +23,9 @@ QUERY_KEYS = ("text", "score", "search_score", "doc_id", "source", "source_name"
 
 
 def _open_store(settings: Settings, must_exist: bool = True):
-    from flows.pipeline import Pipeline
-    from indexing.store import open_store
-    from ocr.errors import StoreError
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.indexing.store import open_store
+    from folioflow.ocr.errors import StoreError
 
     store_settings = Pipeline.store_settings(settings)
     if must_exist and not settings.qdrant_url and not Path(store_settings.data_dir).exists():
@@ -39,20 +39,20 @@ def _open_store(settings: Settings, must_exist: bool = True):
 def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", doc_ids=None, source=None,
               tenant=None, distinct_pages: bool = True, glossary: str | None = "finance",
               route_titles: bool = True) -> list[dict]:
-    """Search with :class:`indexing.retriever.FolioRetriever` (``distinct_pages``: at most one
+    """Search with :class:`folioflow.indexing.retriever.FolioRetriever` (``distinct_pages``: at most one
     chunk per page; ``glossary``: ``finance``, ``none`` or a glossary file, see
-    :func:`indexing.glossary.load_glossary`; ``route_titles``: document routing by title, see
-    :mod:`indexing.routing`); returns one dict per hit with
+    :func:`folioflow.indexing.glossary.load_glossary`; ``route_titles``: document routing by title, see
+    :mod:`folioflow.indexing.routing`); returns one dict per hit with
     :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``), in rank order: ``score`` is the
     ranking score (title routing's fused score when it re-ranked, else the mode's) and
     ``search_score`` the mode's own; ``source`` is the document's URI, ``source_name`` the
     configured source it came from (what ``--source`` filters on). Fails (exit 1, reason on
     stderr) when there is no index, or when ``doc_ids`` (see :func:`resolve_document`) or
     ``source`` match no indexed document (of ``tenant``, when given)."""
-    from indexing.embedder import Embedder
-    from indexing.glossary import load_glossary
-    from indexing.retriever import FolioRetriever
-    from ocr.errors import FolioflowError, TenancyError
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.glossary import load_glossary
+    from folioflow.indexing.retriever import FolioRetriever
+    from folioflow.ocr.errors import FolioflowError, TenancyError
 
     if mode not in ("dense", "sparse", "hybrid"):
         fail(f"--mode must be dense, sparse or hybrid, not {mode!r}")
@@ -107,7 +107,7 @@ def match_documents(records, key: str) -> list:
     doc id, else a doc id prefix, else the path the document was ingested from (as given:
     relative to the working directory, absolute, or its URI), its recorded path or its bare file
     name. Several records back mean ``key`` is ambiguous; none, that nothing matches."""
-    from ocr.ids import canonical_uri
+    from folioflow.ocr.ids import canonical_uri
 
     try:  # a path as given (relative to the working directory, absolute, or a URI)
         uri = canonical_uri(key)
@@ -185,7 +185,7 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
     number of failed pages) as well, then every recorded error (failed pages, failed documents);
     JSON adds ``failed_pages`` and ``errors`` to each document. Fails (exit 1, reason on stderr)
     when the data directory or server holds no such collection."""
-    from ocr.errors import FolioflowError
+    from folioflow.ocr.errors import FolioflowError
 
     store = _open_store(settings)
     try:
@@ -251,7 +251,7 @@ def _find_document(settings: Settings, key: str) -> Path:
     folder = settings.documents_dir
     stem = key
     if Path(key).exists():
-        from ocr.ids import doc_id_for
+        from folioflow.ocr.ids import doc_id_for
 
         stem = doc_id_for(key)
     matches = sorted(folder.glob(f"{stem}*.json")) if folder.exists() and "/" not in stem else []
@@ -282,8 +282,8 @@ def print_document(settings: Settings, key: str, page: int | None = None, fmt: s
     ``key``: what ``query --doc`` takes (doc id or unique prefix, path, bare file name when
     unambiguous; see :func:`_find_document`). Failed pages show as ``<!-- page N failed: ... -->``
     in Markdown and with their ``errors`` in JSON."""
-    from ocr.export import document_markdown
-    from ocr.schema import Document
+    from folioflow.ocr.export import document_markdown
+    from folioflow.ocr.schema import Document
 
     document = Document.model_validate_json(_find_document(settings, key).read_text())
     if page is not None:

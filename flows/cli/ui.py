@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from flows.report import RunReport
+from folioflow.flows.report import RunReport
 
 __all__ = ["stderr", "stdout", "PageProgress", "page_progress", "summary_table", "failures_table"]
 
@@ -23,7 +23,7 @@ stdout = Console(soft_wrap=True)
 
 
 class PageProgress:
-    """A rich page progress bar implementing :class:`flows.ingest.IngestProgress` (thread-safe):
+    """A rich page progress bar implementing :class:`folioflow.flows.ingest.IngestProgress` (thread-safe):
     the total grows as documents are opened; skipped documents count as done at once."""
 
     def __init__(self, progress: Progress):
@@ -98,7 +98,7 @@ def failures_table(report: RunReport) -> Table | None:
 
 def print_run(result: RunReport, report: Path | None = None, title: str = "Run summary") -> None:
     """Print a run's summary table and failures (stdout) and write ``report`` (JSON, one record
-    per document, see :meth:`flows.report.RunReport.write`) when given."""
+    per document, see :meth:`folioflow.flows.report.RunReport.write`) when given."""
     stdout.print(summary_table(result, title=title))
     failures = failures_table(result)
     if failures is not None:

@@ -1,4 +1,4 @@
-"""``python -m flows.reliability``: build the reliability batch, ingest it, print the figures."""
+"""``python -m folioflow.flows.reliability``: build the reliability batch, ingest it, print the figures."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def main(
     as_json: Annotated[Optional[Path], typer.Option("--json", help="Write the figures and per-file outcomes as JSON")] = None,
 ) -> None:
     """Build the batch, ingest it with `folioflow ingest`, print the figures (exit 1 if one fails)."""
-    from flows.reliability import build_batch, run_batch
+    from folioflow.flows.reliability import build_batch, run_batch
 
     root = Path(__file__).resolve().parents[2]
     corpus = corpus or Path(os.environ.get("FOLIOFLOW_CORPUS", root.parent / "shared" / "corpus"))

@@ -26,8 +26,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flows.reliability.hostile import image_page, png_bomb, raw_pdf, text_page, tiff_with_huge_frame, truncated_copy
-from ocr.samples import write_encrypted_pdf
+from folioflow.flows.reliability.hostile import image_page, png_bomb, raw_pdf, text_page, tiff_with_huge_frame, truncated_copy
+from folioflow.ocr.samples import write_encrypted_pdf
 
 __all__ = ["BatchFile", "Batch", "build_batch", "corpus_passwords"]
 
@@ -130,7 +130,7 @@ def _hostile(batch: Batch, sample: Path, contract: Path | None) -> None:
 
 
 def _good(batch: Batch, corpus: Path | None, sample: Path, count: int) -> Path | None:
-    from ocr.samples import write_scanned_copy
+    from folioflow.ocr.samples import write_scanned_copy
 
     out = batch.folder / "good"
     out.mkdir(parents=True, exist_ok=True)
@@ -157,7 +157,7 @@ def build_batch(folder: Path, corpus: Path | None, good: int = 6) -> Batch:
     """Write the batch into ``folder`` (created; must be empty or absent) and return it.
     ``corpus``: the shared corpus root (``None``: generated files only); ``good``: how many good
     corpus files to mix in (contracts, the smallest filing and a scan)."""
-    from ocr.samples import write_sample_pdf
+    from folioflow.ocr.samples import write_sample_pdf
 
     folder.mkdir(parents=True, exist_ok=True)
     if any(folder.iterdir()):

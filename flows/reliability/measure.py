@@ -1,6 +1,6 @@
 """Run a batch through ``folioflow ingest`` and account for every file and every page.
 
-The ingest runs as its own process (``python -m flows.cli ingest``, Prefect ephemeral mode), as a
+The ingest runs as its own process (``python -m folioflow.flows.cli ingest``, Prefect ephemeral mode), as a
 user runs it, so a crash of that process is seen as one. Its process tree's resident memory is
 sampled every 50 ms (psutil). Then every file of the batch gets one outcome:
 
@@ -35,7 +35,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from flows.reliability.batch import Batch
+from folioflow.flows.reliability.batch import Batch
 
 __all__ = ["FileOutcome", "Figures", "ingest_env", "run_batch", "run_sampled"]
 
@@ -158,7 +158,7 @@ def _ingest(batch: Batch, data_dir: Path, report: Path, extra: list[str], timeou
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     config = data_dir.parent / f"{data_dir.name}-config.yaml"
     config.write_text(yaml.safe_dump({"passwords": batch.passwords}, allow_unicode=True))
-    cmd = [sys.executable, "-m", "flows.cli", "ingest", str(batch.folder), "--config", str(config),
+    cmd = [sys.executable, "-m", "folioflow.flows.cli", "ingest", str(batch.folder), "--config", str(config),
            "--data-dir", str(data_dir), "--report", str(report), "--no-progress", *extra]
     return run_sampled(cmd, ingest_env(data_dir.parent / f"{data_dir.name}-prefect"), timeout)
 
@@ -178,7 +178,7 @@ def _page_words(page) -> set[str]:
 
 def _account(outcome: FileOutcome, doc_json: Path, chunker, store) -> None:
     """Fill the page figures of an indexed document (see module docstring)."""
-    from ocr.schema import Document
+    from folioflow.ocr.schema import Document
 
     if not doc_json.is_file():
         outcome.pages_lost = outcome.pages
@@ -215,11 +215,11 @@ def _account(outcome: FileOutcome, doc_json: Path, chunker, store) -> None:
 
 def run_batch(batch: Batch, work: Path, extra_args: list[str] | None = None, timeout: float = 3600) -> Figures:
     """Ingest ``batch`` into a fresh data dir under ``work`` and return its :class:`Figures`."""
-    from chunking.chunker import Chunker, ChunkerOptions
-    from flows.pipeline import Pipeline
-    from flows.settings import load_settings
-    from indexing.embedder import Embedder
-    from indexing.store import open_store
+    from folioflow.chunking.chunker import Chunker, ChunkerOptions
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import load_settings
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.store import open_store
 
     work.mkdir(parents=True, exist_ok=True)
     data_dir, report = work / "data", work / "report.json"

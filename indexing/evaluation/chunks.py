@@ -1,6 +1,6 @@
 """``folioflow eval chunks``: the chunk invariants over an ingested collection.
 
-Chunks are rebuilt from the points' payloads (:mod:`indexing.payload`): the embedded text is
+Chunks are rebuilt from the points' payloads (:mod:`folioflow.indexing.payload`): the embedded text is
 ``contextualize(rendered heading path, compact_tables(text))`` as the chunker builds it (for a
 chunk flagged ``embed_truncated``, the longest prefix that fits, found the same way), and checked
 against the stored ``content_hash`` (sha256 of the embedded text), so the recount of tokens is of
@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chunking.evaluation import CATEGORIES, DocumentChunkReport, evaluate_document_chunks
-from chunking.schema import Chunk, ChunkKind, PageBBox
-from chunking.sections import contextualize
-from chunking.tables import compact_tables
-from ocr.ids import sha256_text
-from ocr.schema import BBox, Document
+from folioflow.chunking.evaluation import CATEGORIES, DocumentChunkReport, evaluate_document_chunks
+from folioflow.chunking.schema import Chunk, ChunkKind, PageBBox
+from folioflow.chunking.sections import contextualize
+from folioflow.chunking.tables import compact_tables
+from folioflow.ocr.ids import sha256_text
+from folioflow.ocr.schema import BBox, Document
 
 __all__ = ["chunk_from_payload", "evaluate_collection_chunks", "summarize_chunks"]
 

@@ -1,20 +1,20 @@
-"""Searchers over a folioflow collection (:class:`~indexing.retriever.FolioRetriever`, one per mode)."""
+"""Searchers over a folioflow collection (:class:`~folioflow.indexing.retriever.FolioRetriever`, one per mode)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from indexing.evaluation.metrics import RankedHit
-from indexing.evaluation.questions import doc_key
-from indexing.evaluation.runner import Searcher
-from indexing.retriever import FolioRetriever
+from folioflow.indexing.evaluation.metrics import RankedHit
+from folioflow.indexing.evaluation.questions import doc_key
+from folioflow.indexing.evaluation.runner import Searcher
+from folioflow.indexing.retriever import FolioRetriever
 
 __all__ = ["collection_docs", "folio_searchers"]
 
 
 def collection_docs(store) -> dict[str, list[str]]:
     """``{doc key: [doc ids]}`` of the indexed documents (key: file stem, see
-    :func:`~indexing.evaluation.questions.doc_key`; the doc id itself is a key too)."""
+    :func:`~folioflow.indexing.evaluation.questions.doc_key`; the doc id itself is a key too)."""
     out: dict[str, list[str]] = {}
     for record in store.list_documents():
         if record.status != "indexed":

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from rapidfuzz import fuzz
 
-from indexing.evaluation.questions import Question
+from folioflow.indexing.evaluation.questions import Question
 
 __all__ = [
     "SPAN_MIN_RATIO",
@@ -39,7 +39,7 @@ SPAN_MIN_RATIO = 90.0
 
 @dataclass
 class RankedHit:
-    """One retrieved chunk: its document key (see :func:`~indexing.evaluation.questions.doc_key`),
+    """One retrieved chunk: its document key (see :func:`~folioflow.indexing.evaluation.questions.doc_key`),
     1-based inclusive page span, text and score."""
 
     doc: str

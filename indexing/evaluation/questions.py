@@ -9,7 +9,7 @@ folioflow's format (one JSON object per line; blank lines and lines starting wit
 ``doc`` names the document as ingested: its file name (``acme_2022_10k.pdf``), its stem
 (``acme_2022_10k``), its path or its folioflow doc id. ``page`` is **1-based** (folioflow's page
 numbers). ``text`` (optional, instead of or with ``page``) is a span of the evidence: a hit counts
-when its chunk text contains the span (fuzzy, see :func:`indexing.evaluation.metrics.span_in`).
+when its chunk text contains the span (fuzzy, see :func:`folioflow.indexing.evaluation.metrics.span_in`).
 ``id`` defaults to the line number.
 
 FinanceBench (``financebench_open_source.jsonl`` of github.com/patronus-ai/financebench, detected by
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["Evidence", "Question", "doc_key", "load_questions", "parse_question"]
 

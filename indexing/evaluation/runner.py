@@ -2,7 +2,7 @@
 
 A *searcher* is ``search(query, k, docs) -> list[RankedHit]``: ``docs`` is ``None`` (the whole
 collection) or the evidence document keys to restrict the search to (the "own filing" scope).
-:mod:`indexing.evaluation.folio` builds searchers over folioflow's retriever; the retrieval
+:mod:`folioflow.indexing.evaluation.folio` builds searchers over folioflow's retriever; the retrieval
 benchmark builds one over a LangChain baseline, so both are scored by the same code.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from indexing.evaluation.metrics import (
+from folioflow.indexing.evaluation.metrics import (
     QuestionResult,
     RankedHit,
     doc_relevant,
@@ -19,7 +19,7 @@ from indexing.evaluation.metrics import (
     page_relevant,
     summarize,
 )
-from indexing.evaluation.questions import Question
+from folioflow.indexing.evaluation.questions import Question
 
 __all__ = ["RetrievalReport", "Searcher", "evaluate_retrieval"]
 

@@ -1,1 +1,1 @@
-"""Page engines: each turns one rendered/opened page into a :class:`ocr.schema.Page`."""
+"""Page engines: each turns one rendered/opened page into a :class:`folioflow.ocr.schema.Page`."""

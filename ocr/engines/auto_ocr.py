@@ -1,6 +1,6 @@
 """``auto`` CPU OCR: pick the recogniser by language, and by the page's script when OCR looks wrong.
 
-Choice (from ``tests/benchmarks/bench_cpu_ocr.py``; numbers in :mod:`ocr.engines.cpu`):
+Choice (from ``tests/benchmarks/bench_cpu_ocr.py``; numbers in :mod:`folioflow.ocr.engines.cpu`):
 
 1. Configured languages with Chinese or Japanese, all covered by the bundled PP-OCRv6 model ->
    **rapidocr** (far lower CER on Chinese than tesseract's ``chi_sim``).
@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import time
 
-from ocr.engines.base import PageEngine
-from ocr.engines.ocr_pipeline import CpuOcrEngine
-from ocr.engines.orientation import rotate_upright
-from ocr.engines.rapid import RapidOcrRecognizer, rapidocr_supports
-from ocr.engines.tesseract import TesseractRecognizer, available_tesseract_languages
-from ocr.render import PageHandle
-from ocr.schema import Page
+from folioflow.ocr.engines.base import PageEngine
+from folioflow.ocr.engines.ocr_pipeline import CpuOcrEngine
+from folioflow.ocr.engines.orientation import rotate_upright
+from folioflow.ocr.engines.rapid import RapidOcrRecognizer, rapidocr_supports
+from folioflow.ocr.engines.tesseract import TesseractRecognizer, available_tesseract_languages
+from folioflow.ocr.render import PageHandle
+from folioflow.ocr.schema import Page
 
 __all__ = ["CJK_LANGUAGES", "SCRIPT_LANGUAGES", "AutoCpuEngine"]
 

@@ -2,9 +2,9 @@
 
 Engines have cheap constructors; heavy loading (models, tessdata, HTTP clients) happens in
 :meth:`PageEngine.warm_up`, called once before the first page. An engine never raises for a bad
-page from :meth:`PageEngine.convert_pages`: it returns a :class:`~ocr.schema.Page` whose ``status``
+page from :meth:`PageEngine.convert_pages`: it returns a :class:`~folioflow.ocr.schema.Page` whose ``status``
 is ``failed`` and whose ``errors`` say why. :meth:`PageEngine.convert_page` may raise
-:class:`~ocr.errors.OcrError`; the default :meth:`convert_pages` turns that into a failed page.
+:class:`~folioflow.ocr.errors.OcrError`; the default :meth:`convert_pages` turns that into a failed page.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import time
 from abc import ABC, abstractmethod
 from typing import Iterator, Sequence
 
-from ocr.errors import FolioflowError
-from ocr.render import OpenedDocument, PageHandle
-from ocr.schema import Page, PageStatus
+from folioflow.ocr.errors import FolioflowError
+from folioflow.ocr.render import OpenedDocument, PageHandle
+from folioflow.ocr.schema import Page, PageStatus
 
 __all__ = ["PageEngine", "failed_page"]
 
@@ -43,7 +43,7 @@ class PageEngine(ABC):
     name: str = "engine"
 
     def warm_up(self) -> None:
-        """Load models/data. Idempotent. Raises :class:`~ocr.errors.EngineUnavailableError`."""
+        """Load models/data. Idempotent. Raises :class:`~folioflow.ocr.errors.EngineUnavailableError`."""
 
     @property
     def cache_key(self) -> str:
@@ -53,8 +53,8 @@ class PageEngine(ABC):
 
     @abstractmethod
     def convert_page(self, page: PageHandle) -> Page:
-        """Convert one page. May raise :class:`~ocr.errors.OcrError` (or any
-        :class:`~ocr.errors.FolioflowError`) for a page it cannot convert."""
+        """Convert one page. May raise :class:`~folioflow.ocr.errors.OcrError` (or any
+        :class:`~folioflow.ocr.errors.FolioflowError`) for a page it cannot convert."""
 
     def convert_pages(self, doc: OpenedDocument, numbers: Sequence[int]) -> Iterator[Page]:
         """Convert the given 1-based page numbers of ``doc``; yields exactly one page per number,

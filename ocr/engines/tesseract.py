@@ -10,7 +10,7 @@
   the variable is set, it would run the embedder on one thread (measured: CPU embedding 15.4 instead
   of 33.4 texts/s) and, under bf16 autocast with two torch threads, return wrong vectors (min cosine
   -0.04 to fp32). So PyTorch, when installed, is imported first, and
-  :class:`indexing.embedder.Embedder` also caps torch's threads at the limit if it finds one. (The
+  :class:`folioflow.indexing.embedder.Embedder` also caps torch's threads at the limit if it finds one. (The
   PyPI tesserocr wheel's bundled libtesseract is built without OpenMP; the variable matters for a
   tesserocr built against Debian's libtesseract.)
 * :meth:`TesseractRecognizer.recognize` passes a timeout to ``Recognize`` (tesseract's cancel
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ocr.errors import EngineUnavailableError, OcrError
-from ocr.postprocess.lines import OcrLine, OcrWord
+from folioflow.ocr.errors import EngineUnavailableError, OcrError
+from folioflow.ocr.postprocess.lines import OcrLine, OcrWord
 
 try:  # PyTorch's own OpenMP runtime must load before the limit is set (see module docstring)
     import torch  # noqa: F401
@@ -53,7 +53,7 @@ class TesseractRecognizer:
 
     ``languages``: tesseract codes, tried jointly (``["eng", "fra"]`` -> ``eng+fra``).
     ``timeout_s``: per-page recognition limit in seconds (0 = none); exceeding it raises
-    :class:`~ocr.errors.OcrError`.
+    :class:`~folioflow.ocr.errors.OcrError`.
     """
 
     name = "tesseract"

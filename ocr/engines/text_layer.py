@@ -1,9 +1,9 @@
 """The ``text`` engine: structured Markdown from a born-digital PDF page's own text layer.
 
-Pipeline per page (all PDFium calls under :data:`~ocr.render.PDFIUM_LOCK`, one read of the page):
-characters, rules and images (:mod:`ocr.layout.pdfpage`) -> quality checks
-(:mod:`ocr.layout.quality`) -> lines (:mod:`ocr.layout.lines`) -> tables
-(:mod:`ocr.layout.tables`) -> labelled blocks in reading order (:mod:`ocr.layout.blocks`).
+Pipeline per page (all PDFium calls under :data:`~folioflow.ocr.render.PDFIUM_LOCK`, one read of the page):
+characters, rules and images (:mod:`folioflow.ocr.layout.pdfpage`) -> quality checks
+(:mod:`folioflow.ocr.layout.quality`) -> lines (:mod:`folioflow.ocr.layout.lines`) -> tables
+(:mod:`folioflow.ocr.layout.tables`) -> labelled blocks in reading order (:mod:`folioflow.ocr.layout.blocks`).
 
 :func:`assess_text_layer` answers the router's question (use the text layer, or OCR/VLM?) and
 carries ``has_table``/``has_formula``/``has_image`` for VLM routing. :class:`TextLayerEngine`
@@ -16,17 +16,17 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from ocr.engines.base import PageEngine
-from ocr.errors import OcrError
-from ocr.layout.blocks import Figure, body_sizes, build_blocks, dominant_size, page_markdown
-from ocr.layout.formulas import has_math_font
-from ocr.layout.lines import Line, build_lines
-from ocr.layout.orientation import dominant_angle, upright_view, vertical_writing
-from ocr.layout.pdfpage import PageContent, read_page
-from ocr.layout.quality import TextQuality, measure_quality, unusable_reason
-from ocr.layout.tables import TableResult, find_tables
-from ocr.render import PDFIUM_LOCK, PageHandle
-from ocr.schema import BBox, Block, BlockType, Page, PageStatus
+from folioflow.ocr.engines.base import PageEngine
+from folioflow.ocr.errors import OcrError
+from folioflow.ocr.layout.blocks import Figure, body_sizes, build_blocks, dominant_size, page_markdown
+from folioflow.ocr.layout.formulas import has_math_font
+from folioflow.ocr.layout.lines import Line, build_lines
+from folioflow.ocr.layout.orientation import dominant_angle, upright_view, vertical_writing
+from folioflow.ocr.layout.pdfpage import PageContent, read_page
+from folioflow.ocr.layout.quality import TextQuality, measure_quality, unusable_reason
+from folioflow.ocr.layout.tables import TableResult, find_tables
+from folioflow.ocr.render import PDFIUM_LOCK, PageHandle
+from folioflow.ocr.schema import BBox, Block, BlockType, Page, PageStatus
 
 __all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "analyze_text_layer", "TextLayerEngine"]
 
@@ -98,7 +98,7 @@ def analyze_text_layer(page: PageHandle) -> TextLayerAnalysis:
     """Read and assess ``page``; for a usable text layer also find lines, tables and blocks.
 
     Image pages (PNG/JPEG/TIFF) have no text layer: ``usable=False``. Raises
-    :class:`~ocr.errors.OcrError` when PDFium cannot read the page's text.
+    :class:`~folioflow.ocr.errors.OcrError` when PDFium cannot read the page's text.
     """
     if not page.is_pdf:
         return TextLayerAnalysis(TextLayerAssessment(usable=False, reason="image page: no text layer"))
@@ -143,7 +143,7 @@ def analyze_text_layer(page: PageHandle) -> TextLayerAnalysis:
 
 
 def assess_text_layer(page: PageHandle) -> TextLayerAssessment:
-    """Decide whether ``page``'s text layer is usable (see :mod:`ocr.layout.quality` for the
+    """Decide whether ``page``'s text layer is usable (see :mod:`folioflow.ocr.layout.quality` for the
     checks) and flag tables, formulas and images for VLM routing."""
     return analyze_text_layer(page).assessment
 

@@ -2,7 +2,7 @@
 
 Format and semantics follow allenai/olmocr ``olmocr/bench/tests.py`` (commit f7cfe4c); the JSONL
 rows of olmOCR-bench (``{"pdf", "page", "id", "type", ...}``, page 1-based) load unchanged.
-Every test string and the OCR output are normalised with :func:`~ocr.evaluation.text.normalize_text`.
+Every test string and the OCR output are normalised with :func:`~folioflow.ocr.evaluation.text.normalize_text`.
 
 * ``present`` / ``absent`` (:class:`TextPresenceTest`): fuzzy substring search with rapidfuzz
   ``partial_ratio``; threshold ``1 - max_diffs / len(text)``; ``case_sensitive`` (default true);
@@ -14,16 +14,16 @@ Every test string and the OCR output are normalised with :func:`~ocr.evaluation.
 * ``table`` (:class:`TableTest`): a cell of some Markdown or HTML table matches ``cell`` (rapidfuzz
   ``ratio`` >= ``max(0.5, 1 - max_diffs / len(cell))``) and, for that same cell, each given relation
   (``up``, ``down``, ``left``, ``right``, ``top_heading``, ``left_heading``) has a related cell
-  matching its text with the same threshold rule (see :mod:`ocr.evaluation.tables`).
+  matching its text with the same threshold rule (see :mod:`folioflow.ocr.evaluation.tables`).
   ``ignore_markdown_tables`` restricts the search to HTML tables.
-* ``math`` (:class:`MathTest`): see :mod:`ocr.evaluation.math` (offline approximation of KaTeX
+* ``math`` (:class:`MathTest`): see :mod:`folioflow.ocr.evaluation.math` (offline approximation of KaTeX
   rendering). ``ignore_dollar_delimited`` skips ``$``/``$$`` formulas.
 * ``baseline`` (:class:`BaselineTest`): with ``max_length``, a blank-page check (at most that many
   alphanumeric characters; ``max_length_skips_image_alt_tags`` ignores ``![alt](src)``). Otherwise
   the output must hold an alphanumeric character, must not end with a character n-gram (n <= 5)
   repeated more than ``max_repeats`` (30) times back to back, and (``check_disallowed_characters``)
   must hold no CJK ideographs, kana or emoji: olmOCR-bench's English-only "plausible characters"
-  rule, so use it on English documents. :func:`ocr.evaluation.runner.evaluate_ocr` adds one
+  rule, so use it on English documents. :func:`folioflow.ocr.evaluation.runner.evaluate_ocr` adds one
   baseline test per tested page that has none, as olmOCR-bench adds one per PDF.
 
 Tests of types olmOCR-bench has but these rules do not cover (``format``, ``footnote``) are
@@ -41,10 +41,10 @@ from typing import Any, ClassVar
 from fuzzysearch import find_near_matches
 from rapidfuzz import fuzz
 
-from ocr.errors import ConfigurationError
-from ocr.evaluation.math import formula_matches
-from ocr.evaluation.tables import parse_tables
-from ocr.evaluation.text import ngram_repeats, normalize_text
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.evaluation.math import formula_matches
+from folioflow.ocr.evaluation.tables import parse_tables
+from folioflow.ocr.evaluation.text import ngram_repeats, normalize_text
 
 __all__ = [
     "TEST_TYPES",

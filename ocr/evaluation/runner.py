@@ -1,6 +1,6 @@
 """Run a page engine over the pages named by olmOCR-bench tests and score them.
 
-Every PDF is converted once with :class:`~ocr.converter.DocumentConverter` (only the tested pages,
+Every PDF is converted once with :class:`~folioflow.ocr.converter.DocumentConverter` (only the tested pages,
 through ``page_range``); each test runs on its page's Markdown. A document that cannot be opened or
 a page that failed gives empty output, so its tests fail with the reason attached (never a crash).
 Scores: pass rate per test type and overall (passed / tests), plus the mean of per-PDF pass rates;
@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ocr.converter import DocumentConverter, DocumentInput
-from ocr.errors import FolioflowError
-from ocr.evaluation.checks import BaselineTest, OcrTest
-from ocr.schema import PageStatus, SourceRef
+from folioflow.ocr.converter import DocumentConverter, DocumentInput
+from folioflow.ocr.errors import FolioflowError
+from folioflow.ocr.evaluation.checks import BaselineTest, OcrTest
+from folioflow.ocr.schema import PageStatus, SourceRef
 
 __all__ = ["OcrReport", "TestOutcome", "evaluate_ocr", "page_outputs", "with_baselines"]
 

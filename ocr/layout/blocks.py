@@ -1,4 +1,4 @@
-"""Lines, tables and figures of a page -> labelled :class:`~ocr.schema.Block` objects in reading order.
+"""Lines, tables and figures of a page -> labelled :class:`~folioflow.ocr.schema.Block` objects in reading order.
 
 Labels come from typography relative to the page's body text (the font size carrying most
 characters): a line at least 1.6x the body size is a level-1 heading, 1.3x level 2, 1.12x level 3,
@@ -19,11 +19,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ocr.layout.formulas import is_display_formula, to_latex
-from ocr.layout.lines import Line
-from ocr.layout.order import reading_order
-from ocr.layout.tables import TableResult, to_pipe_table
-from ocr.schema import BBox, Block, BlockType, Page
+from folioflow.ocr.layout.formulas import is_display_formula, to_latex
+from folioflow.ocr.layout.lines import Line
+from folioflow.ocr.layout.order import reading_order
+from folioflow.ocr.layout.tables import TableResult, to_pipe_table
+from folioflow.ocr.schema import BBox, Block, BlockType, Page
 
 __all__ = ["HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "page_markdown", "reads_as_sentence",
            "relevel_headings"]

@@ -14,7 +14,7 @@ import re
 import statistics
 import unicodedata
 
-from ocr.layout.lines import Line
+from folioflow.ocr.layout.lines import Line
 
 __all__ = ["MATH_FONT_HINTS", "has_math_font", "is_display_formula", "to_latex"]
 

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from ocr.layout.pdfpage import Char
+from folioflow.ocr.layout.pdfpage import Char
 
 __all__ = ["Line", "build_lines", "SPLIT_EM", "WORD_EM"]
 
@@ -186,7 +186,7 @@ def _split_row(row: list[int], cols: _Columns) -> list[list[int]]:
 
 def build_lines(chars: list[Char]) -> list[Line]:
     """Group upright, visible characters into :class:`Line` objects (unsorted across columns;
-    see :mod:`ocr.layout.order` for reading order). Rotated characters are returned as their own
+    see :mod:`folioflow.ocr.layout.order` for reading order). Rotated characters are returned as their own
     lines in content order."""
     cols = _Columns(chars)
     blank = cols.blank

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Callable
 
-from ocr.layout.pdfpage import Char, PageContent, Rect
+from folioflow.ocr.layout.pdfpage import Char, PageContent, Rect
 
 __all__ = ["dominant_angle", "upright_view", "vertical_writing"]
 
@@ -39,7 +39,7 @@ def vertical_writing(chars: list[Char]) -> bool:
     """True when the page's visible upright characters are mostly (80%) CJK and, in content
     order, each one sits below the previous one in its column far more often (twice) than beside
     it: vertical writing (tategaki). Needs at least three such steps."""
-    from ocr.postprocess.lines import _is_cjk
+    from folioflow.ocr.postprocess.lines import _is_cjk
 
     shown = [c for c in chars if c.upright and not c.invisible and not c.generated and not c.text.isspace()]
     if len(shown) < 4 or sum(_is_cjk(c.text[0]) for c in shown) < 0.8 * len(shown):

@@ -5,7 +5,7 @@ page (crop box), y down, the page's ``/Rotate`` applied, i.e. what a viewer show
 positions in PDF user space (origin bottom-left, unrotated); :func:`display_transform` derives the
 affine map from ``FPDF_PageToDevice`` once per page and every box is mapped through it.
 
-Callers must hold :data:`ocr.render.PDFIUM_LOCK` around :func:`read_page` (PDFium is not
+Callers must hold :data:`folioflow.ocr.render.PDFIUM_LOCK` around :func:`read_page` (PDFium is not
 thread-safe); the returned objects are plain Python and safe to use without it.
 """
 
@@ -390,7 +390,7 @@ def _read_objects(pdf_page: pdfium.PdfPage, m: Affine, content: PageContent) -> 
 def read_page(pdf_page: pdfium.PdfPage, graphics: bool = True) -> PageContent:
     """Read the characters (and, with ``graphics``, path and image bounds) of ``pdf_page``.
 
-    Caller holds :data:`ocr.render.PDFIUM_LOCK`. Generated line breaks are dropped; generated
+    Caller holds :data:`folioflow.ocr.render.PDFIUM_LOCK`. Generated line breaks are dropped; generated
     spaces (PDFium's word gaps) are kept with ``generated=True``. Raises
     :class:`pypdfium2.PdfiumError` if PDFium cannot load the page's text.
     """

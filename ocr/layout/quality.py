@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ocr.layout.pdfpage import PageContent, Rect
+from folioflow.ocr.layout.pdfpage import PageContent, Rect
 
 __all__ = ["TextQuality", "MIN_CHARS", "MAX_RULE_SEGMENTS", "measure_quality", "coverage", "unusable_reason"]
 

@@ -1,6 +1,6 @@
 """Table finding on born-digital pages.
 
-Two detectors, both fed by PDFium's geometry (one parse of the page, see :mod:`ocr.layout.pdfpage`):
+Two detectors, both fed by PDFium's geometry (one parse of the page, see :mod:`folioflow.ocr.layout.pdfpage`):
 
 * **Ruled tables**: pdfplumber's ``TableFinder`` with the ``lines`` strategy (Nurminen's algorithm,
   as in Tabula) runs on the page's rules and rectangles. We pass it an adapter carrying the edges
@@ -40,8 +40,8 @@ from pdfplumber.table import (
     intersections_to_cells,
 )
 
-from ocr.layout.lines import Line, build_lines
-from ocr.layout.pdfpage import Char, PageContent
+from folioflow.ocr.layout.lines import Line, build_lines
+from folioflow.ocr.layout.pdfpage import Char, PageContent
 
 __all__ = ["TableResult", "find_tables", "to_pipe_table"]
 
@@ -412,7 +412,7 @@ def _absorb_shaded_columns(tables: list[TableResult], lines: list[Line], gap_lim
 
 def find_tables(content: PageContent, lines: list[Line]) -> list[TableResult]:
     """Find the tables of a page, top to bottom. ``lines`` are the page's lines
-    (:func:`~ocr.layout.lines.build_lines`).
+    (:func:`~folioflow.ocr.layout.lines.build_lines`).
 
     Ruled tables whose text aligns better than their rules (row shading drawn as rectangles)
     are re-gridded by alignment; a ruled table beside or inside an aligned table over the same

@@ -35,10 +35,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ocr.postprocess.lines import Box, OcrLine, Region, median, union_box
-from ocr.postprocess.reading_order import xy_cut
-from ocr.postprocess.tables import TableGrid, table_markdown
-from ocr.schema import Block, BlockType
+from folioflow.ocr.postprocess.lines import Box, OcrLine, Region, median, union_box
+from folioflow.ocr.postprocess.reading_order import xy_cut
+from folioflow.ocr.postprocess.tables import TableGrid, table_markdown
+from folioflow.ocr.schema import Block, BlockType
 
 __all__ = ["FIGURE_MARKDOWN", "MIN_LEGIBLE_CONFIDENCE", "PAGE_FIGURE_SHARE", "blocks_markdown", "compose_blocks",
            "page_sized"]
@@ -100,8 +100,8 @@ def compose_blocks(
 ) -> list[Block]:
     """Blocks in reading order for one page. ``lines`` must exclude words already placed in
     ``tables``; boxes of lines, tables and regions share one frame (pixels or points); block
-    boxes are returned in that frame as :class:`~ocr.schema.BBox`."""
-    from ocr.schema import BBox
+    boxes are returned in that frame as :class:`~folioflow.ocr.schema.BBox`."""
+    from folioflow.ocr.schema import BBox
 
     body_lines = [ln for ln in lines if len(ln.words) >= 3] or list(lines)
     body = median([_size(ln) for ln in body_lines], 10.0)
@@ -237,7 +237,7 @@ def _heading_level(line: OcrLine, body: float, titles: list[Box]) -> int | None:
 
 
 def _leaf_blocks(items, body, pitch, titles, captions, page_height, first_page) -> list[Block]:
-    from ocr.schema import BBox
+    from folioflow.ocr.schema import BBox
 
     def bbox(box: Box) -> BBox:
         return BBox(x0=box[0], y0=box[1], x1=box[2], y1=box[3])
@@ -321,7 +321,7 @@ def _join_lines(lines: list[OcrLine]) -> str:
 
 
 def _cjk_boundary(a: str, b: str) -> bool:
-    from ocr.postprocess.lines import _is_cjk, _is_hangul
+    from folioflow.ocr.postprocess.lines import _is_cjk, _is_hangul
 
     return bool(a) and bool(b) and _is_cjk(a) and _is_cjk(b) and not _is_hangul(a)
 

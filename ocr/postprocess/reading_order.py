@@ -11,7 +11,7 @@ columns they introduce.
 
 from __future__ import annotations
 
-from ocr.postprocess.lines import Box, median
+from folioflow.ocr.postprocess.lines import Box, median
 
 __all__ = ["row_sort", "xy_cut"]
 

@@ -23,8 +23,8 @@ from html import escape
 import cv2
 import numpy as np
 
-from ocr.postprocess.lines import Box, OcrWord, join_words, median
-from ocr.postprocess.reading_order import row_sort
+from folioflow.ocr.postprocess.lines import Box, OcrWord, join_words, median
+from folioflow.ocr.postprocess.reading_order import row_sort
 
 __all__ = ["Cell", "TableGrid", "borderless_table", "fill_cells", "find_ruled_tables", "table_markdown"]
 

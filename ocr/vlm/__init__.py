@@ -6,8 +6,8 @@ Public API: :class:`VlmOptions`, :class:`VlmEngine`, :func:`get_profile`, :func:
 :meth:`VlmEngine.warm_up`.
 """
 
-from ocr.vlm.engine import VlmEngine
-from ocr.vlm.options import VlmOptions
-from ocr.vlm.profiles import Profile, get_profile, profile_names, register_profile
+from folioflow.ocr.vlm.engine import VlmEngine
+from folioflow.ocr.vlm.options import VlmOptions
+from folioflow.ocr.vlm.profiles import Profile, get_profile, profile_names, register_profile
 
 __all__ = ["VlmEngine", "VlmOptions", "Profile", "get_profile", "profile_names", "register_profile"]

@@ -1,13 +1,13 @@
 """Throughput of folioflow's VLM path against a raw client that floods the same servers.
 
-For N pages at a time (a generated PDF of distinct pages, :mod:`ocr.vlm.bench_doc`, or the user's),
+For N pages at a time (a generated PDF of distinct pages, :mod:`folioflow.ocr.vlm.bench_doc`, or the user's),
 two clients run side by side, alternating, ``repeats`` times. Every run gets pages no earlier run
 sent (:func:`pages_needed` says how many the PDF needs): vLLM caches processed images
 (``--mm-processor-cache-gb``) and prefixes of the KV cache, so a page sent a second time costs the
 server less, and whichever client ran second would look faster. A PDF with fewer pages is reused
 from its start, and the result says so (``pages_reused``).
 
-* **folioflow**: :class:`~ocr.vlm.engine.VlmEngine` end to end (process-pool rendering, least-loaded
+* **folioflow**: :class:`~folioflow.ocr.vlm.engine.VlmEngine` end to end (process-pool rendering, least-loaded
   routing, validation), one attempt per page;
 * **raw**: the pages rendered beforehand, then every request fired at once with ``in_flight``
   requests per endpoint (round robin), no parsing: the most a client can get from these servers.
@@ -32,11 +32,11 @@ from typing import Awaitable, Callable
 
 import httpx
 
-from ocr.render import open_document
-from ocr.vlm.engine import VlmEngine
-from ocr.vlm.options import VlmOptions
-from ocr.vlm.render_pool import RenderPool, RenderRequest, render_handle
-from ocr.vlm.request import build_body
+from folioflow.ocr.render import open_document
+from folioflow.ocr.vlm.engine import VlmEngine
+from folioflow.ocr.vlm.options import VlmOptions
+from folioflow.ocr.vlm.render_pool import RenderPool, RenderRequest, render_handle
+from folioflow.ocr.vlm.request import build_body
 
 __all__ = [
     "RunResult",

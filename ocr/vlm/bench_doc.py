@@ -2,7 +2,7 @@
 
 Every page differs (page number, figures drawn from a seeded generator), so a server's prefix or
 multimodal cache cannot answer a page from a previous one; each page has a heading, two paragraphs
-and a 6x4 table, like the project's sample document (:mod:`ocr.samples`).
+and a 6x4 table, like the project's sample document (:mod:`folioflow.ocr.samples`).
 """
 
 from __future__ import annotations

@@ -5,13 +5,13 @@ its engine is alive), ``GET /v1/models`` (served model ids), ``GET /metrics`` (P
 the server's concurrency limits) and ``POST /v1/chat/completions``. Failures are mapped onto
 folioflow's errors, one line each:
 
-* :class:`EndpointFailure` (an :class:`~ocr.errors.EndpointError`) with ``kind``:
+* :class:`EndpointFailure` (an :class:`~folioflow.ocr.errors.EndpointError`) with ``kind``:
   ``connect`` (refused, DNS, connect timeout), ``disconnect`` (the server dropped the connection,
   e.g. it died mid-request), ``timeout`` (no answer within the request timeout), ``server``
   (HTTP 5xx), ``protocol`` (a 200 whose body is not a chat completion);
-* :class:`~ocr.errors.RequestRejectedError` for HTTP 4xx (the request is wrong for this server).
+* :class:`~folioflow.ocr.errors.RequestRejectedError` for HTTP 4xx (the request is wrong for this server).
 
-This module does not retry: the router (:mod:`ocr.vlm.router`) decides where a failed request goes.
+This module does not retry: the router (:mod:`folioflow.ocr.vlm.router`) decides where a failed request goes.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ocr.errors import EndpointError, RequestRejectedError
+from folioflow.ocr.errors import EndpointError, RequestRejectedError
 
 __all__ = ["EndpointFailure", "ChatResult", "ServerLimits", "EndpointClient", "normalise_url", "parse_limits"]
 

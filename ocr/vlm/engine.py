@@ -1,8 +1,8 @@
-"""``VlmEngine``: the :class:`~ocr.engines.base.PageEngine` that OCRs pages on vLLM servers.
+"""``VlmEngine``: the :class:`~folioflow.ocr.engines.base.PageEngine` that OCRs pages on vLLM servers.
 
-Wiring only: an event loop on a private thread (:mod:`ocr.vlm.aio`) drives the async router
-(:mod:`ocr.vlm.router`) and the page pipeline (:mod:`ocr.vlm.pipeline`); pages are rendered in a
-process pool (:mod:`ocr.vlm.render_pool`). Synchronous callers use :meth:`VlmEngine.convert_pages`,
+Wiring only: an event loop on a private thread (:mod:`folioflow.ocr.vlm.aio`) drives the async router
+(:mod:`folioflow.ocr.vlm.router`) and the page pipeline (:mod:`folioflow.ocr.vlm.pipeline`); pages are rendered in a
+process pool (:mod:`folioflow.ocr.vlm.render_pool`). Synchronous callers use :meth:`VlmEngine.convert_pages`,
 which starts every requested page at once (bounded by the endpoints' capacity) and yields them in
 the requested order as they finish. Several threads may convert documents through one engine.
 
@@ -27,17 +27,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ocr.engines.base import PageEngine
-from ocr.errors import ConfigurationError, EngineUnavailableError, FolioflowError
-from ocr.render import OpenedDocument, PageHandle
-from ocr.schema import Page, PageStatus
-from ocr.vlm.aio import LoopThread
-from ocr.vlm.client import EndpointClient
-from ocr.vlm.options import VlmOptions
-from ocr.vlm.pipeline import PageJob, PagePipeline
-from ocr.vlm.profiles import Profile, get_profile, profile_for_model
-from ocr.vlm.render_pool import RenderPool
-from ocr.vlm.router import Router
+from folioflow.ocr.engines.base import PageEngine
+from folioflow.ocr.errors import ConfigurationError, EngineUnavailableError, FolioflowError
+from folioflow.ocr.render import OpenedDocument, PageHandle
+from folioflow.ocr.schema import Page, PageStatus
+from folioflow.ocr.vlm.aio import LoopThread
+from folioflow.ocr.vlm.client import EndpointClient
+from folioflow.ocr.vlm.options import VlmOptions
+from folioflow.ocr.vlm.pipeline import PageJob, PagePipeline
+from folioflow.ocr.vlm.profiles import Profile, get_profile, profile_for_model
+from folioflow.ocr.vlm.render_pool import RenderPool
+from folioflow.ocr.vlm.router import Router
 
 __all__ = ["VlmEngine"]
 

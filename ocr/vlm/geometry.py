@@ -3,12 +3,12 @@
 The engine renders a page (display space, ``/Rotate`` applied) and may turn the image clockwise by
 ``rotate`` degrees (orientation correction) before sending it. Parsers return boxes normalised to
 [0, 1] of the *sent* image; :func:`image_box_to_page` undoes the turn and scales to points, giving
-boxes in :mod:`ocr.schema`'s page space (points, top-left origin, y down).
+boxes in :mod:`folioflow.ocr.schema`'s page space (points, top-left origin, y down).
 """
 
 from __future__ import annotations
 
-from ocr.schema import BBox
+from folioflow.ocr.schema import BBox
 
 __all__ = ["unrotate_point", "image_box_to_page"]
 

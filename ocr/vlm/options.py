@@ -11,7 +11,7 @@ __all__ = ["VlmOptions"]
 
 
 class VlmOptions(BaseModel):
-    """How :class:`~ocr.vlm.engine.VlmEngine` reaches its servers and treats answers.
+    """How :class:`~folioflow.ocr.vlm.engine.VlmEngine` reaches its servers and treats answers.
 
     Defaults suit one GPU server per endpoint; every figure is per endpoint unless said otherwise.
     """

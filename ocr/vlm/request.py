@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ocr.vlm.profiles.base import Profile
+from folioflow.ocr.vlm.profiles.base import Profile
 
 __all__ = ["build_body"]
 

@@ -17,7 +17,7 @@ Failure handling (:meth:`Router.complete`), with retries driven by tenacity:
 * A background task probes down endpoints every ``probe_interval_s`` (``/health`` and ``/v1/models``
   must still serve the model) and brings them back.
 * When every endpoint is down, requests wait up to ``unavailable_timeout_s`` for one to come back,
-  then fail with :class:`~ocr.errors.EngineUnavailableError` listing each endpoint's reason.
+  then fail with :class:`~folioflow.ocr.errors.EngineUnavailableError` listing each endpoint's reason.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import AsyncIterator
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from ocr.errors import EndpointError, EngineUnavailableError
-from ocr.vlm.client import ChatResult, EndpointClient, EndpointFailure
+from folioflow.ocr.errors import EndpointError, EngineUnavailableError
+from folioflow.ocr.vlm.client import ChatResult, EndpointClient, EndpointFailure
 
 __all__ = ["EndpointState", "Router"]
 
@@ -158,7 +158,7 @@ class Router:
         """Send one chat completion (``body`` without ``model``: the routed model is set here) to the
         least-loaded healthy endpoint, failing over on endpoint errors (see module docstring).
         Raises :class:`EndpointError` after ``failovers`` re-sends, :class:`EngineUnavailableError`
-        when the fleet stays down, :class:`~ocr.errors.RequestRejectedError` on HTTP 4xx."""
+        when the fleet stays down, :class:`~folioflow.ocr.errors.RequestRejectedError` on HTTP 4xx."""
         body = {**body, "model": self.model}
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.failovers + 1),

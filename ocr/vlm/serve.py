@@ -1,7 +1,7 @@
 """Serving plans: which ``vllm serve`` processes to start for a model on some GPUs (or CPU cores).
 
 :func:`plan_servers` turns a :class:`ServeConfig` into :class:`ReplicaSpec` s (argv + environment +
-endpoint); :mod:`ocr.vlm.supervisor` runs them. Layout rules:
+endpoint); :mod:`folioflow.ocr.vlm.supervisor` runs them. Layout rules:
 
 * ``--data-parallel-size M`` given: **one** server using vLLM's own data parallelism over all the GPUs
   (``--data-parallel-size M --tensor-parallel-size N``, ``M * N`` = number of GPUs); one endpoint.
@@ -33,8 +33,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from ocr.errors import ConfigurationError
-from ocr.vlm.profiles import Profile, get_profile, profile_for_model, profile_names
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.vlm.profiles import Profile, get_profile, profile_for_model, profile_names
 
 __all__ = [
     "SMALL_MODEL_B",

@@ -1,4 +1,4 @@
-"""Run and supervise the ``vllm serve`` processes of a plan (:mod:`ocr.vlm.serve`).
+"""Run and supervise the ``vllm serve`` processes of a plan (:mod:`folioflow.ocr.vlm.serve`).
 
 :class:`Supervisor` starts every replica in its own process group (vLLM forks engine-core workers;
 stopping the group stops them all), sends its output to ``<log_dir>/replica-<i>.log``, polls
@@ -21,7 +21,7 @@ from typing import Callable
 
 import httpx
 
-from ocr.vlm.serve import ReplicaSpec, format_command
+from folioflow.ocr.vlm.serve import ReplicaSpec, format_command
 
 __all__ = ["Replica", "Supervisor"]
 

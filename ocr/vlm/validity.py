@@ -15,7 +15,7 @@ Before both checks, complete tables (``<table>...</table>`` and Markdown pipe ro
 leaders and rules are removed: a table of "N/A" cells or a table of contents is not a loop. A loop
 inside an unfinished table is always cut by ``max_tokens``, which the first rule catches.
 
-:func:`check_answer` raises :class:`~ocr.errors.OutputValidationError` with the reason.
+:func:`check_answer` raises :class:`~folioflow.ocr.errors.OutputValidationError` with the reason.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 
-from ocr.errors import OutputValidationError
+from folioflow.ocr.errors import OutputValidationError
 
 __all__ = [
     "MAX_UNIT",

@@ -7,7 +7,7 @@ Run::
 
     PYTHONPATH=$PWD python tests/benchmarks/bench_chunking.py [--filings 3] [--filing-pages 0] [--repeat 3]
 
-FinanceBench filings go through folioflow's text-layer engine (``ocr.converter``) when present, so
+FinanceBench filings go through folioflow's text-layer engine (``folioflow.ocr.converter``) when present, so
 their Markdown has real pipe tables, headings and page furniture.
 
 Comparable size: LangChain's splitter measures characters. Its ``chunk_size`` is set to the limit
@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from chunking.chunker import Chunker
-from chunking.tokens import default_counter
+from folioflow.chunking.chunker import Chunker
+from folioflow.chunking.tokens import default_counter
 from tests.chunking import corpus_docs
-from chunking.invariants import formula_failures, source_facts, table_failures
+from folioflow.chunking.invariants import formula_failures, source_facts, table_failures
 
 LIMIT = 256
 HEADERS = [("#" * i, f"h{i}") for i in range(1, 7)]

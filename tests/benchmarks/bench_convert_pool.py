@@ -1,12 +1,12 @@
 """Benchmark: page conversion on one machine, threads (before) against the process pool (after).
 
-PDFium is not thread-safe (``ocr.render.PDFIUM_LOCK``), so the spine's thread pool converted one
+PDFium is not thread-safe (``folioflow.ocr.render.PDFIUM_LOCK``), so the spine's thread pool converted one
 text-layer page at a time whatever the core count. Side by side, in one process, on the same
 filings, with no page cache (every page really converted), this times
 
-* **before**: one shared :class:`~ocr.converter.DocumentConverter` driven by a thread pool of
+* **before**: one shared :class:`~folioflow.ocr.converter.DocumentConverter` driven by a thread pool of
   ``--workers`` documents (the spine's ``ingest`` flow);
-* **after**: :class:`~flows.convert_pool.ConvertPool` with ``--processes`` worker processes
+* **after**: :class:`~folioflow.flows.convert_pool.ConvertPool` with ``--processes`` worker processes
   (default: the CPU count), pages of each document split across them, documents one after another
   as the flow's thread runner hands them over (``--workers`` documents at a time).
 
@@ -38,10 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from flows.convert_pool import ConvertPool  # noqa: E402
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput  # noqa: E402
-from ocr.render import open_document  # noqa: E402
-from ocr.schema import SourceRef  # noqa: E402
+from folioflow.flows.convert_pool import ConvertPool  # noqa: E402
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput  # noqa: E402
+from folioflow.ocr.render import open_document  # noqa: E402
+from folioflow.ocr.schema import SourceRef  # noqa: E402
 
 FILINGS = ["AMCOR_2023Q2_10Q.pdf", "BESTBUY_2023_10K.pdf", "ADOBE_2022_10K.pdf"]
 
@@ -86,8 +86,8 @@ def after(paths: list[Path], workers: int, processes: int) -> int:
 def e2e(paths: list[Path], processes: int | None) -> tuple[int, float]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    from flows.ingest import run_ingest
-    from flows.settings import load_settings
+    from folioflow.flows.ingest import run_ingest
+    from folioflow.flows.settings import load_settings
 
     with tempfile.TemporaryDirectory() as data:
         report = run_ingest([str(p) for p in paths], load_settings(data_dir=Path(data), convert_processes=processes))

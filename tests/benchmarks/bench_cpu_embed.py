@@ -10,15 +10,15 @@ Both embed the same corpus pieces (``corpus_pieces.py``: 200-token windows of re
 contracts), interleaved for ``--reps`` repetitions (median reported), and the minimum cosine
 between the two outputs shows whether they are equivalent (>= 0.999).
 
-With ``--precision``: instead of ONNX, folioflow's :class:`indexing.embedder.Embedder` in fp32,
+With ``--precision``: instead of ONNX, folioflow's :class:`folioflow.indexing.embedder.Embedder` in fp32,
 with bf16 autocast (its ``precision="auto"`` default on CPUs with native bf16) and a model cast
 wholly to bf16, interleaved, each with its min cosine to fp32. Measured here (2 threads, AMX CPU,
 ``--precision --n 600 --reps 2``): fp32 34.7 texts/s, autocast bf16 79.0 (2.28x, min cosine
 0.99997), bf16 model 101.2 (2.92x, min cosine 0.9964: drifts, so not the default).
 
-With ``--fast``: :class:`~indexing.embedder.Embedder` with plain sentence-transformers ``encode``
+With ``--fast``: :class:`~folioflow.indexing.embedder.Embedder` with plain sentence-transformers ``encode``
 (``fast=False``) against its fast path (``fast=True``, the default: one tokenization in a producer
-thread, token-budget batches; see :mod:`indexing.embedder`), same precision, interleaved with
+thread, token-budget batches; see :mod:`folioflow.indexing.embedder`), same precision, interleaved with
 alternating order. Measured here: ``--fast --n 600 --reps 4``: 89.5 vs
 85.9 texts/s (1.04x) on 200-token pieces; with ``--mixed``, 187.7 vs 131.7 (1.43x); min cosine
 0.99997.
@@ -63,7 +63,7 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from indexing.embedder import default_model_path
+    from folioflow.indexing.embedder import default_model_path
 
     path = default_model_path()
     try:
@@ -136,7 +136,7 @@ def compare_precision(args) -> None:
     """fp32 vs bf16 autocast (folioflow's CPU default where bf16 is native) vs a bf16-cast model."""
     import torch
 
-    from indexing.embedder import Embedder, cpu_has_native_bf16
+    from folioflow.indexing.embedder import Embedder, cpu_has_native_bf16
 
     torch.set_num_threads(args.threads)
     texts = corpus_pieces(args.n)
@@ -169,7 +169,7 @@ def compare_fast(args) -> None:
     (``fast=True``, folioflow's default), same precision, interleaved: texts/s and min cosine."""
     import torch
 
-    from indexing.embedder import Embedder
+    from folioflow.indexing.embedder import Embedder
 
     torch.set_num_threads(args.threads)
     texts = corpus_pieces(args.n)

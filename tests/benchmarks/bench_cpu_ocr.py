@@ -6,7 +6,7 @@ deskew, OCR, tables, Markdown) and prints character error rate (CER, order-sensi
 tesseract's (both measured in the same process, one after the other, on the same pages).
 
 Pages and references:
-* ``sample``: the generated sample (``ocr.samples``) scanned at 200 DPI, upright, turned 90 degrees
+* ``sample``: the generated sample (``folioflow.ocr.samples``) scanned at 200 DPI, upright, turned 90 degrees
   and skewed 2.5 degrees (all four turns are covered by ``bench_orientation.py`` and the tests); reference = the born-digital PDF's text layer
   (footer moved last, where it is on the page).
 * ``omnidocbench``: the 15 OmniDocBench demo page images; reference = the ``text``/``html`` of
@@ -44,10 +44,10 @@ sys.path.insert(0, str(ROOT))
 
 import pypdfium2 as pdfium
 
-from ocr.engines.cpu import get_cpu_engine
-from ocr.postprocess.textmetrics import cer, plain_text, word_recall
-from ocr.render import open_document
-from ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.postprocess.textmetrics import cer, plain_text, word_recall
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
 CORPUS = Path(os.environ.get("FOLIOFLOW_CORPUS", ROOT.parent / "shared" / "corpus")) / "C_scanned_multilang"
 TESS_LANGS = {"en": ["eng"], "zh": ["chi_sim", "eng"], "fr": ["fra", "eng"], "ko": ["kor", "eng"], "ar": ["ara"]}

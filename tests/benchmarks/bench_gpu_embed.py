@@ -5,8 +5,8 @@ words, seeded):
 
 * ``plain fp32 b32``: ``encode`` as shipped (fp32 weights, batch 32) - the issue's baseline;
 * ``plain fp16 b256``: ``encode`` with fp16 weights and batch 256;
-* ``fast 1 GPU``: :class:`indexing.gpu_encode.GpuEncoder` on ``cuda:0``;
-* ``fast N GPUs``: :class:`indexing.gpu_encode.GpuEncoderPool` over every visible GPU (when > 1);
+* ``fast 1 GPU``: :class:`folioflow.indexing.gpu_encode.GpuEncoder` on ``cuda:0``;
+* ``fast N GPUs``: :class:`folioflow.indexing.gpu_encode.GpuEncoderPool` over every visible GPU (when > 1);
 * ``token ids``: the fast paths (1 GPU in-thread, and the pool) from the same texts' token ids,
   computed once before timing (folioflow's chunker has them): no tokenizer runs in the call.
 
@@ -118,8 +118,8 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from indexing.gpu_encode import GpuEncoder, GpuEncoderPool
-    from indexing.gpu_tokenize import fast_tokenizer, tokenize_ids
+    from folioflow.indexing.gpu_encode import GpuEncoder, GpuEncoderPool
+    from folioflow.indexing.gpu_tokenize import fast_tokenizer, tokenize_ids
 
     cuda = args.device.startswith("cuda")
     sync = torch.cuda.synchronize if cuda else (lambda: None)

@@ -1,6 +1,6 @@
-"""Multi-GPU embedding: :class:`indexing.gpu_encode.GpuEncoderPool` against one GPU, texts and token ids.
+"""Multi-GPU embedding: :class:`folioflow.indexing.gpu_encode.GpuEncoderPool` against one GPU, texts and token ids.
 
-One GPU alone (:class:`~indexing.gpu_encode.GpuEncoder` in this process, in-thread tokenizer) and
+One GPU alone (:class:`~folioflow.indexing.gpu_encode.GpuEncoder` in this process, in-thread tokenizer) and
 pools over every visible GPU stay alive side by side and take turns on the same inputs for
 ``--reps`` rounds (after one warm-up call each on every input, so every batch shape has been seen):
 
@@ -83,8 +83,8 @@ def main() -> None:
     from bench_gpu_embed import make_texts
     from sentence_transformers import SentenceTransformer
 
-    from indexing.gpu_encode import GpuEncoder, GpuEncoderPool
-    from indexing.gpu_tokenize import tokenize_ids
+    from folioflow.indexing.gpu_encode import GpuEncoder, GpuEncoderPool
+    from folioflow.indexing.gpu_tokenize import tokenize_ids
 
     one_core, all_cores = tokenizer_capacity(args.model, args.text, min(args.n, 8192))
     print(f"host: {len(os.sched_getaffinity(0))} CPUs; tokenizer encode_batch {one_core:.0f} texts/s on one "

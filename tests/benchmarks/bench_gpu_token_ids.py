@@ -1,4 +1,4 @@
-"""The ingest flow's GPU embedding from the chunker's token ids, through :class:`~indexing.embedder.Embedder`.
+"""The ingest flow's GPU embedding from the chunker's token ids, through :class:`~folioflow.indexing.embedder.Embedder`.
 
 On a CUDA host the pipeline hands the chunks' ``token_ids`` (kept by the chunker from its own token
 count) to ``Embedder.encode(texts, token_ids=...)``. This script checks that glue on one GPU and
@@ -41,8 +41,8 @@ def main() -> None:
     import torch
 
     from bench_gpu_embed import make_texts
-    from indexing.embedder import Embedder
-    from indexing.gpu_tokenize import TokenIds
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.gpu_tokenize import TokenIds
 
     texts = make_texts(args.pieces, args.n)
     one = Embedder(args.model, device="cuda:0").warm_up()

@@ -1,6 +1,6 @@
 """Benchmark: peak memory of ``folioflow ingest`` does not grow with the page count.
 
-Each case runs ``python -m flows.cli ingest FILE`` in its own process (fresh data dir, Prefect
+Each case runs ``python -m folioflow.flows.cli ingest FILE`` in its own process (fresh data dir, Prefect
 ephemeral mode, the guard and OCR as configured by default) while the resident memory of its whole
 process tree (ingest, guard worker, Prefect's server) is sampled every 50 ms with psutil. A long
 document is compared with a short one of the same kind, side by side in one run; memory is bounded
@@ -8,7 +8,7 @@ when the long/short ratio of peak RSS stays near 1 while the page ratio is 10.
 
 Cases:
 
-* ``text``: generated born-digital PDFs (:func:`flows.reliability.hostile.long_pdf`), 300 and
+* ``text``: generated born-digital PDFs (:func:`folioflow.flows.reliability.hostile.long_pdf`), 300 and
   3,000 pages (text-layer route, every page chunked, embedded and indexed);
 * ``scan``: image-only scans of the sample report rendered at 200 dpi (CPU OCR route: every page
   rendered and recognised), 4 and 40 pages;
@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from flows.reliability.hostile import long_pdf  # noqa: E402
-from flows.reliability.measure import ingest_env, run_sampled  # noqa: E402
+from folioflow.flows.reliability.hostile import long_pdf  # noqa: E402
+from folioflow.flows.reliability.measure import ingest_env, run_sampled  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -42,7 +42,7 @@ def scanned(path: Path, pages: int, scratch: Path) -> Path:
     """An image-only PDF of ``pages`` pages: the sample report's two pages scanned, repeated."""
     import pypdfium2 as pdfium
 
-    from ocr.samples import write_sample_pdf, write_scanned_copy
+    from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
     scan = write_scanned_copy(write_sample_pdf(scratch / "sample.pdf"), scratch / "sample-scan.pdf", dpi=200)
     src = pdfium.PdfDocument(str(scan))
@@ -66,7 +66,7 @@ def head(src: Path, path: Path, pages: int) -> Path:
 def measure(pdf: Path, work: Path) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     report = work / f"{pdf.stem}.json"
-    cmd = [sys.executable, "-m", "flows.cli", "ingest", str(pdf), "--data-dir", str(work / f"{pdf.stem}-data"),
+    cmd = [sys.executable, "-m", "folioflow.flows.cli", "ingest", str(pdf), "--data-dir", str(work / f"{pdf.stem}-data"),
            "--report", str(report), "--no-progress", "--workers", "1"]
     code, seconds, peak, tail = run_sampled(cmd, ingest_env(), timeout=7200)
     if code != 0:

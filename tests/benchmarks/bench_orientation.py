@@ -23,9 +23,9 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ocr.engines.orientation import OrientationDetector, rotate_upright
-from ocr.render import open_document
-from ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.ocr.engines.orientation import OrientationDetector, rotate_upright
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
 CORPUS = Path(os.environ.get("FOLIOFLOW_CORPUS", ROOT.parent / "shared" / "corpus")) / "C_scanned_multilang"
 

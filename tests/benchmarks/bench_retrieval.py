@@ -25,7 +25,7 @@ corpus, reported as such); without it, every filing.
   per stage (convert, chunk, embed, store; summed over worker threads);
 * the baseline's share of chunks longer than the model's 256-token window (silently truncated by
   sentence-transformers), folioflow's share (0 by construction: the chunker counts tokens);
-* retrieval through :func:`indexing.evaluation.evaluate_retrieval` (the code behind
+* retrieval through :func:`folioflow.indexing.evaluation.evaluate_retrieval` (the code behind
   ``folioflow eval retrieval``): hit@1/5/10 of the evidence page and MRR, document-level hit@k,
   and hit@5 within the question's own filing (search filtered to that filing). FinanceBench's
   evidence pages are 0-based and converted; questions whose filing is absent are skipped.
@@ -116,7 +116,7 @@ def pick_filings(pdfs: Path, questions, limit: int | None) -> list[Path]:
     files = sorted(pdfs.glob("*.pdf"))
     if not limit:
         return files
-    from indexing.evaluation import doc_key
+    from folioflow.indexing.evaluation import doc_key
 
     wanted = {d for q in questions for d in q.docs}
     candidates = [f for f in files if doc_key(f.name) in wanted]
@@ -130,10 +130,10 @@ class FolioIngest:
 
     def __init__(self, work: Path, name: str = "folio", chunking: dict | None = None, cache_url: str | None = None,
                  clock: bool = True):
-        from flows.pipeline import Pipeline
-        from flows.settings import Settings
-        from flows.stages import Stages
-        from indexing.indexer import Indexer
+        from folioflow.flows.pipeline import Pipeline
+        from folioflow.flows.settings import Settings
+        from folioflow.flows.stages import Stages
+        from folioflow.indexing.indexer import Indexer
 
         self.settings = Settings(data_dir=work / name, workers=2, chunking=chunking or {}, cache_url=cache_url)
         self.clock = StageClock()
@@ -151,7 +151,7 @@ class FolioIngest:
 
     def run(self, files: list[Path]) -> dict:
         """Ingest ``files``; returns this round's figures and adds them to :attr:`totals`."""
-        from flows.ingest import run_ingest
+        from folioflow.flows.ingest import run_ingest
 
         warm0 = self.clock.seconds["warm_up (models, store)"]
         t0, cpu0 = time.perf_counter(), time.process_time()
@@ -194,9 +194,9 @@ def folio_token_stats(work: Path) -> tuple[float, dict]:
     ``token_count`` payload, counted by the chunker with the model's tokenizer), and the spread."""
     import numpy as np
 
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.store import open_store
 
     store = open_store(Pipeline.store_settings(Settings(data_dir=work / "folio")))
     try:
@@ -231,7 +231,7 @@ def open_baseline(work: Path):
     from qdrant_client.http import models
     from sentence_transformers import SentenceTransformer
 
-    from indexing.embedder import default_model_path
+    from folioflow.indexing.embedder import default_model_path
 
     class Adapter(STEmbeddings, Embeddings):
         pass
@@ -282,7 +282,7 @@ def baseline_searcher(store, within: set[str] | None = None):
     score a snapshot against the same set of filings as folioflow's)."""
     from qdrant_client.http import models
 
-    from indexing.evaluation import RankedHit, doc_key
+    from folioflow.indexing.evaluation import RankedHit, doc_key
 
     def search(query: str, k: int, restrict):
         flt = None
@@ -303,7 +303,7 @@ def tag_doc_keys(store) -> None:
     """Add ``metadata.doc_key`` (file stem) to every baseline point so the own-filing scope can filter
     on it (PyPDFLoader records the absolute path as ``source``); done after timing, untimed."""
 
-    from indexing.evaluation import doc_key
+    from folioflow.indexing.evaluation import doc_key
 
     client = store.client
     offset = None
@@ -398,7 +398,7 @@ def main() -> None:
         evaluate_snapshot(args)
         return
 
-    from indexing.evaluation import doc_key, evaluate_retrieval
+    from folioflow.indexing.evaluation import doc_key, evaluate_retrieval
 
     started = time.perf_counter()
     questions, files = start_run(args)
@@ -464,11 +464,11 @@ def main() -> None:
     save()
     tag_doc_keys(base_store)
 
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.embedder import Embedder
-    from indexing.evaluation.folio import collection_docs, folio_searchers
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.evaluation.folio import collection_docs, folio_searchers
+    from folioflow.indexing.store import open_store
 
     store = open_store(Pipeline.store_settings(Settings(data_dir=args.work / "folio")))
     points = store.count()
@@ -518,7 +518,7 @@ def start_run(args) -> tuple[list, list[Path]]:
     emptied."""
     import random
 
-    from indexing.evaluation import load_questions
+    from folioflow.indexing.evaluation import load_questions
 
     questions = load_questions(args.questions)
     files = pick_filings(args.pdfs, questions, args.docs)
@@ -538,11 +538,11 @@ def variant_ingest(args, folio: FolioIngest) -> FolioIngest:
 def compare_variant(args) -> None:
     """folioflow with its default chunking against ``--variant-chunking`` (no baseline): the same
     filings in the same rounds, the variant reading folioflow's page cache; retrieval of both."""
-    from flows.pipeline import Pipeline
-    from indexing.embedder import Embedder
-    from indexing.evaluation import doc_key, evaluate_retrieval
-    from indexing.evaluation.folio import collection_docs, folio_searchers
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.evaluation import doc_key, evaluate_retrieval
+    from folioflow.indexing.evaluation.folio import collection_docs, folio_searchers
+    from folioflow.indexing.store import open_store
 
     started = time.perf_counter()
     questions, files = start_run(args)
@@ -602,12 +602,12 @@ def evaluate_snapshot(args) -> None:
     from qdrant_client import QdrantClient
     from sentence_transformers import SentenceTransformer
 
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.embedder import Embedder, default_model_path
-    from indexing.evaluation import doc_key, evaluate_retrieval, load_questions
-    from indexing.evaluation.folio import collection_docs, folio_searchers
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.embedder import Embedder, default_model_path
+    from folioflow.indexing.evaluation import doc_key, evaluate_retrieval, load_questions
+    from folioflow.indexing.evaluation.folio import collection_docs, folio_searchers
+    from folioflow.indexing.store import open_store
 
     class Adapter(STEmbeddings, Embeddings):
         pass
@@ -655,16 +655,16 @@ def evaluate_snapshot(args) -> None:
 
 def folio_reingest_subset(files: list[Path], work: Path) -> float:
     """Seconds of folioflow's flow re-ingesting ``files`` (all unchanged: skipped)."""
-    from flows.ingest import run_ingest
-    from flows.settings import Settings
+    from folioflow.flows.ingest import run_ingest
+    from folioflow.flows.settings import Settings
 
     return run_ingest([str(f) for f in files], Settings(data_dir=work / "folio", workers=2)).seconds
 
 
 def store_points(work: Path) -> int:
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.store import open_store
 
     store = open_store(Pipeline.store_settings(Settings(data_dir=work / "folio")))
     try:

@@ -6,7 +6,7 @@ contracts cut into 200-token windows) with their MiniLM embeddings, read from
 here on the CPU when absent (slow) and cached there. Queries: the FinanceBench questions, embedded
 here with the same model.
 
-For each backend, through folioflow's own :class:`indexing.store.ChunkStore` interface (dense +
+For each backend, through folioflow's own :class:`folioflow.indexing.store.ChunkStore` interface (dense +
 BM25 vectors + full payload, ``replace_document`` per document of 100 chunks, as ingestion does):
 
 * upsert rate (points/s), then ``optimize()`` (Edge builds HNSW; local mode has nothing to build),
@@ -48,7 +48,7 @@ def load_vectors(pieces: list[str]) -> np.ndarray:
     files = sorted(glob.glob(str(CACHE / "vec" / "vecA-*.npy"))) + sorted(glob.glob(str(CACHE / "vec" / "vecB-*.npy")))
     vecs = np.concatenate([np.load(f).astype(np.float32) for f in files]) if files else np.zeros((0, 384), np.float32)
     if len(vecs) < len(pieces):
-        from indexing.embedder import Embedder
+        from folioflow.indexing.embedder import Embedder
 
         print(f"embedding {len(pieces) - len(vecs)} pieces on the CPU (no cached vectors)...", flush=True)
         more = Embedder(device="cpu").encode(pieces[len(vecs):])
@@ -59,9 +59,9 @@ def load_vectors(pieces: list[str]) -> np.ndarray:
 
 
 def make_chunks(pieces: list[str], per_doc: int):
-    from chunking.schema import Chunk, ChunkKind
-    from indexing.registry import DocumentRecord
-    from ocr.ids import doc_id_for, sha256_text
+    from folioflow.chunking.schema import Chunk, ChunkKind
+    from folioflow.indexing.registry import DocumentRecord
+    from folioflow.ocr.ids import doc_id_for, sha256_text
 
     docs = []
     for d in range(0, len(pieces), per_doc):
@@ -81,7 +81,7 @@ def du(path: Path) -> int:
 
 
 def run_backend(backend: str, docs, vecs, sparse_docs, queries, qsparse, exact_top, hybrid_queries: int) -> dict:
-    from indexing.store import SearchFilter, StoreSettings, open_store  # noqa: F401
+    from folioflow.indexing.store import SearchFilter, StoreSettings, open_store  # noqa: F401
 
     root = Path(tempfile.mkdtemp(prefix=f"bench-{backend}-"))
     settings = StoreSettings(data_dir=root, backend=backend)
@@ -139,8 +139,8 @@ def main() -> None:
                     help="questions timed in hybrid mode (local mode scores BM25 in Python: seconds a query)")
     args = ap.parse_args()
 
-    from indexing.embedder import Embedder
-    from indexing.sparse import BM25Encoder
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.sparse import BM25Encoder
 
     pieces = corpus_pieces(args.n)
     vecs = load_vectors(pieces)

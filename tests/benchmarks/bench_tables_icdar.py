@@ -23,9 +23,9 @@ from pathlib import Path
 import pdfplumber
 import pypdfium2 as pdfium
 
-from ocr.layout.lines import build_lines
-from ocr.layout.pdfpage import read_page
-from ocr.layout.tables import find_tables
+from folioflow.ocr.layout.lines import build_lines
+from folioflow.ocr.layout.pdfpage import read_page
+from folioflow.ocr.layout.tables import find_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("FOLIOFLOW_CORPUS", ROOT.parent / "shared" / "corpus"))

@@ -66,9 +66,9 @@ def baseline(path: Path, pages: list[int]) -> tuple[float, float]:
 
 def folioflow(path: Path, pages: list[int]) -> tuple[float, float, Counter]:
     """(wall, CPU) seconds and table counts for the text engine on ``pages`` (1-based)."""
-    from ocr.engines.text_layer import TextLayerEngine
-    from ocr.render import open_document
-    from ocr.schema import BlockType
+    from folioflow.ocr.engines.text_layer import TextLayerEngine
+    from folioflow.ocr.render import open_document
+    from folioflow.ocr.schema import BlockType
 
     engine = TextLayerEngine()
     counts: Counter = Counter()

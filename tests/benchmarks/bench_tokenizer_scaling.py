@@ -1,6 +1,6 @@
 """Host tokenizer capacity: texts/s of the model's Rust tokenizer in N single-threaded processes.
 
-The GPU fast path from texts is bound by the host's tokenizer (see :mod:`indexing.gpu_encode`).
+The GPU fast path from texts is bound by the host's tokenizer (see :mod:`folioflow.indexing.gpu_encode`).
 This measures how that capacity grows with cores: for N in ``--procs``, N spawned processes
 (``RAYON_NUM_THREADS=1``) each tokenize the same ``--n`` texts (``bench_gpu_embed.make_texts``)
 after a barrier, with ``encode_batch`` and with ``encode_batch_fast`` (no character offsets).

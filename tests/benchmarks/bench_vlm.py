@@ -33,10 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, print_report, run_bench  # noqa: E402
-from ocr.vlm.bench_doc import write_bench_pdf  # noqa: E402
-from ocr.vlm.serve import load_serve_config, plan_servers  # noqa: E402
-from ocr.vlm.supervisor import Supervisor  # noqa: E402
+from folioflow.ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, print_report, run_bench  # noqa: E402
+from folioflow.ocr.vlm.bench_doc import write_bench_pdf  # noqa: E402
+from folioflow.ocr.vlm.serve import load_serve_config, plan_servers  # noqa: E402
+from folioflow.ocr.vlm.supervisor import Supervisor  # noqa: E402
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ def _documents(corpus: Path) -> list[tuple[str, str]]:
     """(name, text) of every usable corpus document, in a fixed order."""
     import pypdfium2 as pdfium
 
-    from ocr.render import PDFIUM_LOCK
+    from folioflow.ocr.render import PDFIUM_LOCK
 
     docs: list[tuple[str, str]] = []
     for pdf in sorted((corpus / "A_finance" / "financebench" / "pdfs").glob("*.pdf")):

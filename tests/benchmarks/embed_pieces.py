@@ -1,4 +1,4 @@
-"""Embed benchmark pieces (JSON lines of strings, optionally .xz) with :class:`indexing.embedder.Embedder`
+"""Embed benchmark pieces (JSON lines of strings, optionally .xz) with :class:`folioflow.indexing.embedder.Embedder`
 and save the vectors as float16 ``.npy`` shards of at most ``--shard`` rows (``NAME-000.npy``...).
 
 Used to build the 100k real-chunk vectors of ``bench_stores.py`` on a GPU host (the vectors are
@@ -32,7 +32,7 @@ def main() -> None:
     opener = lzma.open if args.pieces.endswith(".xz") else open
     with opener(args.pieces, "rt", encoding="utf-8") as fh:
         pieces = [json.loads(line) for line in fh]
-    from indexing.embedder import Embedder
+    from folioflow.indexing.embedder import Embedder
 
     emb = Embedder(args.model, device=args.device).warm_up()
     t0 = time.perf_counter()

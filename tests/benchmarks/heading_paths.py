@@ -1,5 +1,5 @@
 """Heading-path hygiene of a kept folioflow store: how many chunks carry a lead-in sentence (a
-title that :func:`ocr.layout.blocks.reads_as_sentence` flags: "... as follows:", "See accompanying
+title that :func:`folioflow.ocr.layout.blocks.reads_as_sentence` flags: "... as follows:", "See accompanying
 notes ... statements.") somewhere in their heading path, and the most frequent such titles.
 
 Run after ``bench_retrieval.py --keep`` (or on any data directory):
@@ -23,10 +23,10 @@ def main() -> None:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--top", type=int, default=20)
     args = ap.parse_args()
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.store import open_store
-    from ocr.layout.blocks import reads_as_sentence
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.store import open_store
+    from folioflow.ocr.layout.blocks import reads_as_sentence
 
     data = args.work / "folio" if (args.work / "folio").is_dir() else args.work
     store = open_store(Pipeline.store_settings(Settings(data_dir=data)))

@@ -1,5 +1,5 @@
 """What the finance glossary and title routing each add: hybrid retrieval over a store kept by
-``bench_retrieval.py --keep``, with :class:`~indexing.retriever.FolioRetriever`'s
+``bench_retrieval.py --keep``, with :class:`~folioflow.indexing.retriever.FolioRetriever`'s
 ``route_titles`` and ``glossary`` switched on and off (four retrievers, same store, same questions).
 
 Prints page and document hit@1/5/10 and MRR@10 per retriever, over the shared store and within
@@ -34,14 +34,14 @@ def main() -> None:
     if not args.questions.is_file():
         raise SystemExit(f"corpus absent: {args.questions}")
 
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.embedder import Embedder
-    from indexing.evaluation import evaluate_retrieval, load_questions
-    from indexing.evaluation.folio import collection_docs
-    from indexing.evaluation.metrics import RankedHit
-    from indexing.retriever import FolioRetriever
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.evaluation import evaluate_retrieval, load_questions
+    from folioflow.indexing.evaluation.folio import collection_docs
+    from folioflow.indexing.evaluation.metrics import RankedHit
+    from folioflow.indexing.retriever import FolioRetriever
+    from folioflow.indexing.store import open_store
 
     store = open_store(Pipeline.store_settings(Settings(data_dir=args.work / "folio")))
     docs = collection_docs(store)

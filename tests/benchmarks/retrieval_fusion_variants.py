@@ -6,7 +6,7 @@ whole store, within the question's own filing, and within the documents title ro
 cached in ``WORK/rankings.pkl``) and re-fuses those rankings offline in several ways, so variants
 of the retriever's fusion can be compared without re-ingesting:
 
-* ``current``: what :class:`~indexing.retriever.FolioRetriever` did before page scoring (RRF k=60
+* ``current``: what :class:`~folioflow.indexing.retriever.FolioRetriever` did before page scoring (RRF k=60
   of 40 dense and 40 sparse candidates, then RRF with the routed search, one chunk per page);
   ``page agg .3`` is what it does now;
 * deeper candidate lists, another RRF ``k``, a heavier routed ranking, page-level score
@@ -43,21 +43,21 @@ if not args.questions.is_file():
 if not (args.work / "folio").is_dir():
     raise SystemExit(f"no folioflow store under {args.work} (run bench_retrieval.py --keep first)")
 
-from indexing.evaluation import load_questions
-from indexing.evaluation.metrics import RankedHit, page_relevant, first_rank
-from indexing.evaluation.folio import collection_docs
-from indexing.glossary import FINANCE
+from folioflow.indexing.evaluation import load_questions
+from folioflow.indexing.evaluation.metrics import RankedHit, page_relevant, first_rank
+from folioflow.indexing.evaluation.folio import collection_docs
+from folioflow.indexing.glossary import FINANCE
 
 questions = load_questions(args.questions)
 cache = args.cache or args.work / "rankings.pkl"
 if cache.exists():
     data = pickle.loads(cache.read_bytes())
 else:
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.embedder import Embedder
-    from indexing.retriever import FolioRetriever
-    from indexing.store import SearchFilter, open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.retriever import FolioRetriever
+    from folioflow.indexing.store import SearchFilter, open_store
 
     store = open_store(Pipeline.store_settings(Settings(data_dir=args.work / "folio")))
     docs = collection_docs(store)

@@ -42,10 +42,10 @@ def main() -> None:
     if args.tokens:
         token_stats(args.work, data_pages=json.loads(args.json.read_text())["pages"])
 
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.evaluation import doc_key, load_questions
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.evaluation import doc_key, load_questions
+    from folioflow.indexing.store import open_store
 
     data = json.loads(args.json.read_text())
     results = data["retrieval"]["results"]
@@ -111,10 +111,10 @@ def token_stats(work: Path, data_pages: int) -> None:
     """Chunks and embedded tokens per page, folioflow vs the baseline (see module docstring)."""
     from qdrant_client import QdrantClient
 
-    from chunking.tokens import default_counter
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from indexing.store import open_store
+    from folioflow.chunking.tokens import default_counter
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.indexing.store import open_store
 
     store = open_store(Pipeline.store_settings(Settings(data_dir=work / "folio")))
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from chunking.tokens import HFTokenCounter
+from folioflow.chunking.tokens import HFTokenCounter
 
 
 @lru_cache(maxsize=1)

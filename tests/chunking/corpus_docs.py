@@ -1,4 +1,4 @@
-"""Real documents from ``../shared/corpus`` as :class:`ocr.schema.Document` objects, for the chunking
+"""Real documents from ``../shared/corpus`` as :class:`folioflow.ocr.schema.Document` objects, for the chunking
 tests and ``tests/benchmarks/bench_chunking.py``.
 
 * docling ground truth (``D_layout_math_tables/docling_pdf/groundtruth/*.json``): pages, Markdown
@@ -9,7 +9,7 @@ tests and ``tests/benchmarks/bench_chunking.py``.
   to Markdown on its page (HTML with ``rowspan``/``colspan`` when the table has spans, else a pipe
   table), first row as header; a table continued on the next page becomes a second region there.
 * FinanceBench filings through folioflow's own embedded text-layer engine
-  (:class:`ocr.converter.DocumentConverter`, ``engine="text"``: Markdown with headings, pipe tables,
+  (:class:`folioflow.ocr.converter.DocumentConverter`, ``engine="text"``: Markdown with headings, pipe tables,
   page headers/footers and bboxes), or through the simple extraction below where that engine is
   not available.
 * PDFs through a simple text extraction (pypdfium2 text per page; lines grouped into paragraphs;
@@ -24,7 +24,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ocr.schema import BBox, Block, BlockType, Document, Page, SourceRef
+from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, SourceRef
 
 DOCLING = "D_layout_math_tables/docling_pdf/groundtruth"
 OMNIDOC = "C_scanned_multilang/omnidocbench_demo/mds"
@@ -35,7 +35,7 @@ FINANCEBENCH = "A_finance/financebench/pdfs"
 
 def make_document(name: str, pages: list[Page]) -> Document:
     """A Document around ready pages (doc id and hash derived from the name)."""
-    from ocr.ids import doc_id_for, sha256_text
+    from folioflow.ocr.ids import doc_id_for, sha256_text
 
     uri = f"file:///corpus/{name}"
     return Document(doc_id=doc_id_for(uri), content_hash=sha256_text(name), source=SourceRef(uri=uri, path=name),
@@ -239,7 +239,7 @@ def pdf_text_document(path: Path, max_pages: int | None = None, extra: dict[int,
     blocks appended to given pages (1-based)."""
     import pypdfium2 as pdfium
 
-    from ocr.render import PDFIUM_LOCK
+    from folioflow.ocr.render import PDFIUM_LOCK
 
     pages = []
     with PDFIUM_LOCK:
@@ -263,9 +263,9 @@ def pdf_text_document(path: Path, max_pages: int | None = None, extra: dict[int,
 
 
 def filing_document(path: Path, max_pages: int | None = None) -> Document:
-    """A filing through the text-layer engine (``ocr.converter``), else :func:`pdf_text_document`."""
+    """A filing through the text-layer engine (``folioflow.ocr.converter``), else :func:`pdf_text_document`."""
     try:
-        from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+        from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
     except ImportError:
         return pdf_text_document(path, max_pages=max_pages)
     options = ConvertOptions(engine="text", page_range=f"1-{max_pages}" if max_pages else None)

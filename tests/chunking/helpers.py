@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocr.schema import Block, Document, Page, PageStatus, SourceRef
+from folioflow.ocr.schema import Block, Document, Page, PageStatus, SourceRef
 
 
 def make_doc(*pages: str, blocks: dict[int, list[Block]] | None = None, failed: tuple[int, ...] = ()) -> Document:

@@ -1,14 +1,14 @@
-"""chunking.evaluation: the chunker's own output has no failure; hand-made faulty chunkings are
+"""folioflow.chunking.evaluation: the chunker's own output has no failure; hand-made faulty chunkings are
 caught in the right category (tables cut, formulas cut, over the limit, heading paths, words lost)."""
 
 from __future__ import annotations
 
-from chunking.chunker import Chunker
-from chunking.evaluation import CATEGORIES, evaluate_document_chunks
-from chunking.schema import Chunk, ChunkKind
-from chunking.sections import contextualize
-from chunking.tokens import default_counter
-from ocr.ids import sha256_text
+from folioflow.chunking.chunker import Chunker
+from folioflow.chunking.evaluation import CATEGORIES, evaluate_document_chunks
+from folioflow.chunking.schema import Chunk, ChunkKind
+from folioflow.chunking.sections import contextualize
+from folioflow.chunking.tokens import default_counter
+from folioflow.ocr.ids import sha256_text
 from tests.chunking.helpers import make_doc, pipe_table, prose
 
 TABLE = pipe_table(6)

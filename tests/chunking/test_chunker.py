@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from chunking.chunker import Chunker, ChunkerOptions, contextualize
-from chunking.schema import ChunkKind
-from chunking.tokens import default_counter
-from ocr.errors import ConfigurationError
-from ocr.schema import BBox, Block, BlockType
+from folioflow.chunking.chunker import Chunker, ChunkerOptions, contextualize
+from folioflow.chunking.schema import ChunkKind
+from folioflow.chunking.tokens import default_counter
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.schema import BBox, Block, BlockType
 from tests.chunking.helpers import make_doc, pipe_table, prose
-from chunking.invariants import check_chunks
+from folioflow.chunking.invariants import check_chunks
 
 
 @pytest.fixture(scope="module")
@@ -341,7 +341,7 @@ def test_documents_chunked_on_several_threads_get_the_same_chunks(counter):
 def test_document_title_goes_above_every_embedded_text_within_the_limit(counter):
     """``document_title``: the file name (or the source's ``title`` metadata) heads every embedded
     text, counted in the limit; the heading path and the chunk text are unchanged."""
-    from chunking.chunker import document_title
+    from folioflow.chunking.chunker import document_title
 
     pages = (f"# Management's Discussion and Analysis\n\n{prose(50)}", pipe_table(30))
     plain = chunk(counter, *pages)
@@ -401,7 +401,7 @@ def test_a_split_table_needs_fewer_parts_as_compact_rows(counter):
 
 
 def test_compact_tables_keeps_text_around_tables():
-    from chunking.tables import compact_tables
+    from folioflow.chunking.tables import compact_tables
 
     md = ("Intro.\n\n| Item | 2018 |  |\n|---|---|---|\n| Sales | $ | 1,204 |\n| Margin | 12.5 | % |\n\nAfter.\n\n"
           "<table><tr><th>Region</th><th>Q1</th></tr>\n<tr><td>North</td><td></td></tr></table>\nNote under the table")
@@ -411,7 +411,7 @@ def test_compact_tables_keeps_text_around_tables():
 
 
 def test_compact_tables_writes_every_table_of_an_html_block():
-    from chunking.tables import compact_tables
+    from folioflow.chunking.tables import compact_tables
 
     md = "<table><tr><td>A</td><td>1</td></tr></table>\n<table><tr><td>B</td><td>2</td></tr></table>\nafter"
     assert compact_tables(md) == "A | 1\nB | 2\nafter"

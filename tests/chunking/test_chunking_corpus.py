@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from chunking.chunker import Chunker, ChunkerOptions
-from chunking.tokens import default_counter
+from folioflow.chunking.chunker import Chunker, ChunkerOptions
+from folioflow.chunking.tokens import default_counter
 from tests.chunking import corpus_docs
-from chunking.invariants import check_chunks, source_facts
+from folioflow.chunking.invariants import check_chunks, source_facts
 
 pytestmark = pytest.mark.corpus
 
@@ -53,7 +53,7 @@ def test_families_exercise_tables_and_formulas(sets):
 @pytest.mark.parametrize("family", ["docling_md", "docling_json"])
 def test_heading_paths_follow_the_markdown_headings(sets, counter, family):
     chunker = Chunker(counter, ChunkerOptions(infer_heading_levels=False))
-    from chunking.invariants import path_failures
+    from folioflow.chunking.invariants import path_failures
 
     failures = {}
     for doc in sets[family]:

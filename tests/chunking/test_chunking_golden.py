@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from chunking.chunker import Chunker, ChunkerOptions
-from chunking.tokens import default_counter
+from folioflow.chunking.chunker import Chunker, ChunkerOptions
+from folioflow.chunking.tokens import default_counter
 from tests.chunking import corpus_docs
 
 HERE = Path(__file__).parent

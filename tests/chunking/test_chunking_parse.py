@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from chunking.headers import mark_furniture, normalise_furniture
-from chunking.parse import parse_markdown
-from chunking.sections import build_sections, fit_heading_path, numbering_depth
-from chunking.sentences import sentence_spans
-from chunking.tables import merge_continued, parse_table, row_as_key_values
-from chunking.tokens import default_counter
+from folioflow.chunking.headers import mark_furniture, normalise_furniture
+from folioflow.chunking.parse import parse_markdown
+from folioflow.chunking.sections import build_sections, fit_heading_path, numbering_depth
+from folioflow.chunking.sentences import sentence_spans
+from folioflow.chunking.tables import merge_continued, parse_table, row_as_key_values
+from folioflow.chunking.tokens import default_counter
 
 
 def kinds(md: str) -> list[str]:

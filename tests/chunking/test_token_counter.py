@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from chunking.tokens import HFTokenCounter, TokenCounter, default_counter
-from ocr.errors import ConfigurationError
+from folioflow.chunking.tokens import HFTokenCounter, TokenCounter, default_counter
+from folioflow.ocr.errors import ConfigurationError
 
 
 def test_default_counter_is_minilm_with_its_sentence_transformers_limit():

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli.query_view import QUERY_KEYS
-from ocr.samples import SAMPLE_FACTS, write_sample_pdf
+from folioflow.flows.cli.query_view import QUERY_KEYS
+from folioflow.ocr.samples import SAMPLE_FACTS, write_sample_pdf
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def folioflow(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home)}
     env.pop("PREFECT_API_URL", None)  # ephemeral mode, as on a fresh machine
-    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900, stdin=subprocess.DEVNULL)
 
 
@@ -88,7 +88,7 @@ def test_ephemeral_server_that_does_not_start_is_one_error_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(tmp_path / "home"),
            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "0"}
     env.pop("PREFECT_API_URL", None)
-    run = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(pdf), "--report", "r.json", "--no-progress"],
+    run = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "ingest", str(pdf), "--report", "r.json", "--no-progress"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     assert run.returncode == 1, run.stdout + run.stderr[-3000:]
     errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
@@ -114,7 +114,7 @@ def test_a_prefect_database_from_a_newer_prefect_is_named(tmp_path):
            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "0"}
     env.pop("PREFECT_API_URL", None)
     env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
-    run = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(pdf), "--no-progress"],
+    run = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "ingest", str(pdf), "--no-progress"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     assert run.returncode == 1, run.stdout + run.stderr[-3000:]
     errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
@@ -127,7 +127,7 @@ def test_show_query_and_status_find_documents_and_say_what_failed(tmp_path):
     lists the candidates); a --source or --doc filter that matches no indexed document exits 1
     with the reason; a document whose only page failed is failed in the registry with its page
     error, shown by `status --documents`, `show` and `query --doc`; `ingest --force` is in --help."""
-    from flows.reliability.hostile import image_page, raw_pdf, text_page
+    from folioflow.flows.reliability.hostile import image_page, raw_pdf, text_page
 
     docs = tmp_path / "docs"
     write_sample_pdf(docs / "a" / "sample.pdf")

@@ -11,8 +11,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from flows.cli import app
-from ocr.samples import write_sample_pdf
+from folioflow.flows.cli import app
+from folioflow.ocr.samples import write_sample_pdf
 
 
 def invoke(*args: str):
@@ -61,7 +61,7 @@ def test_bad_options_exit_non_zero(inputs, tmp_path):
     assert invoke(str(inputs), "-o", str(tmp_path / "o"), "--page-range", "x-").exit_code == 2
     result = invoke(str(inputs), "-o", str(tmp_path / "o"), "--ocr-endpoint", "http://localhost:9/v1")
     try:
-        import ocr.vlm  # noqa: F401
+        import folioflow.ocr.vlm  # noqa: F401
     except ImportError:
         assert result.exit_code == 2 and "vLLM engine not available in this build" in result.output
 

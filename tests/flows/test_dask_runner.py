@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from flows.ingest import run_ingest
-from flows.pipeline import Pipeline
-from flows.runner import build_task_runner
-from flows.settings import load_settings
-from indexing.store import open_store
+from folioflow.flows.ingest import run_ingest
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.runner import build_task_runner
+from folioflow.flows.settings import load_settings
+from folioflow.indexing.store import open_store
 from tests.flows.docs import write_memo
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,8 @@ from datetime import timedelta
 
 import pytest
 
-from flows.deploy import ROOT
-from flows.tasks import OCR_TAG
+from folioflow.flows.deploy import ROOT
+from folioflow.flows.tasks import OCR_TAG
 from tests.flows.docs import write_memo
 from tests.flows.servers import stop
 
@@ -29,7 +29,7 @@ def _env(server_env: dict) -> dict:
 
 
 def _folioflow(server_env, *args, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT, env=_env(server_env),
+    return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=ROOT, env=_env(server_env),
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -150,7 +150,7 @@ def test_serve_runs_the_watch_deployment(deployed, tmp_path):
     server_env = {"PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_HOME": str(tmp_path / "serve-home")}
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:
-        served = subprocess.Popen([sys.executable, "-m", "flows.cli", "serve", "--config", str(config), "--ocr-slots", "1"],
+        served = subprocess.Popen([sys.executable, "-m", "folioflow.flows.cli", "serve", "--config", str(config), "--ocr-slots", "1"],
                                   cwd=ROOT, env=_env(server_env), stdout=out, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -173,7 +173,7 @@ def test_serve_runs_the_watch_deployment(deployed, tmp_path):
             ingest = client.read_deployment_by_name("ingest/folioflow-ingest")
             of_ingest = DeploymentFilter(id=DeploymentFilterId(any_=[ingest.id]))
             earlier = {r.id for r in client.read_flow_runs(deployment_filter=of_ingest)}
-            emit = [sys.executable, "-c", "from flows.events import emit_source_changed as e; e('memos', ['memo.pdf'])"]
+            emit = [sys.executable, "-c", "from folioflow.flows.events import emit_source_changed as e; e('memos', ['memo.pdf'])"]
             subprocess.run(emit, cwd=ROOT, env=_env(server_env), check=True, timeout=120, stdin=subprocess.DEVNULL)
             deadline, triggered = time.monotonic() + 180, []
             while not triggered and time.monotonic() < deadline:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.pipeline import Pipeline
-from flows.settings import Settings
-from flows.sources import discover
-from ocr.samples import SAMPLE_FACTS, write_sample_pdf
+from folioflow.flows.cli import app
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.settings import Settings
+from folioflow.flows.sources import discover
+from folioflow.ocr.samples import SAMPLE_FACTS, write_sample_pdf
 
 OCR_TESTS = Path(__file__).resolve().parents[1] / "ocr" / "data" / "olmocr_sample_tests.jsonl"
 runner = CliRunner()
@@ -80,7 +80,7 @@ def test_eval_chunks(ingested, tmp_path):
 
 def test_eval_ocr_compares_engines(tmp_path):
     write_sample_pdf(tmp_path / "pdfs" / "sample.pdf")
-    out, png = tmp_path / "ocr.json", tmp_path / "ocr.png"
+    out, png = tmp_path / "folioflow.ocr.json", tmp_path / "folioflow.ocr.png"
     result = invoke("eval", "ocr", "--tests", str(OCR_TESTS), "--pdfs", str(tmp_path / "pdfs"), "--engine", "text",
                     "--engine", "auto", "--json", str(out), "--plot", str(png), "--no-progress")
     assert result.exit_code == 0, result.output
@@ -114,8 +114,8 @@ def test_eval_errors_are_one_line(tmp_path):
 def test_plot_without_matplotlib_says_how_to_install(tmp_path, monkeypatch):
     import sys
 
-    from flows.cli.eval_plot import bar_chart
-    from ocr.errors import ConfigurationError
+    from folioflow.flows.cli.eval_plot import bar_chart
+    from folioflow.ocr.errors import ConfigurationError
 
     bar_chart({"a": {"x": 0.5, "y": 1.0}, "b": {"x": 0.25}}, tmp_path / "ok.png", "t", "share")
     assert (tmp_path / "ok.png").stat().st_size > 5_000

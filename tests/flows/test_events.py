@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 import time
 
-from flows.events import EVENT, changes_by_source, source_resource, watch_files
-from flows.settings import load_settings
-from flows.source_config import SourceConfig
+from folioflow.flows.events import EVENT, changes_by_source, source_resource, watch_files
+from folioflow.flows.settings import load_settings
+from folioflow.flows.source_config import SourceConfig
 
 
 def test_changes_are_grouped_and_filtered(tmp_path):

@@ -12,9 +12,9 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from flows.cli import app
-from flows.deploy import PREFECT_FILE, ROOT, load_project
-from flows.settings import Settings, load_settings
+from folioflow.flows.cli import app
+from folioflow.flows.deploy import PREFECT_FILE, ROOT, load_project
+from folioflow.flows.settings import Settings, load_settings
 
 COMPOSE = ROOT / "infra" / "compose" / "docker-compose.yml"
 

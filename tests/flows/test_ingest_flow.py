@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from flows.ingest import run_ingest
-from flows.pipeline import Pipeline
-from flows.settings import load_settings
-from indexing.store import SearchFilter, open_store
-from ocr.ids import doc_id_for
-from ocr.samples import SAMPLE_FACTS, write_sample_pdf, write_scanned_copy
+from folioflow.flows.ingest import run_ingest
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.settings import load_settings
+from folioflow.indexing.store import SearchFilter, open_store
+from folioflow.ocr.ids import doc_id_for
+from folioflow.ocr.samples import SAMPLE_FACTS, write_sample_pdf, write_scanned_copy
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +80,7 @@ def test_ingest_skip_change_prune(docs, tmp_path, prefect_harness):
 
 
 def test_query_finds_the_right_page(docs, tmp_path, prefect_harness):
-    from flows.cli.query_view import run_query
+    from folioflow.flows.cli.query_view import run_query
 
     settings = load_settings(data_dir=tmp_path / "data")
     run_ingest([str(docs / "report.pdf")], settings)

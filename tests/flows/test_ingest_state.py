@@ -9,7 +9,7 @@
   record and is retried (its good pages come from the page cache).
 * A pruned local document is reported with the path it was indexed from.
 
-Documents are generated: uncompressed PDFs (:func:`flows.reliability.hostile.raw_pdf`, so an edit
+Documents are generated: uncompressed PDFs (:func:`folioflow.flows.reliability.hostile.raw_pdf`, so an edit
 can keep the size), a scanned PNG drawn with Pillow, and a page whose image declares 90,000 x
 90,000 pixels (refused before decoding: the page fails with the reason).
 """
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from flows.ingest import run_ingest
-from flows.pipeline import Pipeline
-from flows.reliability.hostile import image_page, raw_pdf, text_page
-from flows.settings import load_settings
-from flows.stages import index_fingerprint, ocr_identity, settings_change
-from indexing.store import open_store
+from folioflow.flows.ingest import run_ingest
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.reliability.hostile import image_page, raw_pdf, text_page
+from folioflow.flows.settings import load_settings
+from folioflow.flows.stages import index_fingerprint, ocr_identity, settings_change
+from folioflow.indexing.store import open_store
 
 pytestmark = pytest.mark.slow
 
@@ -133,7 +133,7 @@ def test_ocr_identity_holds_what_decides_the_text_only():
     assert all(ocr_identity(s) != ocr_identity(base) for s in other)
     assert ocr_identity(base.model_copy(update={"engine": "text", "languages": ["deu"]})) == {"engine": "text"}
 
-    from chunking.chunker import ChunkerOptions
+    from folioflow.chunking.chunker import ChunkerOptions
 
     options = ChunkerOptions(max_tokens=256)
     old = index_fingerprint("m", options, ocr_identity(base))

@@ -9,11 +9,11 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from flows.listing import list_source
-from flows.source_config import SourceConfig
-from flows.settings import load_settings
-from ocr.errors import ConfigurationError
-from ocr.ids import doc_id_for
+from folioflow.flows.listing import list_source
+from folioflow.flows.source_config import SourceConfig
+from folioflow.flows.settings import load_settings
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.ids import doc_id_for
 
 
 def _tree(root: Path) -> Path:

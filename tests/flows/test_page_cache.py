@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flows.cache import PageCache
-from ocr.schema import Block, BlockType, Page, PageStatus
+from folioflow.flows.cache import PageCache
+from folioflow.ocr.schema import Block, BlockType, Page, PageStatus
 
 
 def _page(status=PageStatus.OK) -> Page:

@@ -16,11 +16,11 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from flows.pipeline import Pipeline
-from flows.settings import load_settings
-from indexing.store import open_store
-from ocr.ids import sha256_file
-from ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.settings import load_settings
+from folioflow.indexing.store import open_store
+from folioflow.ocr.ids import sha256_file
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def _scanned_pdf(folder: Path, copies: int = 3) -> Path:
 def _ingest(data: Path, docs: Path, home: Path, report: Path | None = None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home), "OMP_THREAD_LIMIT": "1"}
     env.pop("PREFECT_API_URL", None)
-    args = [sys.executable, "-m", "flows.cli", "ingest", str(docs), "--data-dir", str(data), "--no-progress"]
+    args = [sys.executable, "-m", "folioflow.flows.cli", "ingest", str(docs), "--data-dir", str(data), "--no-progress"]
     if report:
         args += ["--report", str(report)]
     return subprocess.Popen(args, cwd=data.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

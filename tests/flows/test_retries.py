@@ -7,9 +7,9 @@ from concurrent.futures.process import BrokenProcessPool
 import pytest
 from prefect import task
 
-from flows.settings import load_settings
-from flows.tasks import is_transient, retrying
-from ocr.errors import EncryptedDocumentError, EndpointError, StoreError, UnsupportedFormatError
+from folioflow.flows.settings import load_settings
+from folioflow.flows.tasks import is_transient, retrying
+from folioflow.ocr.errors import EncryptedDocumentError, EndpointError, StoreError, UnsupportedFormatError
 
 
 @pytest.mark.parametrize("exc, transient", [

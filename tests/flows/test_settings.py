@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flows.settings import load_settings
-from ocr.errors import ConfigurationError
+from folioflow.flows.settings import load_settings
+from folioflow.ocr.errors import ConfigurationError
 
 
 def test_defaults(monkeypatch):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flows.sources import discover
-from ocr.ids import doc_id_for
+from folioflow.flows.sources import discover
+from folioflow.ocr.ids import doc_id_for
 
 
 def tree(root: Path) -> Path:

@@ -9,12 +9,12 @@ import os
 import fsspec
 import pytest
 
-from flows.pipeline import Pipeline
-from flows.settings import load_settings
-from flows.source_config import SourceConfig
-from flows.watch import watch_flow
-from indexing.store import open_store
-from ocr.errors import ConfigurationError
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.settings import load_settings
+from folioflow.flows.source_config import SourceConfig
+from folioflow.flows.watch import watch_flow
+from folioflow.indexing.store import open_store
+from folioflow.ocr.errors import ConfigurationError
 from tests.flows.docs import memo_bytes, write_memo
 
 pytestmark = pytest.mark.slow
@@ -93,7 +93,7 @@ def test_watch_needs_sources(tmp_path, prefect_harness):
 
 
 def test_ingest_takes_object_store_urls_as_paths(tmp_path, http_server, prefect_harness):
-    from flows.ingest import run_ingest
+    from folioflow.flows.ingest import run_ingest
 
     root, base = http_server
     write_memo(root / "adhoc" / "memo.pdf", "Board memo", ["The board approved the dividend of 40 cents."])

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chunking.schema import Chunk, ChunkKind
-from indexing.registry import DocumentRecord
-from ocr.ids import doc_id_for, sha256_text
-from ocr.samples import SAMPLE_FACTS, SAMPLE_TABLE
+from folioflow.chunking.schema import Chunk, ChunkKind
+from folioflow.indexing.registry import DocumentRecord
+from folioflow.ocr.ids import doc_id_for, sha256_text
+from folioflow.ocr.samples import SAMPLE_FACTS, SAMPLE_TABLE
 
 #: A realistic two-document corpus (the sample annual report's statements, plus a services
 #: agreement), as (path, [(heading_path, kind, text, page)]).
@@ -63,7 +63,7 @@ def sample_documents(source: str = "default", tenant: str | None = None):
 
 
 class CachedEmbedder:
-    """The real :class:`~indexing.embedder.Embedder`, memoising vectors per text: the suites embed
+    """The real :class:`~folioflow.indexing.embedder.Embedder`, memoising vectors per text: the suites embed
     the same sample chunks in many tests, and a CPU shared with other work makes that the bulk of
     their time. Texts not seen before go to the model; everything else is delegated."""
 
@@ -88,7 +88,7 @@ class CachedEmbedder:
 @pytest.fixture(scope="session")
 def embedder():
     """The default embedding model on the CPU, loaded once (vectors memoised per text)."""
-    from indexing.embedder import Embedder
+    from folioflow.indexing.embedder import Embedder
 
     return CachedEmbedder(Embedder(device="cpu").warm_up())
 

@@ -1,4 +1,4 @@
-"""A reusable behaviour suite for :class:`indexing.store.ChunkStore` backends (after haystack's
+"""A reusable behaviour suite for :class:`folioflow.indexing.store.ChunkStore` backends (after haystack's
 document-store test mixins): subclass :class:`ChunkStoreSuite`, set ``backend`` (and ``url`` for a
 server), and pytest runs every test below against that backend."""
 
@@ -10,9 +10,9 @@ import uuid
 import numpy as np
 import pytest
 
-from indexing.indexer import Indexer
-from indexing.store import SearchFilter, StoreSettings, open_store
-from ocr.errors import ConfigurationError, StoreError, TenancyError
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.store import SearchFilter, StoreSettings, open_store
+from folioflow.ocr.errors import ConfigurationError, StoreError, TenancyError
 
 from .conftest import SAMPLE_DOCS, make_document, sample_documents
 

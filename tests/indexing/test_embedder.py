@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexing.embedder import DEFAULT_MODEL, Embedder
-from ocr.samples import SAMPLE_FACTS
+from folioflow.indexing.embedder import DEFAULT_MODEL, Embedder
+from folioflow.ocr.samples import SAMPLE_FACTS
 
 
 def test_default_model_shapes_and_normalisation(embedder):
@@ -33,14 +33,14 @@ def test_over_limit_inputs_are_counted_not_silent(embedder, caplog):
 
 
 def test_token_counter_matches_the_model_limit(embedder):
-    tokens = pytest.importorskip("chunking.tokens", reason="chunking.tokens not merged into this branch yet")
+    tokens = pytest.importorskip("folioflow.chunking.tokens", reason="folioflow.chunking.tokens not merged into this branch yet")
     counter = embedder.token_counter()
     assert isinstance(counter, tokens.HFTokenCounter) and counter.max_tokens == 256
     assert counter.count("hello world") == 4  # [CLS] hello world [SEP]
 
 
 def test_unknown_model_is_a_clear_error():
-    from ocr.errors import EmbeddingError
+    from folioflow.ocr.errors import EmbeddingError
 
     with pytest.raises(EmbeddingError, match="cannot load embedding model"):
         Embedder("/nonexistent/model-folder", device="cpu").warm_up()
@@ -52,8 +52,8 @@ def test_fast_path_matches_plain_encode(embedder, workers):
     run on the CPU: same vectors as sentence-transformers' encode, in input order."""
     from sentence_transformers import SentenceTransformer
 
-    from indexing.embedder import default_model_path
-    from indexing.gpu_encode import GpuEncoder
+    from folioflow.indexing.embedder import default_model_path
+    from folioflow.indexing.gpu_encode import GpuEncoder
 
     texts = [f"{v} (item {i})" * (1 + i % 5) for i, v in enumerate(list(SAMPLE_FACTS.values()) * 6)]
     texts.append("x " * 600)  # over the limit: truncated and counted
@@ -92,9 +92,9 @@ def test_multi_device_pool_matches_plain_encode_in_input_order(embedder, shared)
     off), run on two CPU workers: the same vectors as encode, in input order, over several calls
     of different sizes (the arenas grow; one text leaves a worker idle), from texts and from token
     ids, truncations counted across workers."""
-    from indexing.embedder import default_model_path
-    from indexing.gpu_encode import GpuEncoderPool
-    from indexing.gpu_tokenize import fast_tokenizer, tokenize_ids
+    from folioflow.indexing.embedder import default_model_path
+    from folioflow.indexing.gpu_encode import GpuEncoderPool
+    from folioflow.indexing.gpu_tokenize import fast_tokenizer, tokenize_ids
 
     texts = [f"{v} (clause {i})" * (1 + i % 7) for i, v in enumerate(list(SAMPLE_FACTS.values()) * 5)]
     texts = ["x " * 600] + texts + ["y " * 700]  # over the limit: one lands on each worker
@@ -125,7 +125,7 @@ def test_multi_device_pool_matches_plain_encode_in_input_order(embedder, shared)
 
 
 def test_shared_memory_is_used_only_where_it_fits(tmp_path):
-    from indexing.gpu_encode import shared_memory_fits
+    from folioflow.indexing.gpu_encode import shared_memory_fits
 
     assert shared_memory_fits(1 << 20, str(tmp_path))  # 1 MiB: any disk has that
     assert not shared_memory_fits(1 << 60, str(tmp_path))  # an exbibyte: none has that
@@ -137,10 +137,10 @@ import json, sys
 import numpy as np
 sys.path.insert(0, {root!r})
 if {tesseract_first}:
-    import ocr.engines.tesseract  # sets OMP_THREAD_LIMIT=1 for tesseract
+    import folioflow.ocr.engines.tesseract  # sets OMP_THREAD_LIMIT=1 for tesseract
 import torch
-from indexing.embedder import Embedder, torch_omp_thread_limit
-from ocr.samples import SAMPLE_FACTS
+from folioflow.indexing.embedder import Embedder, torch_omp_thread_limit
+from folioflow.ocr.samples import SAMPLE_FACTS
 texts = [f"{{k}}: {{v}}" for k, v in SAMPLE_FACTS.items()] * 4 + ["Operating margin improved to 18.4 percent."] * 8
 fp32 = Embedder(device="cpu", precision="fp32").encode(texts)
 bf16 = Embedder(device="cpu", precision="bf16").encode(texts)
@@ -190,7 +190,7 @@ def test_an_inherited_thread_limit_caps_torch_threads_and_keeps_vectors_right():
 
 
 def test_unknown_precision_is_a_clear_error():
-    from ocr.errors import EmbeddingError
+    from folioflow.ocr.errors import EmbeddingError
 
     with pytest.raises(EmbeddingError, match="precision"):
         Embedder(precision="fp8")
@@ -201,10 +201,10 @@ def test_token_ids_from_the_chunker_give_the_same_vectors(embedder, tmp_path):
     give; an Indexer with ``use_token_ids`` stores those vectors, so search is unchanged."""
     import numpy as np
 
-    from indexing.gpu_tokenize import TokenIds
-    from indexing.indexer import Indexer
-    from indexing.store import StoreSettings, open_store
-    from ocr.errors import EmbeddingError
+    from folioflow.indexing.gpu_tokenize import TokenIds
+    from folioflow.indexing.indexer import Indexer
+    from folioflow.indexing.store import StoreSettings, open_store
+    from folioflow.ocr.errors import EmbeddingError
 
     from .conftest import sample_documents
 
@@ -240,8 +240,8 @@ def test_ids_from_another_tokenizer_are_not_trusted(embedder, tmp_path, caplog):
     tokenizer) are embedded from their texts, with a warning."""
     import numpy as np
 
-    from indexing.indexer import Indexer
-    from indexing.store import StoreSettings, open_store
+    from folioflow.indexing.indexer import Indexer
+    from folioflow.indexing.store import StoreSettings, open_store
 
     from .conftest import sample_documents
 
@@ -264,7 +264,7 @@ def test_models_the_fast_path_cannot_copy_take_plain_encode():
     """A default prompt (``encode`` prepends it) keeps a model off the fast path."""
     from sentence_transformers import SentenceTransformer
 
-    from indexing.embedder import _fast_path_unfit, default_model_path
+    from folioflow.indexing.embedder import _fast_path_unfit, default_model_path
 
     plain = SentenceTransformer(default_model_path(), device="cpu")
     assert _fast_path_unfit(plain) is None

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from indexing.glossary import FINANCE, Glossary, load_glossary
-from indexing.indexer import Indexer
-from indexing.retriever import FolioRetriever
-from indexing.store import StoreSettings, open_store
-from ocr.errors import ConfigurationError
+from folioflow.indexing.glossary import FINANCE, Glossary, load_glossary
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.store import StoreSettings, open_store
+from folioflow.ocr.errors import ConfigurationError
 
 from .conftest import make_document
 

@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ocr.samples import SAMPLE_FACTS
+from folioflow.ocr.samples import SAMPLE_FACTS
 
 
 @pytest.fixture(scope="module")
 def encoder():
     from sentence_transformers import SentenceTransformer
 
-    from indexing.embedder import default_model_path
-    from indexing.gpu_encode import GpuEncoder
+    from folioflow.indexing.embedder import default_model_path
+    from folioflow.indexing.gpu_encode import GpuEncoder
 
     enc = GpuEncoder(SentenceTransformer(default_model_path(), device="cpu"), "cpu", token_budget=512,
                      tokenizer_workers=0)
@@ -37,7 +37,7 @@ def _texts() -> list[str]:
 def test_encode_ids_gives_the_rows_encode_gives(encoder):
     """Token ids from the model's tokenizer (untruncated, as the chunker counts them) embed to the
     same rows as the texts, truncated the same way and counted."""
-    from indexing.gpu_tokenize import tokenize_ids
+    from folioflow.indexing.gpu_tokenize import tokenize_ids
 
     texts = _texts()
     ids = tokenize_ids(encoder.tokenizer, texts)
@@ -65,7 +65,7 @@ def test_id_batches_pad_and_truncate_like_the_tokenizer(encoder):
     """Every batch row is exactly what the truncating tokenizer gives for that text ([CLS], the
     first 254 word pieces, [SEP] for a long one), padded with 0 to the batch's width, longest
     first, within the token budget."""
-    from indexing.gpu_tokenize import id_batches, tokenize_ids
+    from folioflow.indexing.gpu_tokenize import id_batches, tokenize_ids
 
     texts = _texts()
     ids = tokenize_ids(encoder.tokenizer, texts)
@@ -84,7 +84,7 @@ def test_id_batches_pad_and_truncate_like_the_tokenizer(encoder):
 
 
 def test_token_ids_take_and_lists_round_trip():
-    from indexing.gpu_tokenize import TokenIds
+    from folioflow.indexing.gpu_tokenize import TokenIds
 
     lists = [[1, 2, 3], [4], [5, 6], [7, 8, 9, 10]]
     ids = TokenIds.from_lists(lists)
@@ -97,7 +97,7 @@ def test_token_ids_take_and_lists_round_trip():
 
 
 def test_split_even_gives_contiguous_ranges_of_equal_work():
-    from indexing.gpu_pool import split_even
+    from folioflow.indexing.gpu_pool import split_even
 
     rng = np.random.default_rng(0)
     weights = rng.integers(20, 256, size=10_001)
@@ -112,7 +112,7 @@ def test_split_even_gives_contiguous_ranges_of_equal_work():
 
 
 def test_cpu_shares_are_disjoint_and_cover_the_cpus():
-    from indexing.gpu_pool import cpu_shares
+    from folioflow.indexing.gpu_pool import cpu_shares
 
     assert cpu_shares(2, range(32)) == [list(range(16)), list(range(16, 32))]
     assert cpu_shares(3, range(8)) == [[0, 1, 2], [3, 4], [5, 6, 7]]
@@ -124,7 +124,7 @@ def test_cpu_shares_are_disjoint_and_cover_the_cpus():
 _CONFINE = r"""
 import json, os, sys
 sys.path.insert(0, {root!r})
-from indexing.gpu_pool import confine_to
+from folioflow.indexing.gpu_pool import confine_to
 import torch
 confine_to([{cpu}])
 from tokenizers import Tokenizer
@@ -147,7 +147,7 @@ def test_confine_to_sets_affinity_and_thread_pools_in_a_fresh_process():
 def test_encode_writes_into_the_array_given(encoder):
     """``out=``: the rows land in the caller's array (the pool's shared-memory slab), the same rows
     as without it; a wrong shape or dtype is refused before any work."""
-    from indexing.gpu_tokenize import tokenize_ids
+    from folioflow.indexing.gpu_tokenize import tokenize_ids
 
     texts = _texts()[:7]
     ids = tokenize_ids(encoder.tokenizer, texts)

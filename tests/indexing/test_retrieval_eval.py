@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from indexing.evaluation import RankedHit, doc_key, evaluate_retrieval, load_questions
-from indexing.evaluation.metrics import page_relevant, span_in
-from indexing.evaluation.questions import parse_question
-from ocr.errors import ConfigurationError
+from folioflow.indexing.evaluation import RankedHit, doc_key, evaluate_retrieval, load_questions
+from folioflow.indexing.evaluation.metrics import page_relevant, span_in
+from folioflow.indexing.evaluation.questions import parse_question
+from folioflow.ocr.errors import ConfigurationError
 
 FB_ROW = {"financebench_id": "financebench_id_03029", "company": "3M", "doc_name": "3M_2018_10K",
           "question": "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",

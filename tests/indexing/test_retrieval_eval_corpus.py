@@ -8,7 +8,7 @@ import json
 import pytest
 from rapidfuzz import fuzz
 
-from indexing.evaluation import evaluate_retrieval, load_questions
+from folioflow.indexing.evaluation import evaluate_retrieval, load_questions
 
 pytestmark = pytest.mark.corpus
 
@@ -40,12 +40,12 @@ def test_financebench_evidence_pages_are_zero_based(corpus):
 
 @pytest.mark.slow
 def test_two_filings_scored_from_financebench_file(corpus, tmp_path):
-    from flows.pipeline import Pipeline
-    from flows.settings import Settings
-    from flows.sources import discover
-    from indexing.embedder import Embedder
-    from indexing.evaluation.folio import collection_docs, folio_searchers
-    from indexing.store import open_store
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+    from folioflow.flows.sources import discover
+    from folioflow.indexing.embedder import Embedder
+    from folioflow.indexing.evaluation.folio import collection_docs, folio_searchers
+    from folioflow.indexing.store import open_store
 
     fb = corpus / "A_finance" / "financebench"
     names = ["PEPSICO_2023_8K_dated-2023-05-05.pdf", "AMCOR_2022_8K_dated-2022-07-01.pdf"]

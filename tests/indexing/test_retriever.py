@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.runnables import RunnableLambda
 
-from indexing.indexer import Indexer
-from indexing.retriever import FolioEmbeddings, FolioRetriever, format_docs
-from indexing.store import StoreSettings, open_store
-from ocr.errors import CollectionNotFoundError, TenancyError
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.retriever import FolioEmbeddings, FolioRetriever, format_docs
+from folioflow.indexing.store import StoreSettings, open_store
+from folioflow.ocr.errors import CollectionNotFoundError, TenancyError
 
 from .conftest import cuad_contracts, make_document, sample_documents, text_parts
 
@@ -189,7 +189,7 @@ def test_hybrid_pages_are_ranked_by_their_chunks_together(local_store, embedder)
     """In hybrid mode a page's score is its best chunk's RRF score plus PAGE_DECAY x its other
     candidate chunks' scores, computed over the same 40 fused candidates the plain chunk ranking
     shows; page_decay=0 ranks pages by their best chunk."""
-    from indexing.retriever import PAGE_CANDIDATES, PAGE_DECAY
+    from folioflow.indexing.retriever import PAGE_CANDIDATES, PAGE_DECAY
 
     retriever = FolioRetriever(store=local_store, embedder=embedder, k=10, route_titles=False)
     query = "Northwind financial highlights: revenue, operating margin, headcount and net new assets"
@@ -210,7 +210,7 @@ def test_hybrid_pages_are_ranked_by_their_chunks_together(local_store, embedder)
 def test_aggregate_pages_prefers_a_page_whose_chunks_all_match():
     from types import SimpleNamespace
 
-    from indexing.retriever import aggregate_pages
+    from folioflow.indexing.retriever import aggregate_pages
 
     def hit(doc, page, name):
         return SimpleNamespace(id=name, payload={"metadata": {"doc_id": doc, "page_start": page}})

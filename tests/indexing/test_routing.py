@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from indexing.indexer import Indexer
-from indexing.retriever import FolioRetriever
-from indexing.routing import TitleRouter, fuse_rankings, title_terms
-from indexing.store import SearchHit, StoreSettings, open_store
-from ocr.schema import source_title
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.routing import TitleRouter, fuse_rankings, title_terms
+from folioflow.indexing.store import SearchHit, StoreSettings, open_store
+from folioflow.ocr.schema import source_title
 
 from .conftest import make_document
 

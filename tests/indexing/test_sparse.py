@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from indexing.sparse import BM25Encoder, measure_avg_len
+from folioflow.indexing.sparse import BM25Encoder, measure_avg_len
 
 
 def _tf_weight(tf: int, length: float, k=1.2, b=0.75, avg=100.0) -> float:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
 
 @pytest.fixture(scope="session")

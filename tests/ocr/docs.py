@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
 LEFT = ["Alpha column opens the article.", "Alpha continues with more words.", "Alpha ends the left column."]
 RIGHT = ["Omega column is on the right.", "Omega keeps going down here.", "Omega finishes the page."]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.engines.base import PageEngine
-from ocr.errors import (
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.engines.base import PageEngine
+from folioflow.ocr.errors import (
     ConfigurationError,
     CorruptDocumentError,
     EncryptedDocumentError,
@@ -16,11 +16,11 @@ from ocr.errors import (
     SourceAccessError,
     UnsupportedFormatError,
 )
-from ocr.ids import canonical_uri
-from ocr.pages import MemoryPageCache, parse_page_range
-from ocr.render import PageHandle
-from ocr.samples import write_sample_pdf
-from ocr.schema import DocumentStatus, Page, PageStatus, SourceRef
+from folioflow.ocr.ids import canonical_uri
+from folioflow.ocr.pages import MemoryPageCache, parse_page_range
+from folioflow.ocr.render import PageHandle
+from folioflow.ocr.samples import write_sample_pdf
+from folioflow.ocr.schema import DocumentStatus, Page, PageStatus, SourceRef
 from tests.ocr import docs
 
 
@@ -156,7 +156,7 @@ def test_page_cache_skips_finished_pages(mixed):
     assert [p.attributes.get("cache") for p in second.pages] == ["hit", "hit"]
     assert [p.markdown for p in second.pages] == [p.markdown for p in first.pages]
     key = {k[2] for k in cache.pages}
-    from ocr.engines.text_layer import TEXT_ENGINE_VERSION
+    from folioflow.ocr.engines.text_layer import TEXT_ENGINE_VERSION
 
     assert f"text:{TEXT_ENGINE_VERSION}" in key
 

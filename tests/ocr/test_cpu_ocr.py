@@ -6,12 +6,12 @@ import pytest
 from markdown_it import MarkdownIt
 from rapidfuzz import fuzz
 
-from ocr.engines.cpu import CPU_ENGINES, DEFAULT_CPU_ENGINE, get_cpu_engine
-from ocr.errors import ConfigurationError, EngineUnavailableError
-from ocr.postprocess.textmetrics import cer
-from ocr.render import open_document
-from ocr.samples import SAMPLE_FACTS, SAMPLE_TABLE
-from ocr.schema import BlockType, PageStatus
+from folioflow.ocr.engines.cpu import CPU_ENGINES, DEFAULT_CPU_ENGINE, get_cpu_engine
+from folioflow.ocr.errors import ConfigurationError, EngineUnavailableError
+from folioflow.ocr.postprocess.textmetrics import cer
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import SAMPLE_FACTS, SAMPLE_TABLE
+from folioflow.ocr.schema import BlockType, PageStatus
 
 FACT_PAGES = {"revenue": 1, "margin": 1, "sharpe": 2, "law": 2}
 

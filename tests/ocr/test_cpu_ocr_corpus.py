@@ -10,10 +10,10 @@ import re
 import pypdfium2 as pdfium
 import pytest
 
-from ocr.engines.cpu import get_cpu_engine
-from ocr.postprocess.textmetrics import plain_text, word_recall
-from ocr.render import open_document
-from ocr.schema import PageStatus
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.postprocess.textmetrics import plain_text, word_recall
+from folioflow.ocr.render import open_document
+from folioflow.ocr.schema import PageStatus
 
 
 def first_page(engine, path):
@@ -89,7 +89,7 @@ def test_chinese_with_configured_languages(scans):
 def test_low_resolution_paper_page_with_figure(scans):
     """docling's 72 DPI TIFF of the DocLayNet paper: upscaled before OCR; the figure becomes a figure
     block followed by its caption; the vertical arXiv stamp in the margin comes after the body."""
-    from ocr.schema import BlockType
+    from folioflow.ocr.schema import BlockType
 
     page = first_page(get_cpu_engine("tesseract", ["eng"]), scans / "docling_ocr" / "2206.01062.tif")
     assert page.attributes["upscaled"] >= 2

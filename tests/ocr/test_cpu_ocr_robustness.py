@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from ocr.engines.cpu import get_cpu_engine
-from ocr.engines.tesseract import TesseractRecognizer
-from ocr.errors import OcrError
-from ocr.render import RenderLimits, open_document
-from ocr.schema import PageStatus
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.engines.tesseract import TesseractRecognizer
+from folioflow.ocr.errors import OcrError
+from folioflow.ocr.render import RenderLimits, open_document
+from folioflow.ocr.schema import PageStatus
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_huge_image_is_scaled_to_the_render_limit(tesseract):
 
 
 def test_image_over_the_source_limit_is_refused_with_a_reason():
-    from ocr.errors import ResourceLimitError
+    from folioflow.ocr.errors import ResourceLimitError
 
     big = png_bytes(Image.new("L", (3000, 3000), 255))
     with pytest.raises(ResourceLimitError, match="pixel limit"), open_document(big, limits=RenderLimits(max_image_pixels=1_000_000)):

@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 from PIL import Image
 
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.export import (
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.export import (
     SCHEMA_PATH,
     document_html,
     document_json,
@@ -18,9 +18,9 @@ from ocr.export import (
     extract_figures,
     json_schema,
 )
-from ocr.ids import canonical_uri
-from ocr.samples import write_sample_pdf
-from ocr.schema import BlockType, Document, Page, PageStatus, SourceRef
+from folioflow.ocr.ids import canonical_uri
+from folioflow.ocr.samples import write_sample_pdf
+from folioflow.ocr.schema import BlockType, Document, Page, PageStatus, SourceRef
 from tests.ocr import docs
 
 
@@ -80,7 +80,7 @@ def test_json_validates_against_the_published_schema(sample_doc):
 
 
 def test_published_schema_is_up_to_date():
-    """Regenerate with ``python -m ocr.export`` when this fails after a model change."""
+    """Regenerate with ``python -m folioflow.ocr.export`` when this fails after a model change."""
     assert json.loads(SCHEMA_PATH.read_text()) == json.loads(json.dumps(json_schema()))
 
 

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from ocr.errors import ConfigurationError
-from ocr.evaluation.checks import load_tests, parse_test
-from ocr.evaluation.math import extract_formulas, linearize
-from ocr.evaluation.tables import parse_html_tables, parse_markdown_tables
-from ocr.evaluation.text import ngram_repeats, normalize_text
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.evaluation.checks import load_tests, parse_test
+from folioflow.ocr.evaluation.math import extract_formulas, linearize
+from folioflow.ocr.evaluation.tables import parse_html_tables, parse_markdown_tables
+from folioflow.ocr.evaluation.text import ngram_repeats, normalize_text
 
 PAGE = """# Quarterly Report
 

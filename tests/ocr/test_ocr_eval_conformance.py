@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ocr.evaluation.checks import BaselineTest, parse_test
+from folioflow.ocr.evaluation.checks import BaselineTest, parse_test
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "olmocr_bench_upstream.json").read_text())
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ocr.converter import ConvertOptions, DocumentConverter
-from ocr.evaluation import evaluate_ocr, load_tests
-from ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter
+from folioflow.ocr.evaluation import evaluate_ocr, load_tests
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 
 TESTS = Path(__file__).parent / "data" / "olmocr_sample_tests.jsonl"
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from flows.reliability.hostile import write_pdf
-from ocr.engines.cpu import get_cpu_engine
-from ocr.postprocess.blocks import FIGURE_MARKDOWN, blocks_markdown, compose_blocks
-from ocr.postprocess.lines import OcrLine, OcrWord, Region
-from ocr.render import open_document
-from ocr.schema import BlockType
+from folioflow.flows.reliability.hostile import write_pdf
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.postprocess.blocks import FIGURE_MARKDOWN, blocks_markdown, compose_blocks
+from folioflow.ocr.postprocess.lines import OcrLine, OcrWord, Region
+from folioflow.ocr.render import open_document
+from folioflow.ocr.schema import BlockType
 
 C = "C_scanned_multilang"
 
@@ -43,8 +43,8 @@ def test_scanned_page_with_one_line_at_the_top_keeps_it(tmp_path):
     """A tester's 1-bit TIFF with a single line at y=100 converted to an empty page."""
     from PIL import Image, ImageDraw, ImageFont
 
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.schema import SourceRef
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.schema import SourceRef
 
     image = Image.new("L", (1240, 1754), 255)
     font = ImageFont.load_default(size=40)
@@ -148,7 +148,7 @@ def test_transparent_png_is_read_as_black_text_on_white(tmp_path, mode):
 def test_flatten_keeps_opaque_images_and_whitens_transparent_ones():
     from PIL import Image
 
-    from ocr.render import flatten_to_rgb
+    from folioflow.ocr.render import flatten_to_rgb
 
     assert flatten_to_rgb(Image.new("RGBA", (4, 4), (0, 0, 0, 0))).getpixel((0, 0)) == (255, 255, 255)
     assert flatten_to_rgb(Image.new("LA", (4, 4), (0, 128))).getpixel((0, 0)) == (127, 127, 127)
@@ -159,9 +159,9 @@ def test_flatten_keeps_opaque_images_and_whitens_transparent_ones():
 @pytest.mark.parametrize("padding", [bytes(4096), b"\r\n \n" * 300, bytes(200_000)],
                          ids=["4KiB-NUL", "whitespace", "200KB-NUL"])
 def test_pdf_padded_after_eof_converts(tmp_path, padding):
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.samples import write_sample_pdf
-    from ocr.schema import DocumentStatus, SourceRef
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.samples import write_sample_pdf
+    from folioflow.ocr.schema import DocumentStatus, SourceRef
 
     sample = write_sample_pdf(tmp_path / "sample.pdf")
     padded = tmp_path / "padded.pdf"
@@ -177,8 +177,8 @@ def test_pdf_padded_after_eof_converts(tmp_path, padding):
 
 
 def test_pdf_cut_short_is_still_refused_as_truncated_despite_trailing_nuls(tmp_path):
-    from ocr.errors import CorruptDocumentError
-    from ocr.samples import write_sample_pdf
+    from folioflow.ocr.errors import CorruptDocumentError
+    from folioflow.ocr.samples import write_sample_pdf
 
     data = write_sample_pdf(tmp_path / "sample.pdf").read_bytes()
     cut = tmp_path / "cut.pdf"
@@ -202,8 +202,8 @@ def _memo_image(tmp_path):
 
 
 def test_iso_media_files_are_told_apart_by_their_ftyp_brands():
-    from ocr.diagnose import describe_format, heif_kind
-    from ocr.render import sniff_mime_type
+    from folioflow.ocr.diagnose import describe_format, heif_kind
+    from folioflow.ocr.render import sniff_mime_type
 
     def ftyp(major: bytes, *compatible: bytes) -> bytes:
         body = b"ftyp" + major + b"\x00\x00\x00\x00" + b"".join(compatible)
@@ -219,8 +219,8 @@ def test_iso_media_files_are_told_apart_by_their_ftyp_brands():
 
 def test_heic_photo_is_converted(tmp_path):
     pillow_heif = pytest.importorskip("pillow_heif", reason="pillow-heif (a dependency) is not installed: re-run infra/setup.sh")
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.schema import DocumentStatus, SourceRef
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.schema import DocumentStatus, SourceRef
 
     path = tmp_path / "memo.heic"
     pillow_heif.from_pillow(_memo_image(tmp_path)).save(str(path), quality=90)
@@ -256,8 +256,8 @@ def test_heic_without_its_decoder_is_refused_by_name(tmp_path):
     path = tmp_path / "photo.heic"
     path.write_bytes(head)
     code = ("import sys; sys.modules['pillow_heif'] = None\n"
-            "from ocr.render import open_document\n"
-            "from ocr.errors import UnsupportedFormatError\n"
+            "from folioflow.ocr.render import open_document\n"
+            "from folioflow.ocr.errors import UnsupportedFormatError\n"
             "try:\n    open_document(sys.argv[1]).__enter__()\n"
             "except UnsupportedFormatError as exc:\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
@@ -312,7 +312,7 @@ def _vertical_cjk_pdf(path, image: bool = False):
 
 
 def test_short_vertical_japanese_text_layer_is_used_and_read_in_column_order(tmp_path):
-    from ocr.engines.text_layer import TextLayerEngine, analyze_text_layer
+    from folioflow.ocr.engines.text_layer import TextLayerEngine, analyze_text_layer
 
     with open_document(_vertical_cjk_pdf(tmp_path / "vertical.pdf")) as doc:
         analysis = analyze_text_layer(doc.page(1))
@@ -325,7 +325,7 @@ def test_short_vertical_japanese_text_layer_is_used_and_read_in_column_order(tmp
 
 
 def test_short_text_layer_beside_an_image_still_goes_to_ocr(tmp_path):
-    from ocr.engines.text_layer import assess_text_layer
+    from folioflow.ocr.engines.text_layer import assess_text_layer
 
     with open_document(_vertical_cjk_pdf(tmp_path / "vertical-image.pdf", image=True)) as doc:
         assessment = assess_text_layer(doc.page(1))
@@ -333,8 +333,8 @@ def test_short_text_layer_beside_an_image_still_goes_to_ocr(tmp_path):
 
 
 def test_corpus_vertical_japanese_page_uses_its_text_layer(corpus):
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.schema import SourceRef
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.schema import SourceRef
 
     path = corpus / C / "pdfjs_fonts_scripts" / "vertical.pdf"
     if not path.is_file():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ocr.engines.cpu import get_cpu_engine
-from ocr.postprocess.reading_order import xy_cut
-from ocr.render import open_document
-from ocr.samples import write_scanned_copy
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.postprocess.reading_order import xy_cut
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import write_scanned_copy
 
 LEFT = ("Alpha column opens the report. " * 6).strip()
 RIGHT = ("Omega column closes the report. " * 6).strip()

@@ -7,10 +7,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ocr.engines.cpu import get_cpu_engine
-from ocr.render import open_document
-from ocr.samples import write_scanned_copy
-from ocr.schema import BlockType
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import write_scanned_copy
+from folioflow.ocr.schema import BlockType
 
 from .test_cpu_ocr import pipe_table_rows
 

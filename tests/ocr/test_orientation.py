@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ocr.engines.cpu import get_cpu_engine
-from ocr.engines.orientation import OrientationDetector, deskew, estimate_skew, rotate_upright
-from ocr.render import open_document
-from ocr.samples import SAMPLE_FACTS
-from ocr.schema import BlockType
+from folioflow.ocr.engines.cpu import get_cpu_engine
+from folioflow.ocr.engines.orientation import OrientationDetector, deskew, estimate_skew, rotate_upright
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import SAMPLE_FACTS
+from folioflow.ocr.schema import BlockType
 
 from .test_cpu_ocr import fact_cer
 

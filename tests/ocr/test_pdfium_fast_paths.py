@@ -11,10 +11,10 @@ import pypdfium2.raw as pdfium_c
 import pytest
 from pdfplumber.table import TableFinder
 
-from ocr.layout import pdfpage, tables
-from ocr.layout.pdfpage import display_transform, read_page
-from ocr.render import PDFIUM_LOCK, open_document
-from ocr.samples import write_sample_pdf
+from folioflow.ocr.layout import pdfpage, tables
+from folioflow.ocr.layout.pdfpage import display_transform, read_page
+from folioflow.ocr.render import PDFIUM_LOCK, open_document
+from folioflow.ocr.samples import write_sample_pdf
 
 SETTINGS = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
 # pages holding PDFium hyphenation marks (code point 2), astral math letters (UTF-16 surrogate

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from ocr.engines.text_layer import TextLayerEngine, assess_text_layer
-from ocr.render import open_document
-from ocr.samples import SAMPLE_FACTS, SAMPLE_TABLE, write_sample_pdf
-from ocr.schema import BlockType, PageStatus
+from folioflow.ocr.engines.text_layer import TextLayerEngine, assess_text_layer
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import SAMPLE_FACTS, SAMPLE_TABLE, write_sample_pdf
+from folioflow.ocr.schema import BlockType, PageStatus
 from tests.ocr import docs
 
 
@@ -90,7 +90,7 @@ def test_two_columns_read_left_then_right(tmp_path):
 
 
 def test_unusable_page_fails_with_reason(tmp_path):
-    from ocr.samples import write_scanned_copy
+    from folioflow.ocr.samples import write_scanned_copy
 
     scan = write_scanned_copy(write_sample_pdf(tmp_path / "s.pdf"), tmp_path / "scan.pdf", dpi=100)
     with open_document(scan) as doc:
@@ -351,7 +351,7 @@ def _filing_pdf(path):
 
 
 def test_reads_as_sentence_tells_lead_ins_from_titles():
-    from ocr.layout.blocks import reads_as_sentence
+    from folioflow.ocr.layout.blocks import reads_as_sentence
 
     assert reads_as_sentence("The change in the book value of intangible assets is as follows:")
     assert reads_as_sentence("Goodwill:")
@@ -368,11 +368,11 @@ def test_statement_page_headings_are_judged_against_the_document_body_size(tmp_p
     not close, so it sat in the heading path of page 3's chunks. Over the document (body 10 pt) it
     is a paragraph, the bold statement title is a level-3 heading beside the notes, and page 3's
     path is its own note only."""
-    from chunking.chunker import Chunker
-    from chunking.tokens import default_counter
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.layout.blocks import relevel_headings
-    from ocr.schema import SourceRef
+    from folioflow.chunking.chunker import Chunker
+    from folioflow.chunking.tokens import default_counter
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.layout.blocks import relevel_headings
+    from folioflow.ocr.schema import SourceRef
 
     path = _filing_pdf(tmp_path / "filing.pdf")
     engine = TextLayerEngine()
@@ -403,10 +403,10 @@ def test_statement_page_headings_are_judged_against_the_document_body_size(tmp_p
 def test_filing_statement_titles_are_headings_that_close(corpus):
     """MGM Resorts 2018 10-K: the statement pages' titles are level-3 headings beside the notes, so
     "NOTE 1" closes the last statement and no statement title is in a note's heading path."""
-    from chunking.chunker import Chunker
-    from chunking.tokens import default_counter
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.schema import SourceRef
+    from folioflow.chunking.chunker import Chunker
+    from folioflow.chunking.tokens import default_counter
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.schema import SourceRef
 
     path = corpus / "A_finance/financebench/pdfs/MGMRESORTS_2018_10K.pdf"
     converter = DocumentConverter(ConvertOptions(page_range="55-64"))

@@ -17,6 +17,6 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def embedder():
     """The default embedding model on the CPU, loaded once."""
-    from indexing.embedder import Embedder
+    from folioflow.indexing.embedder import Embedder
 
     return Embedder(device="cpu").warm_up()

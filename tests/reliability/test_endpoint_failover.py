@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ocr.ids import sha256_file
-from ocr.vlm.bench_doc import write_bench_pdf
+from folioflow.ocr.ids import sha256_file
+from folioflow.ocr.vlm.bench_doc import write_bench_pdf
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -44,7 +44,7 @@ def test_ingest_completes_when_an_endpoint_dies_mid_run(vllm_fleet, tmp_path):
     cache = data / "ocr-cache" / sha256_file(pdf)[:2] / sha256_file(pdf)
     mark = len(vllm_fleet.lines)
     with open(tmp_path / "out.txt", "w") as out, open(tmp_path / "err.txt", "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "ingest", str(pdf.parent), *endpoints, "--engine", "vlm",
+        proc = subprocess.Popen([sys.executable, "-m", "folioflow.flows.cli", "ingest", str(pdf.parent), *endpoints, "--engine", "vlm",
                                  "--config", str(config), "--data-dir", str(data), "--report", str(report),
                                  "--no-progress", "--verbose"], cwd=tmp_path, env=env, stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL)

@@ -17,12 +17,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.errors import SourceError
-from ocr.guard import DocumentGuard
-from ocr.render import open_document
-from ocr.schema import PageStatus, SourceRef
-from flows.reliability.hostile import image_page, raw_pdf, text_page
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.errors import SourceError
+from folioflow.ocr.guard import DocumentGuard
+from folioflow.ocr.render import open_document
+from folioflow.ocr.schema import PageStatus, SourceRef
+from folioflow.flows.reliability.hostile import image_page, raw_pdf, text_page
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def _guard_workers(before: frozenset[int] = frozenset()) -> list[psutil.Process]
     earlier tests' pipelines still hold when the whole suite runs in one process)."""
     me = psutil.Process()
     return [p for p in me.children(recursive=True)
-            if p.pid not in before and "ocr.guard" in " ".join(p.cmdline())]
+            if p.pid not in before and "folioflow.ocr.guard" in " ".join(p.cmdline())]
 
 
 def _existing_workers() -> frozenset[int]:

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
-from indexing.store import StoreSettings, open_store
-from ocr.ids import sha256_file
-from ocr.samples import write_sample_pdf, write_scanned_copy
-from flows.reliability.hostile import long_pdf
+from folioflow.indexing.store import StoreSettings, open_store
+from folioflow.ocr.ids import sha256_file
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.flows.reliability.hostile import long_pdf
 from tests.flows.test_resume import _cached_pages
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def ingest_cmd(docs: Path, data: Path, report: Path) -> list[str]:
-    return [sys.executable, "-m", "flows.cli", "ingest", str(docs), "--data-dir", str(data), "--workers", "1",
+    return [sys.executable, "-m", "folioflow.flows.cli", "ingest", str(docs), "--data-dir", str(data), "--workers", "1",
             "--report", str(report), "--no-progress"]
 
 

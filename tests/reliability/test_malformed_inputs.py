@@ -2,7 +2,7 @@
 
 Fast checks run the converter in-process with the text-layer engine (every page either converted
 or failed with its reason, no OCR); the whole batch through ``folioflow ingest`` (OCR included,
-good files mixed in, figures from :mod:`flows.reliability`) is the slow test at the end.
+good files mixed in, figures from :mod:`folioflow.flows.reliability`) is the slow test at the end.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from flows.reliability import build_batch, corpus_passwords, run_batch
-from flows.reliability.hostile import image_page, png_bomb, raw_pdf, text_page, tiff_with_huge_frame, truncated_copy
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.errors import (
+from folioflow.flows.reliability import build_batch, corpus_passwords, run_batch
+from folioflow.flows.reliability.hostile import image_page, png_bomb, raw_pdf, text_page, tiff_with_huge_frame, truncated_copy
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.errors import (
     CorruptDocumentError,
     EncryptedDocumentError,
     ResourceLimitError,
     SourceError,
     UnsupportedFormatError,
 )
-from ocr.samples import write_sample_pdf
-from ocr.schema import PageStatus, SourceRef
+from folioflow.ocr.samples import write_sample_pdf
+from folioflow.ocr.schema import PageStatus, SourceRef
 
 #: Reasons too vague to act on: a refusal must say what is wrong.
 VAGUE = re.compile(r"^(corrupt PDF: Failed to load|internal error|task failed|error)|PDFium: Success", re.I)

@@ -4,15 +4,15 @@ The text-layer engine labels lines in the top/bottom 7% of a page as page header
 the chunker keeps out of the index. A paragraph that runs into that margin (EDGAR exhibits are
 typeset with small margins) is body text: measured on 25 CUAD contracts and 3 FinanceBench filings,
 105 clause lines were dropped from the index before the rule that margin lines flowing with the body
-are body (``ocr.layout.blocks._detached_margins``).
+are body (``folioflow.ocr.layout.blocks._detached_margins``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from ocr.schema import BlockType, SourceRef
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.schema import BlockType, SourceRef
 
 BODY = ["This clause begins high on the page, inside the top margin, and must be indexed as body text.",
         "The second line continues the same paragraph at the normal line spacing of the document.",

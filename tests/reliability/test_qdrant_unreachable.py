@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from indexing.store import StoreSettings, open_store
-from ocr.errors import StoreError
-from ocr.samples import write_sample_pdf
+from folioflow.indexing.store import StoreSettings, open_store
+from folioflow.ocr.errors import StoreError
+from folioflow.ocr.samples import write_sample_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "qk-7f3a9c-unreachable-secret"
@@ -50,7 +50,7 @@ def test_ingest_cli_stops_with_the_reason_and_exit_code_1(dead_url, tmp_path):
     sample = write_sample_pdf(tmp_path / "report.pdf")
     env = {**os.environ, "QDRANT_API_KEY": SECRET, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300", "PREFECT_HOME": str(tmp_path / "prefect")}
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(sample), "--data-dir", str(tmp_path / "d"),
+    proc = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "ingest", str(sample), "--data-dir", str(tmp_path / "d"),
                            "--qdrant-url", dead_url, "--no-progress"], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ocr.samples import write_encrypted_pdf, write_sample_pdf
+from folioflow.ocr.samples import write_encrypted_pdf, write_sample_pdf
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,7 @@ def test_no_secret_in_any_output_of_a_run(tmp_path):
            "PREFECT_LOGGING_LEVEL": "DEBUG", "FOLIOFLOW_QDRANT_API_KEY": SECRETS["qdrant_api_key"],
            "FOLIOFLOW_OCR_API_KEY": SECRETS["ocr_api_key"], "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
     report = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(docs), "--config", str(config),
+    proc = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "ingest", str(docs), "--config", str(config),
                            "--data-dir", str(tmp_path / "data"), "--report", str(report), "--no-progress", "--verbose"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

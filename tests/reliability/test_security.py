@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.sources import discover
-from ocr.export import document_html
-from ocr.schema import Document, Page, SourceRef
-from ocr.samples import write_sample_pdf
-from flows.reliability.hostile import raw_pdf, text_page
+from folioflow.flows.cli import app
+from folioflow.flows.sources import discover
+from folioflow.ocr.export import document_html
+from folioflow.ocr.schema import Document, Page, SourceRef
+from folioflow.ocr.samples import write_sample_pdf
+from folioflow.flows.reliability.hostile import raw_pdf, text_page
 
 
 # ----------------------------------------------------------------------------------- source roots
@@ -124,8 +124,8 @@ def test_urls_inside_a_document_are_never_fetched(canary, tmp_path, prefect_harn
     assert base in (out / "linked.md").read_text()  # the URL is kept as text ...
     assert not [s for s in re.findall(r'\bsrc="([^"]*)"', html) if "://" in s or s.startswith("//")]  # ... never as a load
 
-    from flows.ingest import run_ingest
-    from flows.settings import load_settings
+    from folioflow.flows.ingest import run_ingest
+    from folioflow.flows.settings import load_settings
 
     report = run_ingest([str(folder)], load_settings(data_dir=tmp_path / "data", workers=1))
     assert [d.status for d in report.documents] == ["indexed"]

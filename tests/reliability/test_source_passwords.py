@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from flows.ingest import run_ingest
-from flows.settings import load_settings
-from ocr.samples import write_encrypted_pdf
+from folioflow.flows.ingest import run_ingest
+from folioflow.flows.settings import load_settings
+from folioflow.ocr.samples import write_encrypted_pdf
 
 pytestmark = pytest.mark.slow
 

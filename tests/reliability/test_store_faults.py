@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from indexing.edge_store import EdgeStore
-from indexing.indexer import Indexer
-from indexing.qdrant_client_store import QdrantClientStore
-from indexing.retriever import FolioRetriever
-from indexing.store import PENDING, StoreSettings
-from ocr.errors import StoreError
+from folioflow.indexing.edge_store import EdgeStore
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.qdrant_client_store import QdrantClientStore
+from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.store import PENDING, StoreSettings
+from folioflow.ocr.errors import StoreError
 from tests.indexing.conftest import SAMPLE_DOCS, make_document
 
 QUERIES = ["total revenue growth", "operating margin", "Sharpe ratio of the fund", "governing law Delaware",

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.ingest import run_ingest
-from flows.pipeline import Pipeline
-from flows.settings import load_settings
-from indexing.retriever import FolioRetriever
-from indexing.store import open_store
-from ocr.errors import TenancyError
-from flows.reliability.hostile import raw_pdf, text_page
+from folioflow.flows.cli import app
+from folioflow.flows.ingest import run_ingest
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.settings import load_settings
+from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.store import open_store
+from folioflow.ocr.errors import TenancyError
+from folioflow.flows.reliability.hostile import raw_pdf, text_page
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ subprocess) running, orphaned. Real processes here (pattern of ``test_kill_and_r
 * SIGTERM: the CLI leaves as on Ctrl-C (exit status 143); Prefect's server is stopped by then,
   and a second run indexes every document.
 * SIGKILL of the ingest process alone (as the out-of-memory killer does): the watchdog of
-  :mod:`flows.ephemeral` stops the server within seconds, and ends itself.
+  :mod:`folioflow.flows.ephemeral` stops the server within seconds, and ends itself.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from flows.ephemeral import _start_time
-from flows.reliability.hostile import long_pdf
-from ocr.ids import sha256_file
-from ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.flows.ephemeral import _start_time
+from folioflow.flows.reliability.hostile import long_pdf
+from folioflow.ocr.ids import sha256_file
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
 from tests.reliability.test_kill_and_resume import cached_pages, env, ingest_cmd
 
 pytestmark = [pytest.mark.slow,
@@ -105,7 +105,7 @@ def test_sigterm_stops_the_run_in_order_and_its_prefect_server(docs, tmp_path):
 def test_sigkill_leaves_no_prefect_server_behind(docs, tmp_path):
     proc, server, kids = start_and_wait_mid_run(docs, tmp_path)
     started = _start_time(server)
-    watchdogs = [pid for pid, cmd in kids.items() if "flows.ephemeral" in cmd]
+    watchdogs = [pid for pid, cmd in kids.items() if "folioflow.flows.ephemeral" in cmd]
     assert len(watchdogs) == 1, kids
     watchdog_started = _start_time(watchdogs[0])
     try:

@@ -4,9 +4,9 @@ A parser turns one raw model answer into :class:`ParsedOutput`: the page's Markd
 reading order and what the model said about the page (language, rotation...). Bounding boxes in
 ``ParsedOutput.blocks`` are **normalised to [0, 1] of the image as it was sent** (x right, y down);
 the engine maps them to page points (undoing any rotation it applied), see
-:func:`ocr.vlm.geometry.image_box_to_page`.
+:func:`folioflow.ocr.vlm.geometry.image_box_to_page`.
 
-Parsers raise :class:`~ocr.errors.OutputValidationError` with a one-line reason when the answer
+Parsers raise :class:`~folioflow.ocr.errors.OutputValidationError` with a one-line reason when the answer
 cannot be used (no recognisable structure, broken front matter, ...); they never return a page that
 silently lost content.
 """
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ocr.schema import BBox, Block
+from folioflow.ocr.schema import BBox, Block
 
 __all__ = ["ParsedOutput", "normalised_box", "join_blocks", "heading_level", "normalise_math"]
 

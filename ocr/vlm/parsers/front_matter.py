@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import yaml
 
-from ocr.errors import OutputValidationError
-from ocr.vlm.parsers.base import ParsedOutput, join_blocks, normalise_math
-from ocr.vlm.parsers.markdown import split_markdown
+from folioflow.ocr.errors import OutputValidationError
+from folioflow.ocr.vlm.parsers.base import ParsedOutput, join_blocks, normalise_math
+from folioflow.ocr.vlm.parsers.markdown import split_markdown
 
 __all__ = ["REQUIRED_KEYS", "parse_front_matter"]
 

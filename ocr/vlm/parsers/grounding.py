@@ -8,7 +8,7 @@ with ``<|ref|>LABEL<|/ref|><|det|>[[x1, y1, x2, y2]]<|/det|>`` followed by its M
 ``\\[ \\]`` (rewritten to ``$$``); images are a bare ``image`` tag. The end-of-sentence token
 ``<｜end▁of▁sentence｜>`` may trail the answer and is removed.
 
-Labels map to :class:`~ocr.schema.BlockType` through :data:`LABELS`; unknown labels become
+Labels map to :class:`~folioflow.ocr.schema.BlockType` through :data:`LABELS`; unknown labels become
 ``other`` (kept, with their text). Text before the first tag becomes a paragraph without a box.
 Coordinates are read with ``json`` (never ``eval``).
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import re
 
-from ocr.errors import OutputValidationError
-from ocr.schema import BBox, Block, BlockType
-from ocr.vlm.parsers.base import ParsedOutput, heading_level, join_blocks, normalise_math, normalised_box
+from folioflow.ocr.errors import OutputValidationError
+from folioflow.ocr.schema import BBox, Block, BlockType
+from folioflow.ocr.vlm.parsers.base import ParsedOutput, heading_level, join_blocks, normalise_math, normalised_box
 
 __all__ = ["LABELS", "GRID", "parse_grounding"]
 

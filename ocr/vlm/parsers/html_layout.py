@@ -9,7 +9,7 @@ with an ``alt`` description, ``pre``/``code``...).
 
 Conversion: HTML is parsed with BeautifulSoup (``html.parser``); inner HTML becomes Markdown with
 markdownify, except that tables stay HTML (spans survive) and ``<math>`` becomes ``$...$`` /
-``$$...$$``. Labels map to :class:`~ocr.schema.BlockType` through :data:`LABELS`. Text that sits
+``$$...$$``. Labels map to :class:`~folioflow.ocr.schema.BlockType` through :data:`LABELS`. Text that sits
 outside any layout div is kept as a paragraph without a box (never dropped).
 """
 
@@ -21,9 +21,9 @@ import re
 from bs4 import BeautifulSoup, NavigableString, Tag
 from markdownify import MarkdownConverter
 
-from ocr.errors import OutputValidationError
-from ocr.schema import Block, BlockType
-from ocr.vlm.parsers.base import ParsedOutput, heading_level, join_blocks, normalised_box
+from folioflow.ocr.errors import OutputValidationError
+from folioflow.ocr.schema import Block, BlockType
+from folioflow.ocr.vlm.parsers.base import ParsedOutput, heading_level, join_blocks, normalised_box
 
 __all__ = ["LABELS", "html_to_markdown", "make_html_layout_parser"]
 

@@ -1,7 +1,7 @@
 """Generic Markdown answers -> blocks (the ``markdown`` profile, and olmOCR's body text).
 
 The answer is parsed with markdown-it-py (CommonMark + GFM tables + ``$$`` math from
-mdit-py-plugins); every top-level block becomes one :class:`~ocr.schema.Block` whose text is the
+mdit-py-plugins); every top-level block becomes one :class:`~folioflow.ocr.schema.Block` whose text is the
 exact source lines of that block, so ``Page.markdown`` and the blocks never disagree. Plain Markdown
 carries no coordinates: bboxes are ``None``.
 
@@ -15,8 +15,8 @@ import re
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from ocr.schema import Block, BlockType
-from ocr.vlm.parsers.base import ParsedOutput, heading_level, join_blocks
+from folioflow.ocr.schema import Block, BlockType
+from folioflow.ocr.vlm.parsers.base import ParsedOutput, heading_level, join_blocks
 
 __all__ = ["split_markdown", "parse_markdown"]
 
@@ -73,7 +73,7 @@ def split_markdown(text: str) -> list[Block]:
 
 def parse_markdown(text: str) -> ParsedOutput:
     """Parse a Markdown answer. Never raises: any text is Markdown (validity of the answer is judged
-    by finish reason and repetition, see :mod:`ocr.vlm.validity`)."""
+    by finish reason and repetition, see :mod:`folioflow.ocr.vlm.validity`)."""
     body = unwrap_fence(text.strip())
     blocks = split_markdown(body)
     return ParsedOutput(markdown=join_blocks(blocks), blocks=blocks)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ocr.errors import ConfigurationError
-from ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
-from ocr.vlm.profiles.chandra import chandra_profile
-from ocr.vlm.profiles.deepseek_ocr import deepseek_ocr_profile
-from ocr.vlm.profiles.markdown import markdown_profile
-from ocr.vlm.profiles.olmocr import olmocr_profile
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
+from folioflow.ocr.vlm.profiles.chandra import chandra_profile
+from folioflow.ocr.vlm.profiles.deepseek_ocr import deepseek_ocr_profile
+from folioflow.ocr.vlm.profiles.markdown import markdown_profile
+from folioflow.ocr.vlm.profiles.olmocr import olmocr_profile
 
 __all__ = [
     "Profile",

@@ -3,10 +3,10 @@
 A profile is plain data plus an output parser: the prompt, how to size the page image, how many
 tokens to allow, the sampling of each attempt (the retry *temperature ladder*), extra request fields
 the model's vLLM integration expects, the ``vllm serve`` flags that suit it, and the parser that turns
-its raw answer into Markdown and blocks (see :mod:`ocr.vlm.parsers`).
+its raw answer into Markdown and blocks (see :mod:`folioflow.ocr.vlm.parsers`).
 
 Adding a model = writing one module in ``ocr/vlm/profiles/`` that builds a :class:`Profile` and calls
-:func:`ocr.vlm.profiles.register_profile` (see ``ocr/vlm/profiles/README.md``).
+:func:`folioflow.ocr.vlm.profiles.register_profile` (see ``ocr/vlm/profiles/README.md``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ocr.vlm.parsers.base import ParsedOutput
+from folioflow.ocr.vlm.parsers.base import ParsedOutput
 
 __all__ = ["ImageSizing", "Sampling", "Profile"]
 
@@ -83,7 +83,7 @@ class Profile(BaseModel):
     ``serve_flags``: recommended ``vllm serve`` flags (without model, host, port, parallelism,
     ``--max-model-len`` and ``--max-num-seqs``, which the launcher adds from the fields above).
     ``reports_rotation``: the parser reports a rotation correction (olmOCR).
-    ``parser``: ``raw text -> ParsedOutput``; raises :class:`~ocr.errors.OutputValidationError`.
+    ``parser``: ``raw text -> ParsedOutput``; raises :class:`~folioflow.ocr.errors.OutputValidationError`.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)

@@ -10,8 +10,8 @@ top_p 0.1, retries at 0.3 / 0.95; served with ``--max-num-seqs 32 --max-model-le
 
 from __future__ import annotations
 
-from ocr.vlm.parsers.html_layout import make_html_layout_parser
-from ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
+from folioflow.ocr.vlm.parsers.html_layout import make_html_layout_parser
+from folioflow.ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
 
 __all__ = ["BBOX_SCALE", "LAYOUT_PROMPT", "chandra_profile"]
 

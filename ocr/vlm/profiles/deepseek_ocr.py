@@ -15,9 +15,9 @@ token; folioflow retries them and, failing that, hands them to the fallback engi
 
 from __future__ import annotations
 
-from ocr.errors import ConfigurationError
-from ocr.vlm.parsers.grounding import parse_grounding
-from ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.vlm.parsers.grounding import parse_grounding
+from folioflow.ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
 
 __all__ = ["PROMPT", "MODES", "NGRAM_GUARD", "deepseek_ocr_profile"]
 

@@ -3,8 +3,8 @@ Markdown. No boxes (plain Markdown has none); blocks come from the Markdown stru
 
 from __future__ import annotations
 
-from ocr.vlm.parsers.markdown import parse_markdown
-from ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
+from folioflow.ocr.vlm.parsers.markdown import parse_markdown
+from folioflow.ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
 
 __all__ = ["PROMPT", "markdown_profile"]
 

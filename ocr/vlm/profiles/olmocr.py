@@ -13,8 +13,8 @@ with ``--max-model-len 16384 --limit-mm-per-prompt '{"video": 0}'``. Default che
 
 from __future__ import annotations
 
-from ocr.vlm.parsers.front_matter import parse_front_matter
-from ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
+from folioflow.ocr.vlm.parsers.front_matter import parse_front_matter
+from folioflow.ocr.vlm.profiles.base import ImageSizing, Profile, Sampling
 
 __all__ = ["PROMPT", "FRONT_MATTER_REGEX", "LADDER", "olmocr_profile"]
 

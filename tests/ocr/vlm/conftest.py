@@ -23,8 +23,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ocr.errors import ConfigurationError
-from ocr.vlm.serve import resolve_vllm
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.vlm.serve import resolve_vllm
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY_VLM = Path(
@@ -64,7 +64,7 @@ class Fleet:
             # Ctrl-C must still stop it (test_ctrl_c_stops_every_server), so it has to install its
             # own handler. SIG_IGN survives exec.
             "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-            "os.execv(sys.executable, [sys.executable, '-c', 'from flows.cli import main; main()', *sys.argv[1:]])",
+            "os.execv(sys.executable, [sys.executable, '-c', 'from folioflow.flows.cli import main; main()', *sys.argv[1:]])",
             "ocr",
             "serve",
             "--model",

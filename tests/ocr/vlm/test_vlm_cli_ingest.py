@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ocr.samples import write_sample_pdf
+from folioflow.ocr.samples import write_sample_pdf
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,7 +30,7 @@ def _ingest(tmp_path: Path, fleet, vlm: dict, engine: str) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(tmp_path / "prefect")}
     env.pop("PREFECT_API_URL", None)
     run = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "ingest", str(pdf), *endpoints, "--engine", engine, "--config", str(config),
+        [sys.executable, "-m", "folioflow.flows.cli", "ingest", str(pdf), *endpoints, "--engine", engine, "--config", str(config),
          "--data-dir", str(tmp_path / "data"), "--report", str(tmp_path / "report.json"), "--no-progress"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -4,9 +4,9 @@ import socket
 
 import pytest
 
-from ocr.errors import EngineUnavailableError
-from ocr.vlm import VlmEngine, VlmOptions
-from ocr.vlm.client import normalise_url, parse_limits
+from folioflow.ocr.errors import EngineUnavailableError
+from folioflow.ocr.vlm import VlmEngine, VlmOptions
+from folioflow.ocr.vlm.client import normalise_url, parse_limits
 
 # Lines of a real vLLM 0.32.0 /metrics answer (CPU engine, tiny Qwen2-VL), shortened.
 METRICS = """# HELP vllm:num_requests_running Number of requests in model execution batches.

@@ -14,12 +14,12 @@ import time
 import httpx
 import pytest
 
-from ocr.errors import ConfigurationError
-from ocr.render import open_document
-from ocr.samples import write_sample_pdf, write_scanned_copy
-from ocr.schema import BlockType, PageStatus
-from ocr.vlm import VlmEngine, VlmOptions
-from ocr.vlm.bench_doc import write_bench_pdf
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.ocr.schema import BlockType, PageStatus
+from folioflow.ocr.vlm import VlmEngine, VlmOptions
+from folioflow.ocr.vlm.bench_doc import write_bench_pdf
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -229,7 +229,7 @@ def test_cpu_orientation_check_turns_a_rotated_scan_upright(vllm_fleet, sample_p
 
 
 def test_bench_reports_efficiency_scaling_and_plot(vllm_fleet, tmp_path):
-    from ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, run_bench
+    from folioflow.ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, run_bench
 
     vllm_fleet.ensure_ready()
     settings = BenchSettings(
@@ -262,8 +262,8 @@ def test_bench_reports_efficiency_scaling_and_plot(vllm_fleet, tmp_path):
 
 
 def _convert_document(engine: VlmEngine, path, mode: str):
-    from ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-    from ocr.schema import SourceRef
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.schema import SourceRef
 
     converter = DocumentConverter(ConvertOptions(engine=mode), vlm_engine=engine)
     try:
@@ -286,8 +286,8 @@ def test_converter_routes_rich_pages_to_the_vlm(vllm_fleet, sample_pdf):
 
 
 def test_truncated_vlm_pages_fall_back_flagged_with_the_reason(vllm_fleet, sample_pdf):
-    from ocr.samples import SAMPLE_FACTS
-    from ocr.schema import DocumentStatus
+    from folioflow.ocr.samples import SAMPLE_FACTS
+    from folioflow.ocr.schema import DocumentStatus
 
     vllm_fleet.ensure_ready()
     engine = engine_for(vllm_fleet, profile="markdown", max_tokens=8, extra_body={"ignore_eos": True})

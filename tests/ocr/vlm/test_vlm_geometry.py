@@ -2,8 +2,8 @@
 
 import pytest
 
-from ocr.schema import BBox
-from ocr.vlm.geometry import image_box_to_page, unrotate_point
+from folioflow.ocr.schema import BBox
+from folioflow.ocr.vlm.geometry import image_box_to_page, unrotate_point
 
 
 @pytest.mark.parametrize("rotate", [0, 90, 180, 270])

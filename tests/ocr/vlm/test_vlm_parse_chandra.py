@@ -2,9 +2,9 @@
 
 import pytest
 
-from ocr.errors import OutputValidationError
-from ocr.schema import BlockType
-from ocr.vlm.parsers.html_layout import make_html_layout_parser
+from folioflow.ocr.errors import OutputValidationError
+from folioflow.ocr.schema import BlockType
+from folioflow.ocr.vlm.parsers.html_layout import make_html_layout_parser
 
 # Written in chandra's documented format for the project's sample page 1 (chandra/prompts.py).
 PAGE = """<div data-bbox="[87, 52, 937, 81]" data-label="Page-Header"><p>Northwind Capital Holdings</p></div>

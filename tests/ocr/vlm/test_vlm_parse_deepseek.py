@@ -2,9 +2,9 @@
 
 import pytest
 
-from ocr.errors import OutputValidationError
-from ocr.schema import BlockType
-from ocr.vlm.parsers.grounding import parse_grounding
+from folioflow.ocr.errors import OutputValidationError
+from folioflow.ocr.schema import BlockType
+from folioflow.ocr.vlm.parsers.grounding import parse_grounding
 
 # In DeepSeek-OCR's grounding format (prompt "<|grounding|>Convert the document to markdown."),
 # as served by vLLM with skip_special_tokens=False (so the end-of-sentence token trails).

@@ -1,7 +1,7 @@
 """Generic Markdown answers split into blocks with markdown-it-py."""
 
-from ocr.schema import BlockType
-from ocr.vlm.parsers.markdown import parse_markdown
+from folioflow.ocr.schema import BlockType
+from folioflow.ocr.vlm.parsers.markdown import parse_markdown
 
 ANSWER = """```markdown
 # Governing Law

@@ -2,9 +2,9 @@
 
 import pytest
 
-from ocr.errors import OutputValidationError
-from ocr.schema import BlockType
-from ocr.vlm.parsers.front_matter import parse_front_matter
+from folioflow.ocr.errors import OutputValidationError
+from folioflow.ocr.schema import BlockType
+from folioflow.ocr.vlm.parsers.front_matter import parse_front_matter
 
 PAGE = """---
 primary_language: en

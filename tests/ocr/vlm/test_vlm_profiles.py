@@ -2,10 +2,10 @@
 
 import pytest
 
-from ocr.errors import ConfigurationError
-from ocr.vlm.parsers.markdown import parse_markdown
-from ocr.vlm.profiles import Profile, get_profile, profile_for_model, profile_names, register_profile
-from ocr.vlm.request import build_body
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.vlm.parsers.markdown import parse_markdown
+from folioflow.ocr.vlm.profiles import Profile, get_profile, profile_for_model, profile_names, register_profile
+from folioflow.ocr.vlm.request import build_body
 
 LETTER = (612.0, 792.0)
 
@@ -91,7 +91,7 @@ def test_fingerprint_changes_with_what_changes_output():
 
 
 def test_registering_a_new_profile(monkeypatch):
-    from ocr.vlm import profiles
+    from folioflow.ocr.vlm import profiles
 
     monkeypatch.setattr(profiles, "_REGISTRY", dict(profiles._REGISTRY))
     register_profile(

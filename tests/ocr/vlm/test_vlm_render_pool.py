@@ -7,11 +7,11 @@ import io
 import pytest
 from PIL import Image
 
-from ocr.render import open_document
-from ocr.samples import write_sample_pdf, write_scanned_copy
-from ocr.vlm.profiles import get_profile
-from ocr.vlm.profiles.base import ImageSizing
-from ocr.vlm.render_pool import RenderPool, RenderRequest, render_handle
+from folioflow.ocr.render import open_document
+from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
+from folioflow.ocr.vlm.profiles import get_profile
+from folioflow.ocr.vlm.profiles.base import ImageSizing
+from folioflow.ocr.vlm.render_pool import RenderPool, RenderRequest, render_handle
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from ocr.errors import ConfigurationError
-from ocr.vlm.serve import ServeConfig, format_command, load_serve_config, plan_servers
+from folioflow.flows.cli import app
+from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.vlm.serve import ServeConfig, format_command, load_serve_config, plan_servers
 
 INFRA = Path(__file__).resolve().parents[3] / "infra" / "vllm"
 
@@ -166,7 +166,7 @@ def test_cli_reports_bad_layouts_in_one_line():
 
 
 def test_gpus_default_to_the_visible_ones(monkeypatch):
-    from ocr.vlm.serve import detect_gpus
+    from folioflow.ocr.vlm.serve import detect_gpus
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
     assert detect_gpus() == [2, 3]
@@ -177,7 +177,7 @@ def test_gpus_default_to_the_visible_ones(monkeypatch):
 
 
 def test_bench_page_supply_never_repeats_a_page_until_the_pdf_runs_out():
-    from ocr.vlm.bench import PageSupply
+    from folioflow.ocr.vlm.bench import PageSupply
 
     supply = PageSupply(10)
     runs = [supply.take(4), supply.take(4)]

@@ -2,8 +2,8 @@
 
 import pytest
 
-from ocr.errors import OutputValidationError
-from ocr.vlm.validity import check_answer, find_line_loop, find_tail_loop
+from folioflow.ocr.errors import OutputValidationError
+from folioflow.ocr.vlm.validity import check_answer, find_line_loop, find_tail_loop
 
 GOOD = "# Results\n\nTotal revenue grew 12% to $4,210 million in fiscal 2025, driven by advisory fees.\n"
 
