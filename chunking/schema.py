@@ -10,8 +10,8 @@ tokenizer, never exceeds the chunker's limit. Page numbers are 1-based and inclu
 from __future__ import annotations
 
 import uuid
-from enum import Enum
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 import numpy as np

@@ -18,8 +18,12 @@ import time
 from collections import Counter
 from typing import Any
 
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, \
-    update_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 
 from folioflow.flows.report import RunReport
 

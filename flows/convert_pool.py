@@ -19,10 +19,10 @@ import math
 import multiprocessing
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable
 
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.layout.blocks import relevel_headings

@@ -21,9 +21,8 @@ from typing import Any
 
 import yaml
 
-from folioflow.ocr.errors import ConfigurationError
-
 from folioflow.flows.tasks import OCR_TAG
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["ROOT", "PREFECT_FILE", "ensure_work_pool", "ensure_ocr_limit", "deploy", "load_project", "serve_deployments"]
 

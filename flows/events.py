@@ -18,8 +18,8 @@ deployment covers them (and is the safety net for missed file events).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from folioflow.flows.settings import Settings
 from folioflow.flows.source_config import SourceConfig

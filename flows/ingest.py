@@ -18,13 +18,12 @@ a table of documents and a Markdown summary (:mod:`folioflow.flows.artifacts`).
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from prefect import flow
-
-from folioflow.ocr.errors import ConfigurationError
 
 from folioflow.flows.artifacts import publish_run_artifacts
 from folioflow.flows.pipeline import Pipeline, local_path
@@ -34,6 +33,7 @@ from folioflow.flows.settings import Settings, load_settings
 from folioflow.flows.source_config import SourceConfig
 from folioflow.flows.sources import discover
 from folioflow.flows.tasks import OCR_TAG, IngestProgress, list_source_task
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["OCR_TAG", "IngestProgress", "ingest_flow", "run_ingest", "resolve_settings", "run_body"]
 
@@ -93,7 +93,7 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
             pipeline.store.optimize()  # Edge builds its HNSW index only when told; no-op elsewhere
     finally:
         pipeline.close()
-    report.finished_at = datetime.now(timezone.utc)
+    report.finished_at = datetime.now(UTC)
     report.seconds = time.perf_counter() - started
     publish_run_artifacts(report, flow_name)
     print(f"{flow_name}: {report.count('indexed')} indexed, {report.count('skipped')} skipped, "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from folioflow.chunking.schema import Chunk
@@ -56,7 +56,7 @@ class Pipeline:
         self._write_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------- set-up
-    def warm_up(self) -> "Pipeline":
+    def warm_up(self) -> Pipeline:
         s = self.settings
         self.embedder = Embedder(model=s.embedding_model, device=s.device, precision=s.embedding_precision)
         self.embedder.warm_up()
@@ -172,7 +172,7 @@ class Pipeline:
             pages=document.page_count,
             chunks=chunks,
             engines=document.engines(),
-            indexed_at=datetime.now(timezone.utc),
+            indexed_at=datetime.now(UTC),
             errors=[*document.errors, *failures.values()][:50],
             mime_type=document.mime_type,
             size=source.size,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -54,7 +54,7 @@ class RunReport(BaseModel):
     """All documents of one run and the run's timing."""
 
     documents: list[DocumentReport] = Field(default_factory=list)
-    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
     seconds: float = 0.0
 

@@ -24,17 +24,14 @@ document with its state message; nothing fails unseen and no document failure fa
 
 from __future__ import annotations
 
-import os
-
 import contextvars
 import logging
+import os
 import threading
 import time
 from typing import Any
 
 from prefect.futures import as_completed
-
-from folioflow.ocr.errors import ConfigurationError, FolioflowError
 
 from folioflow.flows.artifacts import RunProgress
 from folioflow.flows.pipeline import Pipeline
@@ -42,6 +39,7 @@ from folioflow.flows.report import DocumentReport
 from folioflow.flows.settings import Settings
 from folioflow.flows.sources import SourceFile
 from folioflow.flows.tasks import failed_report, index_task, ingest_document_task, is_transient, retrying
+from folioflow.ocr.errors import ConfigurationError, FolioflowError
 
 __all__ = ["build_task_runner", "run_documents"]
 

@@ -28,9 +28,8 @@ import yaml
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from folioflow.ocr.errors import ConfigurationError
-
 from folioflow.flows.source_config import SourceConfig
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["Settings", "load_settings"]
 

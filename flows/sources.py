@@ -65,7 +65,7 @@ class SourceFile:
     mtime: float | None
     display: str
     etag: str | None = None
-    config: "SourceConfig | None" = field(default=None, compare=False, repr=False)
+    config: SourceConfig | None = field(default=None, compare=False, repr=False)
 
     @property
     def change_token(self) -> str:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from folioflow.chunking.chunker import Chunker, ChunkerOptions
 from folioflow.chunking.schema import Chunk
@@ -168,7 +168,7 @@ class Stages:
         self.pool: ConvertPool | None = None
         self.cache = PageCache(self.settings.cache_dir)
 
-    def warm_up(self) -> "Stages":
+    def warm_up(self) -> Stages:
         s = self.settings
         if self._counter is None:
             from folioflow.chunking.tokens import HFTokenCounter

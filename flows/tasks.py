@@ -16,14 +16,12 @@ exponential backoff from ``settings.retry_delay`` seconds and jitter; a bad docu
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
-
-from folioflow.ocr.errors import EndpointError, EngineUnavailableError, FolioflowError, StoreError
-from folioflow.ocr.schema import Document, DocumentStatus, Page
 
 from folioflow.flows.listing import Listing, list_source
 from folioflow.flows.report import DocumentReport
@@ -31,6 +29,8 @@ from folioflow.flows.settings import Settings
 from folioflow.flows.source_config import SourceConfig
 from folioflow.flows.sources import SourceFile
 from folioflow.flows.stages import Known, Prepared, StageSpec, stages_for
+from folioflow.ocr.errors import EndpointError, EngineUnavailableError, FolioflowError, StoreError
+from folioflow.ocr.schema import Document, DocumentStatus, Page
 
 __all__ = ["OCR_TAG", "IngestProgress", "is_transient", "retrying", "ingest_document_task", "index_task",
            "list_source_task"]

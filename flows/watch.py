@@ -22,10 +22,9 @@ from typing import Any
 
 from prefect import flow
 
-from folioflow.ocr.errors import ConfigurationError
-
 from folioflow.flows.ingest import resolve_settings, run_body
 from folioflow.flows.report import RunReport
+from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["watch_flow"]
 

@@ -66,11 +66,10 @@ MAX_JOINED_WORDS = 4
 #: Shortest title term an all-capitals question word may match as a prefix (``MGM`` -> ``mgmresorts``).
 MIN_PREFIX_TERM = 6
 #: Title words that never tell documents apart.
-STOP_WORDS = frozenset("a an and are as at be by for from in into is it its of on or our the their to was were with".split())
+STOP_WORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "its", "of", "on", "or", "our", "the", "their", "to", "was", "were", "with"])
 #: All-capitals question words that are finance abbreviations, not names: never prefix matches.
 ABBREVIATIONS = frozenset(
-    "usd eur gbp fy ytd qtd yoy qoq ttm ltm eps gaap sec ceo cfo coo llc inc ltd plc corp co roa roe roic fcf "
-    "cagr ebit ebitda ebitdar capex cogs sga ppe nav aum dso dpo dio tbd na nyse".split())
+    ["usd", "eur", "gbp", "fy", "ytd", "qtd", "yoy", "qoq", "ttm", "ltm", "eps", "gaap", "sec", "ceo", "cfo", "coo", "llc", "inc", "ltd", "plc", "corp", "co", "roa", "roe", "roic", "fcf", "cagr", "ebit", "ebitda", "ebitdar", "capex", "cogs", "sga", "ppe", "nav", "aum", "dso", "dpo", "dio", "tbd", "na", "nyse"])
 _AMOUNT = re.compile(r"\$\s*[0-9][0-9.,]*(?:[A-Za-z]{1,2}\b)?")  # $3M, $1.2bn, $ 450
 
 

@@ -93,7 +93,13 @@ from folioflow.indexing.registry import (
     record_point_id,
 )
 from folioflow.indexing.sparse import SparseVec
-from folioflow.ocr.errors import CollectionNotFoundError, ConfigurationError, FolioflowError, StoreError, TenancyError
+from folioflow.ocr.errors import (
+    CollectionNotFoundError,
+    ConfigurationError,
+    FolioflowError,
+    StoreError,
+    TenancyError,
+)
 
 __all__ = [
     "DENSE",

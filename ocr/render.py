@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import io
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -145,7 +145,7 @@ class PageHandle:
     the handle is alive (dropping the handle frees the page).
     """
 
-    def __init__(self, doc: "OpenedDocument", number: int):
+    def __init__(self, doc: OpenedDocument, number: int):
         self.doc = doc
         self.number = number
         self._image: Image.Image | None = None

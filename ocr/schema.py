@@ -18,7 +18,7 @@ from :class:`Document` (``Document.model_json_schema()``).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
@@ -77,7 +77,7 @@ class BBox(BaseModel):
     def height(self) -> float:
         return self.y1 - self.y0
 
-    def scaled(self, sx: float, sy: float) -> "BBox":
+    def scaled(self, sx: float, sy: float) -> BBox:
         """Return the box with x multiplied by ``sx`` and y by ``sy`` (e.g. pixels -> points)."""
         return BBox(x0=self.x0 * sx, y0=self.y0 * sy, x1=self.x1 * sx, y1=self.y1 * sy)
 
@@ -178,7 +178,7 @@ class Document(BaseModel):
     status: DocumentStatus = DocumentStatus.SUCCESS
     errors: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict, description="PDF metadata (title, author, ...)")
-    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     def markdown(self, page_markers: bool = True) -> str:
         """The document's Markdown: pages in order, each preceded by ``<!-- page N -->`` when

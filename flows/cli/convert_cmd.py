@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -61,16 +61,16 @@ def convert(
     output: Annotated[Path, typer.Option("--output", "-o", help="Output folder (mirrors input paths).")],
     format: Annotated[str, typer.Option("--format", "-f", help="Comma-separated: markdown,html,json.")] = "markdown",
     engine: Annotated[str, typer.Option(help="auto | text | ocr | vlm")] = "auto",
-    ocr_endpoint: Annotated[Optional[list[str]], typer.Option("--ocr-endpoint", help="vLLM endpoint URL (repeatable).")] = None,
-    profile: Annotated[Optional[str], typer.Option(help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
-    cpu_engine: Annotated[Optional[str], typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr.")] = None,
-    language: Annotated[Optional[list[str]], typer.Option("--lang", "--language", "-l", help="OCR language, e.g. eng, deu (repeatable).")] = None,
-    page_range: Annotated[Optional[str], typer.Option("--page-range", help='Pages to convert, e.g. "1-5,9".')] = None,
-    dpi: Annotated[Optional[int], typer.Option(help="Render resolution for OCR, dots per inch.")] = None,
-    max_image_width: Annotated[Optional[int], typer.Option("--max-image-width", help="Cap on image width sent to OCR/VLM and on figure crops, pixels.")] = None,
+    ocr_endpoint: Annotated[list[str] | None, typer.Option("--ocr-endpoint", help="vLLM endpoint URL (repeatable).")] = None,
+    profile: Annotated[str | None, typer.Option(help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
+    cpu_engine: Annotated[str | None, typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr.")] = None,
+    language: Annotated[list[str] | None, typer.Option("--lang", "--language", "-l", help="OCR language, e.g. eng, deu (repeatable).")] = None,
+    page_range: Annotated[str | None, typer.Option("--page-range", help='Pages to convert, e.g. "1-5,9".')] = None,
+    dpi: Annotated[int | None, typer.Option(help="Render resolution for OCR, dots per inch.")] = None,
+    max_image_width: Annotated[int | None, typer.Option("--max-image-width", help="Cap on image width sent to OCR/VLM and on figure crops, pixels.")] = None,
     include_headers_footers: Annotated[bool, typer.Option("--include-headers-footers", help="Keep page headers/footers in Markdown/HTML.")] = False,
     include_images: Annotated[bool, typer.Option("--include-images", help="Save figure crops beside the Markdown and link them.")] = False,
-    password: Annotated[Optional[str], typer.Option(help="Password for encrypted PDFs.")] = None,
+    password: Annotated[str | None, typer.Option(help="Password for encrypted PDFs.")] = None,
 ) -> None:
     """Convert documents to Markdown, HTML and/or JSON without indexing them."""
     from pydantic import ValidationError

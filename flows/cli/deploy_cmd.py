@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -11,15 +11,15 @@ from folioflow.flows.cli import app
 from folioflow.flows.cli.ingest_cmd import Config, _mute_run_logs, _quiet_prefect
 from folioflow.flows.cli.options import build_settings, fail
 
-PrefectFile = Annotated[Optional[Path], typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
-OcrSlots = Annotated[Optional[int], typer.Option("--ocr-slots", help="Concurrent OCR task runs the fleet takes (default: settings.ocr_slots, else 2 per OCR endpoint, else 1)")]
+PrefectFile = Annotated[Path | None, typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
+OcrSlots = Annotated[int | None, typer.Option("--ocr-slots", help="Concurrent OCR task runs the fleet takes (default: settings.ocr_slots, else 2 per OCR endpoint, else 1)")]
 
 
 @app.command()
 def watch(
-    source: Annotated[Optional[list[str]], typer.Option("--source", help="Only this configured source (repeatable)")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", help="Only this configured source (repeatable)")] = None,
     prune: Annotated[bool, typer.Option("--prune/--no-prune", help="Delete documents gone from their source")] = True,
-    report: Annotated[Optional[Path], typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file")] = None,
     config: Config = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
 ) -> None:
@@ -49,11 +49,12 @@ def deploy(
     prefect_file: PrefectFile = None,
     pool: Annotated[str, typer.Option("--pool", help="Work pool the deployments use (created, type process)")] = "folioflow",
     ocr_slots: OcrSlots = None,
-    name: Annotated[Optional[list[str]], typer.Option("--name", help="Only this deployment (repeatable)")] = None,
+    name: Annotated[list[str] | None, typer.Option("--name", help="Only this deployment (repeatable)")] = None,
 ) -> None:
     """Create the work pool, the OCR concurrency limit and the deployments of infra/prefect.yaml
     on the Prefect server at PREFECT_API_URL. Then start workers: `prefect worker start --pool folioflow`."""
-    from folioflow.flows.deploy import PREFECT_FILE, deploy as do_deploy
+    from folioflow.flows.deploy import PREFECT_FILE
+    from folioflow.flows.deploy import deploy as do_deploy
     from folioflow.ocr.errors import FolioflowError
 
     try:
@@ -67,7 +68,7 @@ def deploy(
 def serve(
     config: Config = None,
     prefect_file: PrefectFile = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Flow runs at once (default: no limit)")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Flow runs at once (default: no limit)")] = None,
     ocr_slots: OcrSlots = None,
 ) -> None:
     """Serve the deployments of infra/prefect.yaml from this process (schedules and triggers

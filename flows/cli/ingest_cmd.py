@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,11 +12,11 @@ from folioflow.flows.cli import app
 from folioflow.flows.cli.options import build_settings, fail
 
 # Common options (typer Annotated aliases).
-DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (embedded store, OCR cache, converted documents). Default ./.folioflow")]
-QdrantUrl = Annotated[Optional[str], typer.Option("--qdrant-url", envvar="QDRANT_URL", help="Qdrant server URL; the embedded store is used when unset")]
-Collection = Annotated[Optional[str], typer.Option("--collection", help="Qdrant collection (default folioflow)")]
-EmbeddingModel = Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path (default all-MiniLM-L6-v2, bundled)")]
-Config = Annotated[Optional[Path], typer.Option("--config", envvar="FOLIOFLOW_CONFIG", help="YAML settings file")]
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (embedded store, OCR cache, converted documents). Default ./.folioflow")]
+QdrantUrl = Annotated[str | None, typer.Option("--qdrant-url", envvar="QDRANT_URL", help="Qdrant server URL; the embedded store is used when unset")]
+Collection = Annotated[str | None, typer.Option("--collection", help="Qdrant collection (default folioflow)")]
+EmbeddingModel = Annotated[str | None, typer.Option("--embedding-model", help="sentence-transformers model name or path (default all-MiniLM-L6-v2, bundled)")]
+Config = Annotated[Path | None, typer.Option("--config", envvar="FOLIOFLOW_CONFIG", help="YAML settings file")]
 
 
 #: Seconds Prefect's ephemeral API server gets to start (``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``
@@ -58,17 +58,17 @@ def ingest(
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
     embedding_model: EmbeddingModel = None,
-    engine: Annotated[Optional[str], typer.Option("--engine", help="auto | text | ocr | vlm")] = None,
-    cpu_engine: Annotated[Optional[str], typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr")] = None,
-    lang: Annotated[Optional[list[str]], typer.Option("--lang", "--language", "-l", help="OCR language (tesseract code), repeatable")] = None,
-    ocr_endpoint: Annotated[Optional[list[str]], typer.Option("--ocr-endpoint", help="vLLM endpoint URL, repeatable")] = None,
-    profile: Annotated[Optional[str], typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="Documents processed concurrently")] = None,
-    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Tenant recorded on every chunk")] = None,
-    password: Annotated[Optional[list[str]], typer.Option("--password", help="PDF password as GLOB=PASSWORD (or just PASSWORD for all)")] = None,
+    engine: Annotated[str | None, typer.Option("--engine", help="auto | text | ocr | vlm")] = None,
+    cpu_engine: Annotated[str | None, typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr")] = None,
+    lang: Annotated[list[str] | None, typer.Option("--lang", "--language", "-l", help="OCR language (tesseract code), repeatable")] = None,
+    ocr_endpoint: Annotated[list[str] | None, typer.Option("--ocr-endpoint", help="vLLM endpoint URL, repeatable")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Documents processed concurrently")] = None,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Tenant recorded on every chunk")] = None,
+    password: Annotated[list[str] | None, typer.Option("--password", help="PDF password as GLOB=PASSWORD (or just PASSWORD for all)")] = None,
     prune: Annotated[bool, typer.Option("--prune", help="Delete indexed documents under the given folders that no longer exist")] = False,
     force: Annotated[bool, typer.Option("--force", help="Process every document again even when unchanged (same size and mtime, same content hash): convert, chunk, embed and upsert; the same points, no duplicates. Needed after an in-place rewrite that kept a file's size and mtime")] = False,
-    report: Annotated[Optional[Path], typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file")] = None,
     config: Config = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar")] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
@@ -137,9 +137,9 @@ def query(
     glossary: Annotated[str, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), none, or a JSON/YAML file of {pattern, expansion} entries")] = "finance",
     route_titles: Annotated[bool, typer.Option("--route-titles/--no-route-titles", help="Also search inside the documents whose titles (file names, or `title` metadata) the question names, and fuse the two rankings")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table")] = False,
-    doc_id: Annotated[Optional[list[str]], typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="Only this configured source name (`default` for command-line paths; see `folioflow status`)")] = None,
-    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Caller's tenant (required when tenancy is on)")] = None,
+    doc_id: Annotated[list[str] | None, typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Only this configured source name (`default` for command-line paths; see `folioflow status`)")] = None,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Caller's tenant (required when tenancy is on)")] = None,
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
@@ -191,7 +191,7 @@ def status(
 @app.command()
 def show(
     doc: Annotated[str, typer.Argument(help="What query --doc takes: document id (or a unique prefix), the path it was ingested from, or its file name when unambiguous")],
-    page: Annotated[Optional[int], typer.Option("--page", help="Only this page (1-based)")] = None,
+    page: Annotated[int | None, typer.Option("--page", help="Only this page (1-based)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="markdown | json")] = "markdown",
     data_dir: DataDir = None,
     config: Config = None,
@@ -207,7 +207,7 @@ def show(
 @app.command()
 def sample(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the PDF")] = Path("folioflow-sample.pdf"),
-    scanned: Annotated[Optional[Path], typer.Option("--scanned", help="Also write an image-only scanned copy (.tif/.png/.pdf)")] = None,
+    scanned: Annotated[Path | None, typer.Option("--scanned", help="Also write an image-only scanned copy (.tif/.png/.pdf)")] = None,
 ) -> None:
     """Write the generated two-page sample report (heading, paragraphs, table, formula, clause)."""
     from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy

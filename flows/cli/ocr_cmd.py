@@ -6,7 +6,6 @@ import json
 import signal
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -33,41 +32,47 @@ def _gpu_list(text: str | None) -> list[int] | None:
 @ocr_app.command("serve", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def serve(
     ctx: typer.Context,
-    model: Optional[str] = typer.Option(
+    model: str | None = typer.Option(
         None, "--model", help="Profile (chandra, olmocr, deepseek-ocr, ...) or checkpoint path / HF id"
     ),
-    gpus: Optional[str] = typer.Option(
+    gpus: str | None = typer.Option(
         None,
         "--gpus",
         help="GPU indices, e.g. 0,1,2,3, or 'cpu' (default: every GPU nvidia-smi lists, else cpu)",
     ),
-    tensor_parallel_size: Optional[int] = typer.Option(None, "--tensor-parallel-size", "-tp", min=1),
-    data_parallel_size: Optional[int] = typer.Option(
+    tensor_parallel_size: int | None = typer.Option(None, "--tensor-parallel-size", "-tp", min=1),
+    data_parallel_size: int | None = typer.Option(
         None, "--data-parallel-size", "-dp", min=1, help="One server with vLLM's own data parallelism"
     ),
-    port: Optional[int] = typer.Option(None, "--port", help="Port of the first server (default 8000)"),
-    host: Optional[str] = typer.Option(None, "--host", help="Interface to listen on (default 127.0.0.1)"),
-    replicas: Optional[int] = typer.Option(None, "--replicas", min=1, help="CPU servers to start (CPU only)"),
-    served_model_name: Optional[list[str]] = typer.Option(None, "--served-model-name"),
-    config: Optional[Path] = typer.Option(
+    port: int | None = typer.Option(None, "--port", help="Port of the first server (default 8000)"),
+    host: str | None = typer.Option(None, "--host", help="Interface to listen on (default 127.0.0.1)"),
+    replicas: int | None = typer.Option(None, "--replicas", min=1, help="CPU servers to start (CPU only)"),
+    served_model_name: list[str] | None = typer.Option(None, "--served-model-name"),
+    config: Path | None = typer.Option(
         None, "--config", exists=True, dir_okay=False, help="YAML from infra/vllm/"
     ),
-    node: Optional[str] = typer.Option(None, "--node", help="Node section of a multi-node config"),
-    vllm: Optional[str] = typer.Option(
+    node: str | None = typer.Option(None, "--node", help="Node section of a multi-node config"),
+    vllm: str | None = typer.Option(
         None,
         "--vllm",
         help="vllm executable or venv (default: $FOLIOFLOW_VLLM, $FOLIOFLOW_VLLM_VENV, ./.venv-vllm, PATH)",
     ),
-    log_dir: Optional[Path] = typer.Option(
+    log_dir: Path | None = typer.Option(
         None, "--log-dir", help="Server logs (default: a temporary folder)"
     ),
-    max_restarts: Optional[int] = typer.Option(None, "--max-restarts", min=0),
+    max_restarts: int | None = typer.Option(None, "--max-restarts", min=0),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the exact commands and exit"),
 ) -> None:
     """Start vLLM servers for a model, wait until they answer, print the endpoints, restart any that
     crashes, stop them all on Ctrl-C. Arguments after -- go to every vllm serve."""
     from folioflow.ocr.errors import ConfigurationError
-    from folioflow.ocr.vlm.serve import ServeConfig, detect_gpus, format_command, load_serve_config, plan_servers
+    from folioflow.ocr.vlm.serve import (
+        ServeConfig,
+        detect_gpus,
+        format_command,
+        load_serve_config,
+        plan_servers,
+    )
     from folioflow.ocr.vlm.supervisor import Supervisor
 
     overrides = dict(
@@ -141,21 +146,21 @@ def bench(
     ocr_endpoint: list[str] = typer.Option(..., "--ocr-endpoint", help="Endpoint URL (repeat for several)"),
     pages: int = typer.Option(32, "--pages", min=1),
     profile: str = typer.Option("auto", "--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)"),
-    pdf: Optional[Path] = typer.Option(
+    pdf: Path | None = typer.Option(
         None, "--pdf", exists=True, dir_okay=False, help="Default: generated pages, as many as the runs need"
     ),
-    in_flight: Optional[int] = typer.Option(
+    in_flight: int | None = typer.Option(
         None, "--in-flight", min=1, help="Per endpoint (default: server limit)"
     ),
     fixed_tokens: int = typer.Option(
         64, "--fixed-tokens", min=0, help="Answer length forced with ignore_eos (0 = the model's own answers)"
     ),
     repeats: int = typer.Option(2, "--repeats", min=1),
-    sweep: Optional[str] = typer.Option(None, "--sweep", help="In-flight levels to sweep, e.g. 1,2,4,8"),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="PNG of throughput vs in-flight requests"),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write every figure as JSON"),
+    sweep: str | None = typer.Option(None, "--sweep", help="In-flight levels to sweep, e.g. 1,2,4,8"),
+    plot: Path | None = typer.Option(None, "--plot", help="PNG of throughput vs in-flight requests"),
+    json_out: Path | None = typer.Option(None, "--json", help="Write every figure as JSON"),
     render_workers: int = typer.Option(1, "--render-workers", min=0),
-    image_format: Optional[str] = typer.Option(
+    image_format: str | None = typer.Option(
         None, "--image-format", help="png or jpeg (default: the profile's)"
     ),
 ) -> None:

@@ -9,6 +9,6 @@ of the must-be-zero figures is not, or a good file was not indexed.
 """
 
 from folioflow.flows.reliability.batch import Batch, BatchFile, build_batch, corpus_passwords
-from folioflow.flows.reliability.measure import FileOutcome, Figures, run_batch
+from folioflow.flows.reliability.measure import Figures, FileOutcome, run_batch
 
 __all__ = ["Batch", "BatchFile", "FileOutcome", "Figures", "build_batch", "corpus_passwords", "run_batch"]

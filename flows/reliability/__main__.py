@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -51,11 +51,11 @@ def files_table(figures) -> Table:
 
 @app.command()
 def main(
-    corpus: Annotated[Optional[Path], typer.Option(help="Shared corpus root (default ../shared/corpus, or $FOLIOFLOW_CORPUS)")] = None,
-    work: Annotated[Optional[Path], typer.Option(help="Where to build the batch and the data dir (default: a temporary folder)")] = None,
+    corpus: Annotated[Path | None, typer.Option(help="Shared corpus root (default ../shared/corpus, or $FOLIOFLOW_CORPUS)")] = None,
+    work: Annotated[Path | None, typer.Option(help="Where to build the batch and the data dir (default: a temporary folder)")] = None,
     good: Annotated[int, typer.Option(help="Good corpus files mixed in (CUAD contracts, a filing, a scan)")] = 6,
     details: Annotated[bool, typer.Option("--details/--no-details", help="Also print one row per file")] = True,
-    as_json: Annotated[Optional[Path], typer.Option("--json", help="Write the figures and per-file outcomes as JSON")] = None,
+    as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures and per-file outcomes as JSON")] = None,
 ) -> None:
     """Build the batch, ingest it with `folioflow ingest`, print the figures (exit 1 if one fails)."""
     from folioflow.flows.reliability import build_batch, run_batch

@@ -26,7 +26,14 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from folioflow.flows.reliability.hostile import image_page, png_bomb, raw_pdf, text_page, tiff_with_huge_frame, truncated_copy
+from folioflow.flows.reliability.hostile import (
+    image_page,
+    png_bomb,
+    raw_pdf,
+    text_page,
+    tiff_with_huge_frame,
+    truncated_copy,
+)
 from folioflow.ocr.samples import write_encrypted_pdf
 
 __all__ = ["BatchFile", "Batch", "build_batch", "corpus_passwords"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from folioflow.ocr.errors import FolioflowError
 from folioflow.ocr.render import OpenedDocument, PageHandle

@@ -10,7 +10,8 @@ titles above two columns therefore come first, then the left column, then the ri
 from __future__ import annotations
 
 import statistics
-from typing import Protocol, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 __all__ = ["Boxed", "reading_order"]
 

@@ -14,8 +14,8 @@ lines also advance to the left (``upright_view(content, 90, upright_glyphs=True)
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from folioflow.ocr.layout.pdfpage import Char, PageContent, Rect
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable
 
 import httpx
 

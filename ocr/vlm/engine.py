@@ -24,8 +24,8 @@ import os
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from folioflow.ocr.engines.base import PageEngine
 from folioflow.ocr.errors import ConfigurationError, EngineUnavailableError, FolioflowError
@@ -187,7 +187,7 @@ class VlmEngine(PageEngine):
                 self._pool.close()
             self._loop = self._router = self._pool = self._pipeline = None
 
-    def __enter__(self) -> "VlmEngine":
+    def __enter__(self) -> VlmEngine:
         self.warm_up()
         return self
 

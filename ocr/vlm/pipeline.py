@@ -20,7 +20,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from folioflow.ocr.errors import EndpointError, EngineUnavailableError, OutputValidationError, RequestRejectedError
+from folioflow.ocr.errors import (
+    EndpointError,
+    EngineUnavailableError,
+    OutputValidationError,
+    RequestRejectedError,
+)
 from folioflow.ocr.render import OpenedDocument, RenderLimits
 from folioflow.ocr.schema import Block, Page, PageStatus
 from folioflow.ocr.vlm.client import ChatResult

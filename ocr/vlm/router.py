@@ -25,9 +25,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import AsyncIterator
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
@@ -140,7 +140,7 @@ class Router:
                     )
                 try:
                     await asyncio.wait_for(self._cond.wait(), remaining)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
 
     @asynccontextmanager

@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from folioflow.chunking.chunker import Chunker
+from folioflow.chunking.invariants import formula_failures, source_facts, table_failures
 from folioflow.chunking.tokens import default_counter
 from tests.chunking import corpus_docs
-from folioflow.chunking.invariants import formula_failures, source_facts, table_failures
 
 LIMIT = 256
 HEADERS = [("#" * i, f"h{i}") for i in range(1, 7)]

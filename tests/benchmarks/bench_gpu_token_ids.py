@@ -39,8 +39,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20000)
     args = ap.parse_args()
     import torch
-
     from bench_gpu_embed import make_texts
+
     from folioflow.indexing.embedder import Embedder
     from folioflow.indexing.gpu_tokenize import TokenIds
 

@@ -44,8 +44,8 @@ if not (args.work / "folio").is_dir():
     raise SystemExit(f"no folioflow store under {args.work} (run bench_retrieval.py --keep first)")
 
 from folioflow.indexing.evaluation import load_questions
-from folioflow.indexing.evaluation.metrics import RankedHit, page_relevant, first_rank
 from folioflow.indexing.evaluation.folio import collection_docs
+from folioflow.indexing.evaluation.metrics import RankedHit, first_rank, page_relevant
 from folioflow.indexing.glossary import FINANCE
 
 questions = load_questions(args.questions)

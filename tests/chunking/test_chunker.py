@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from folioflow.chunking.chunker import Chunker, ChunkerOptions, contextualize
+from folioflow.chunking.invariants import check_chunks
 from folioflow.chunking.schema import ChunkKind
 from folioflow.chunking.tokens import default_counter
 from folioflow.ocr.errors import ConfigurationError
 from folioflow.ocr.schema import BBox, Block, BlockType
 from tests.chunking.helpers import make_doc, pipe_table, prose
-from folioflow.chunking.invariants import check_chunks
 
 
 @pytest.fixture(scope="module")

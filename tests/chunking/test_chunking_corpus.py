@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from folioflow.chunking.chunker import Chunker, ChunkerOptions
+from folioflow.chunking.invariants import check_chunks, source_facts
 from folioflow.chunking.tokens import default_counter
 from tests.chunking import corpus_docs
-from folioflow.chunking.invariants import check_chunks, source_facts
 
 pytestmark = pytest.mark.corpus
 

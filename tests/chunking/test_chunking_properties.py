@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from folioflow.chunking.chunker import Chunker, ChunkerOptions
+from folioflow.chunking.invariants import check_chunks, path_failures
 from folioflow.chunking.tokens import default_counter
 from tests.chunking.helpers import SENTENCES, make_doc
-from folioflow.chunking.invariants import check_chunks, path_failures
 
 WORDS = ["revenue", "margin", "liquidity", "covenant", "lessee", "derivative", "goodwill", "impairment",
          "dividend", "tranche", "collateral", "indemnity", "warranty", "arbitration", "escrow", "accrual"]

@@ -82,7 +82,12 @@ def test_deploy_creates_pool_limit_and_scheduled_deployments(deployed):
 
 
 def _intervals(client, flow_run_ids) -> list[tuple[float, float, str]]:
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, TaskRunFilter, TaskRunFilterTags
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterId,
+        TaskRunFilter,
+        TaskRunFilterTags,
+    )
 
     deadline = time.monotonic() + 60  # task run states reach the server as events: allow a short lag
     while True:

@@ -10,8 +10,8 @@ import fsspec
 import pytest
 
 from folioflow.flows.listing import list_source
-from folioflow.flows.source_config import SourceConfig
 from folioflow.flows.settings import load_settings
+from folioflow.flows.source_config import SourceConfig
 from folioflow.ocr.errors import ConfigurationError
 from folioflow.ocr.ids import doc_id_for
 

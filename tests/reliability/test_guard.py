@@ -17,12 +17,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from folioflow.flows.reliability.hostile import image_page, raw_pdf, text_page
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.errors import SourceError
 from folioflow.ocr.guard import DocumentGuard
 from folioflow.ocr.render import open_document
 from folioflow.ocr.schema import PageStatus, SourceRef
-from folioflow.flows.reliability.hostile import image_page, raw_pdf, text_page
 
 
 @pytest.fixture(scope="module")

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
+from folioflow.flows.reliability.hostile import long_pdf
 from folioflow.indexing.store import StoreSettings, open_store
 from folioflow.ocr.ids import sha256_file
 from folioflow.ocr.samples import write_sample_pdf, write_scanned_copy
-from folioflow.flows.reliability.hostile import long_pdf
 from tests.flows.test_resume import _cached_pages
 
 pytestmark = pytest.mark.slow

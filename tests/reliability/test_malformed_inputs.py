@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from folioflow.flows.reliability import build_batch, corpus_passwords, run_batch
-from folioflow.flows.reliability.hostile import image_page, png_bomb, raw_pdf, text_page, tiff_with_huge_frame, truncated_copy
+from folioflow.flows.reliability.hostile import (
+    image_page,
+    png_bomb,
+    raw_pdf,
+    text_page,
+    tiff_with_huge_frame,
+    truncated_copy,
+)
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.errors import (
     CorruptDocumentError,

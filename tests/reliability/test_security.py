@@ -19,11 +19,11 @@ import pytest
 from typer.testing import CliRunner
 
 from folioflow.flows.cli import app
+from folioflow.flows.reliability.hostile import raw_pdf, text_page
 from folioflow.flows.sources import discover
 from folioflow.ocr.export import document_html
-from folioflow.ocr.schema import Document, Page, SourceRef
 from folioflow.ocr.samples import write_sample_pdf
-from folioflow.flows.reliability.hostile import raw_pdf, text_page
+from folioflow.ocr.schema import Document, Page, SourceRef
 
 
 # ----------------------------------------------------------------------------------- source roots

@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 from folioflow.flows.cli import app
 from folioflow.flows.ingest import run_ingest
 from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.reliability.hostile import raw_pdf, text_page
 from folioflow.flows.settings import load_settings
 from folioflow.indexing.retriever import FolioRetriever
 from folioflow.indexing.store import open_store
 from folioflow.ocr.errors import TenancyError
-from folioflow.flows.reliability.hostile import raw_pdf, text_page
 
 pytestmark = pytest.mark.slow
 

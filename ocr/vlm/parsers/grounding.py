@@ -20,7 +20,13 @@ import re
 
 from folioflow.ocr.errors import OutputValidationError
 from folioflow.ocr.schema import BBox, Block, BlockType
-from folioflow.ocr.vlm.parsers.base import ParsedOutput, heading_level, join_blocks, normalise_math, normalised_box
+from folioflow.ocr.vlm.parsers.base import (
+    ParsedOutput,
+    heading_level,
+    join_blocks,
+    normalise_math,
+    normalised_box,
+)
 
 __all__ = ["LABELS", "GRID", "parse_grounding"]
 

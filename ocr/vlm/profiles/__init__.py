@@ -7,7 +7,7 @@ receives it. See ``README.md`` in this folder for adding a model.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from folioflow.ocr.errors import ConfigurationError
 from folioflow.ocr.vlm.profiles.base import ImageSizing, Profile, Sampling

@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

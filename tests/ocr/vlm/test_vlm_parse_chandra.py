@@ -73,7 +73,7 @@ def test_table_stays_html_with_spans():
 def test_math_becomes_dollars():
     out = parse(PAGE)
     assert out.blocks[5].text == "$$\nS = \\frac{R_p - R_f}{\\sigma_p}\n$$"
-    assert "where $R_p$ is the portfolio return." == out.blocks[6].text
+    assert out.blocks[6].text == "where $R_p$ is the portfolio return."
 
 
 def test_list_figure_and_markdown_join():

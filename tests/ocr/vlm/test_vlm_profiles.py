@@ -4,7 +4,13 @@ import pytest
 
 from folioflow.ocr.errors import ConfigurationError
 from folioflow.ocr.vlm.parsers.markdown import parse_markdown
-from folioflow.ocr.vlm.profiles import Profile, get_profile, profile_for_model, profile_names, register_profile
+from folioflow.ocr.vlm.profiles import (
+    Profile,
+    get_profile,
+    profile_for_model,
+    profile_names,
+    register_profile,
+)
 from folioflow.ocr.vlm.request import build_body
 
 LETTER = (612.0, 792.0)
