@@ -6,6 +6,7 @@ raise and catch the same classes::
 
     FolioflowError
     ├── ConfigurationError        bad settings, unknown profile/engine, model not found
+    │   └── MissingExtraError         a command needs an optional extra that is not installed
     ├── SourceError               a document cannot be read (carries ``reason``, one line)
     │   ├── UnsupportedFormatError    not a PDF or supported image ("not a PDF: ...")
     │   ├── EncryptedDocumentError    password missing or wrong
@@ -34,6 +35,7 @@ from __future__ import annotations
 __all__ = [
     "FolioflowError",
     "ConfigurationError",
+    "MissingExtraError",
     "SourceError",
     "UnsupportedFormatError",
     "EncryptedDocumentError",
@@ -60,6 +62,16 @@ class FolioflowError(Exception):
 
 class ConfigurationError(FolioflowError):
     """Invalid or inconsistent configuration (unknown engine or profile, missing model, bad URL)."""
+
+
+class MissingExtraError(ConfigurationError):
+    """A command or engine needs an optional extra that is not installed. ``extra`` is its name
+    (``folioflow[extra]``); the message is one line naming the extra and the pip command."""
+
+    def __init__(self, extra: str, what: str, missing: str):
+        self.extra = extra
+        super().__init__(f"{what} needs the `{extra}` extra ({missing} is not installed): "
+                         f"pip install 'folioflow[{extra}]'")
 
 
 class SourceError(FolioflowError):
