@@ -160,7 +160,7 @@ def parse_markdown(markdown: str, page: int = 1) -> ParsedPage:
     blocks: list[MdBlock] = []
     front_matter = None
     skip_until = -1
-    for (a, b), m in zip(spans, maps):
+    for (a, b), m in zip(spans, maps, strict=True):
         lo, hi = m
         if lo < skip_until:
             continue

@@ -362,7 +362,7 @@ def row_as_key_values(table: TableModel, row: int) -> list[str]:
     """Body row ``row`` as ``"Header: value"`` lines, one per non-empty column (the header text
     alone is omitted when a column has none). The fallback for a row larger than the limit."""
     out = []
-    for head, value in zip(table.head_cells, table.cells[row]):
+    for head, value in zip(table.head_cells, table.cells[row], strict=True):
         value = value.strip()
         if not value:
             continue

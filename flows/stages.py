@@ -152,7 +152,7 @@ def settings_change(old: str | None, new: str) -> str:
     """Which part of :func:`index_fingerprint` differs between ``old`` and ``new``, for the run
     report: e.g. ``"OCR settings changed"`` or ``"embedding model, chunking options changed"``."""
     names = ("embedding model", "chunking options", "OCR settings")
-    changed = [name for name, a, b in zip(names, _fingerprint_parts(old), _fingerprint_parts(new)) if a != b]
+    changed = [name for name, a, b in zip(names, _fingerprint_parts(old), _fingerprint_parts(new), strict=True) if a != b]
     return f"{', '.join(changed or ['settings'])} changed"
 
 

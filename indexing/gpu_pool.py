@@ -208,7 +208,7 @@ class GpuEncoderPool:
         options = {"gpus_on_host": 1 if pin_cpus else len(self.devices), **options}
         # Not daemonic: each worker starts its own tokenizer processes.
         self._procs = [ctx.Process(target=_pool_worker, args=(model_path, d, options, q, self._outbox, c))
-                       for d, q, c in zip(self.devices, self._inboxes, self.cpus)]
+                       for d, q, c in zip(self.devices, self._inboxes, self.cpus, strict=True)]
         for p in self._procs:
             p.start()
         self._in, self._out = _Arena(), _Arena()
@@ -234,7 +234,7 @@ class GpuEncoderPool:
             try:
                 return self._outbox.get(timeout=1.0)
             except queue.Empty:
-                dead = [d for d, p in zip(self.devices, self._procs) if not p.is_alive()]
+                dead = [d for d, p in zip(self.devices, self._procs, strict=True) if not p.is_alive()]
                 if dead:
                     raise RuntimeError(f"GPU worker on {dead[0]} exited") from None
 
@@ -283,7 +283,7 @@ class GpuEncoderPool:
         use = self.use_shared_memory is not False
         shm = self._out.ensure(n * self.dimension * 4) if use else None
         pending: dict[int, tuple[int, int]] = {}
-        for (lo, hi), inbox in zip(split_even(weights, len(self._procs)), self._inboxes):
+        for (lo, hi), inbox in zip(split_even(weights, len(self._procs)), self._inboxes, strict=True):
             if hi <= lo:
                 continue
             self._job += 1

@@ -60,6 +60,6 @@ class LayoutDetector:
             return []
         return [
             Region(str(label), tuple(float(v) for v in box), float(score))
-            for box, label, score in zip(result.boxes, result.class_names, result.scores)
+            for box, label, score in zip(result.boxes, result.class_names, result.scores, strict=True)
             if float(score) >= self.min_score
         ]

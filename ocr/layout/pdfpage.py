@@ -120,7 +120,7 @@ def _map_boxes(m: Affine, left: np.ndarray, bottom: np.ndarray, right: np.ndarra
     xs = [a * x + c * y + e for x, y in corners]
     ys = [b * x + d * y + f for x, y in corners]
     x0, y0, x1, y1 = xs[0], ys[0], xs[0], ys[0]
-    for px, py in zip(xs[1:], ys[1:]):
+    for px, py in zip(xs[1:], ys[1:], strict=True):
         x0, y0 = np.where(px < x0, px, x0), np.where(py < y0, py, y0)
         x1, y1 = np.where(px > x1, px, x1), np.where(py > y1, py, y1)
     return x0, y0, x1, y1
@@ -288,7 +288,7 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
     chars: list[Char] = []
     append = chars.append
     low_next = -1  # index of a low surrogate already folded into the previous character
-    columns = zip(range(count), codes, objects, errors, found, xs0, ys0, xs1, ys1)
+    columns = zip(range(count), codes, objects, errors, found, xs0, ys0, xs1, ys1, strict=True)
     for i, code, obj, error, ok, x0, y0, x1, y1 in columns:
         if 0x20 < code < 0xD800:  # not a control, space, hyphen marker or surrogate
             text = chr(code)
@@ -347,8 +347,8 @@ def _rects(objects: list[int], kinds: list[int], m: Affine) -> list[Rect]:
     values = np.frombuffer(buffer, dtype=np.float32).reshape(n, 4).astype(np.float64)
     x0, y0, x1, y1 = _map_boxes(m, values[:, 0], values[:, 1], values[:, 2], values[:, 3])
     out = []
-    boxes = zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist())
-    for obj, kind, ok, (rx0, ry0, rx1, ry1) in zip(objects, kinds, found, boxes):
+    boxes = zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist(), strict=True)
+    for obj, kind, ok, (rx0, ry0, rx1, ry1) in zip(objects, kinds, found, boxes, strict=True):
         if ok:
             out.append(Rect(rx0, ry0, rx1, ry1, "image") if kind == _IMAGE else
                        Rect(rx0, ry0, rx1, ry1, "path", _path_segments(obj)))
@@ -364,7 +364,7 @@ def _read_objects(pdf_page: pdfium.PdfPage, m: Affine, content: PageContent) -> 
     def walk(objects: list[int], transform: Affine, depth: int) -> None:
         pending: list[int] = []  # path and image objects since the last form
         kinds: list[int] = []
-        for obj, kind in zip(objects, map(_object_type, objects)):
+        for obj, kind in zip(objects, map(_object_type, objects), strict=True):
             if kind == _PATH or kind == _IMAGE:
                 pending.append(obj)
                 kinds.append(kind)

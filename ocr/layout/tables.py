@@ -156,7 +156,7 @@ def _ruled_tables(content: PageContent) -> list[TableResult]:
         grid: list[list[list[Char]]] = [[[] for _ in r.cells] for r in rows]
         x0, y0, x1, y1 = table.bbox
         inside = np.flatnonzero((x0 <= cxs) & (cxs < x1) & (y0 <= cys) & (cys < y1)).tolist()
-        for k, cx, cy in zip(inside, cxs[inside].tolist(), cys[inside].tolist()):
+        for k, cx, cy in zip(inside, cxs[inside].tolist(), cys[inside].tolist(), strict=True):
             i = bisect.bisect_right(tops, cy) - 1
             if i < 0 or cy >= rows[i].bbox[3]:
                 continue

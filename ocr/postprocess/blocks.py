@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from folioflow.ocr.postprocess.lines import Box, OcrLine, Region, median, union_box
 from folioflow.ocr.postprocess.reading_order import xy_cut
@@ -209,7 +210,7 @@ def _median_pitch(items, leaves, body) -> float:
     pitches = []
     for leaf in leaves:
         seq = [items[i] for i in leaf if items[i].kind == "line"]
-        for a, b in zip(seq, seq[1:]):
+        for a, b in pairwise(seq):
             pitch = b.line.cy - a.line.cy
             if 0 < pitch < 3 * body and abs(_size(a.line) - _size(b.line)) < 0.25 * body:
                 pitches.append(pitch)

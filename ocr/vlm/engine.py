@@ -246,7 +246,7 @@ class VlmEngine(PageEngine):
                     limits=doc.limits,
                 )
                 futures.append(self._loop.submit(self._pipeline.convert(job)))
-            for number, item in zip(numbers, futures):
+            for number, item in zip(numbers, futures, strict=True):
                 if isinstance(item, Page):
                     yield item
                     continue

@@ -95,7 +95,7 @@ class Router:
                 return str(exc)
 
         results = await asyncio.gather(*(one(ep) for ep in self.endpoints))
-        return {ep.url: r for ep, r in zip(self.endpoints, results)}
+        return {ep.url: r for ep, r in zip(self.endpoints, results, strict=True)}
 
     async def activate(self, model: str, capacities: dict[str, int]) -> None:
         """Route requests for ``model`` with the given per-endpoint capacities. Endpoints that do not
