@@ -137,7 +137,7 @@ def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None 
         report.status = "indexed"  # provisional: the flow indexes it next
     except FolioflowError as exc:
         report.error = str(exc)
-    except Exception as exc:  # keep the batch going; the type names the bug
+    except Exception as exc:  # noqa: BLE001 - keep the batch going; the type names the bug
         report.error = f"{'transient error, retries exhausted' if is_transient(exc) else 'internal error'}: " \
                        f"{type(exc).__name__}: {exc}"
     finally:

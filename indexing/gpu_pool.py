@@ -134,7 +134,7 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox, cpu
         if encoder.cuda:
             encoder.torch.cuda.synchronize()
         outbox.put(("ready", device, (encoder.dimension, encoder.max_tokens)))
-    except BaseException as exc:  # reported to the parent
+    except BaseException as exc:  # noqa: BLE001 - a worker process reports any failure to the parent
         outbox.put(("error", device, f"{type(exc).__name__}: {exc}"))
         return
     attached: dict[str, tuple[str, Any]] = {}  # "in"/"out" -> (name, block)
@@ -173,7 +173,7 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox, cpu
                 outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, res.embeddings)))
                 continue
             outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, None)))
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - the parent raises it for this job
             outbox.put((job_id, None, f"{type(exc).__name__}: {exc}"))
         finally:
             ids = buf = rows = res = None

@@ -322,7 +322,7 @@ def _check_page(doc, number: int, scale: float, lock) -> None:  # pragma: no cov
     them itself), only crashes and hangs matter here."""
     try:
         handle = doc.page(number)
-    except Exception:
+    except Exception:  # noqa: BLE001 - Python-level failures are the converter's to report
         return
     if handle.pdf_page is None:
         return  # image frames were decoded by doc.page()
@@ -334,7 +334,7 @@ def _check_page(doc, number: int, scale: float, lock) -> None:  # pragma: no cov
         handle.check_images()
         with lock:
             handle.pdf_page.render(scale=scale).close()
-    except Exception:
+    except Exception:  # noqa: BLE001 - Python-level failures are the converter's to report
         return
 
 

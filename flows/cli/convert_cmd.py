@@ -133,7 +133,7 @@ def convert(
                 stats.add(found.display, document)
             except FolioflowError as exc:
                 stats.fail(found.display, str(exc))
-            except Exception as exc:  # a bug on one document must not stop the batch
+            except Exception as exc:  # noqa: BLE001 - a bug on one document must not stop the batch
                 stats.fail(found.display, f"internal error: {type(exc).__name__}: {exc}")
             progress.advance(task)
     converter.close()

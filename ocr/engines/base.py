@@ -71,7 +71,7 @@ class PageEngine(ABC):
                 result = self.convert_page(handle)
             except FolioflowError as exc:
                 result = failed_page(handle, self.name, str(exc))
-            except Exception as exc:  # an engine bug must not lose the rest of the document
+            except Exception as exc:  # noqa: BLE001 - an engine bug must not lose the rest of the document
                 result = failed_page(handle, self.name, f"page {number}: {type(exc).__name__}: {exc}")
             if result.seconds is None:
                 result.seconds = time.perf_counter() - started

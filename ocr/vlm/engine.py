@@ -253,9 +253,9 @@ class VlmEngine(PageEngine):
                 try:
                     yield item.result()
                 except (
-                    Exception,
+                    Exception,  # noqa: BLE001 - close() or a bug: still one page
                     concurrent.futures.CancelledError,
-                ) as exc:  # close() or a bug: still one page
+                ) as exc:
                     yield Page(
                         number=number,
                         width=0,

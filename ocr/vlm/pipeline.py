@@ -145,7 +145,7 @@ class PagePipeline:
                 page = await self._attempts(job, started)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # a bug or a render failure must cost one page, not the batch
+            except Exception as exc:  # noqa: BLE001 - a bug or a render failure must cost one page, not the batch
                 page = self._failed(job, f"{type(exc).__name__}: {exc}", [], started)
         if page.status is PageStatus.OK:
             self.stats.pages_ok += 1
