@@ -22,6 +22,7 @@ of the cores (``pin_cpus``) made it slower, not faster.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import time
@@ -318,10 +319,8 @@ class GpuEncoderPool:
     def close(self) -> None:
         """Stop the workers and free the arenas (idempotent)."""
         for inbox in self._inboxes:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 inbox.put(None)
-            except (OSError, ValueError):
-                pass
         for p in self._procs:
             p.join(timeout=10)
             if p.is_alive():

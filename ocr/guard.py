@@ -32,6 +32,7 @@ the same decoders, at another scale).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
@@ -129,10 +130,8 @@ class _Worker:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            pass
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 if stream is not None:

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -31,10 +32,10 @@ from PIL import Image
 from folioflow.ocr.errors import EngineUnavailableError, OcrError
 from folioflow.ocr.postprocess.lines import OcrLine, OcrWord
 
-try:  # PyTorch's own OpenMP runtime must load before the limit is set (see module docstring)
+# PyTorch's own OpenMP runtime must load before the limit is set (see module docstring); conversion-only
+# installs have no torch
+with contextlib.suppress(ImportError):
     import torch  # noqa: F401
-except ImportError:  # pragma: no cover - conversion-only installs
-    pass
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before tesserocr/libtesseract is loaded
 
 __all__ = ["TESSDATA", "TesseractRecognizer", "available_tesseract_languages"]

@@ -11,6 +11,7 @@ Events are reported through ``echo`` as single lines (``ready``, ``exited``, ``r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -167,10 +168,8 @@ class Supervisor:
             if r.process is None:
                 continue
             pid = r.process.pid
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 r.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
             if not _wait_group_gone(pid, max(0.1, deadline - time.monotonic())):
                 _kill_group(pid, signal.SIGKILL)
                 r.process.wait(timeout=10)
@@ -180,10 +179,8 @@ class Supervisor:
 
 
 def _kill_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _wait_group_gone(pgid: int, timeout: float) -> bool:
