@@ -332,7 +332,10 @@ def merge_continued(first: TableModel, second: TableModel) -> TableModel | None:
     an unrepeated one (an engine takes the first row of every table as header) becomes a row."""
     if first.fmt != second.fmt or first.ncols != second.ncols:
         return None
-    norm = lambda cells: [" ".join(c.lower().split()) for c in cells]
+
+    def norm(cells: list[str]) -> list[str]:
+        return [" ".join(c.lower().split()) for c in cells]
+
     same_head = norm(first.head_cells) == norm(second.head_cells)
     rows, cells, pages, groups = list(first.rows), list(first.cells), list(first.row_pages), list(first.groups)
     page2 = second.row_pages[0] if second.row_pages else (first.row_pages[-1] if first.row_pages else 1)

@@ -58,7 +58,7 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, (StoreError, EndpointError, EngineUnavailableError, TimeoutError, ConnectionError,
                         BrokenProcessPool)):
         return True
-    if isinstance(exc, FolioflowError) or isinstance(exc, _PERMANENT_OS):
+    if isinstance(exc, (FolioflowError, *_PERMANENT_OS)):
         return False
     if isinstance(exc, OSError):
         return True

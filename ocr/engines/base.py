@@ -42,7 +42,7 @@ class PageEngine(ABC):
     #: Engine name recorded in ``Page.engine`` (e.g. ``"text"``, ``"tesseract"``, ``"vlm:chandra"``).
     name: str = "engine"
 
-    def warm_up(self) -> None:
+    def warm_up(self) -> None:  # noqa: B027 - an optional hook: engines without models keep the no-op
         """Load models/data. Idempotent. Raises :class:`~folioflow.ocr.errors.EngineUnavailableError`."""
 
     @property
@@ -77,5 +77,5 @@ class PageEngine(ABC):
                 result.seconds = time.perf_counter() - started
             yield result
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: engines holding nothing keep the no-op
         """Release resources (clients, worker pools)."""

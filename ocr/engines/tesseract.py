@@ -137,10 +137,9 @@ class TesseractRecognizer:
         for item in tesserocr.iterate_level(iterator, RIL.WORD):
             if item.IsAtBeginningOf(RIL.BLOCK):
                 block += 1
-            if item.IsAtBeginningOf(RIL.TEXTLINE):
-                if words:
-                    lines.append(_make_line(words, line_block))
-                    words = []
+            if item.IsAtBeginningOf(RIL.TEXTLINE) and words:
+                lines.append(_make_line(words, line_block))
+                words = []
             try:
                 text = (item.GetUTF8Text(RIL.WORD) or "").strip()
             except RuntimeError:  # tesserocr: "No text returned" for empty words

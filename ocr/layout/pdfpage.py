@@ -365,7 +365,7 @@ def _read_objects(pdf_page: pdfium.PdfPage, m: Affine, content: PageContent) -> 
         pending: list[int] = []  # path and image objects since the last form
         kinds: list[int] = []
         for obj, kind in zip(objects, map(_object_type, objects), strict=True):
-            if kind == _PATH or kind == _IMAGE:
+            if kind in (_PATH, _IMAGE):
                 pending.append(obj)
                 kinds.append(kind)
             elif kind == _FORM:

@@ -65,17 +65,16 @@ class Supervisor:
 
     def _launch(self, replica: Replica) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_dir / f"replica-{replica.spec.index}.log", "ab")
         env = {**os.environ, **replica.spec.env}
-        replica.process = subprocess.Popen(
-            replica.spec.argv,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        log.close()
+        with open(self.log_dir / f"replica-{replica.spec.index}.log", "ab") as log:  # the child keeps its copy
+            replica.process = subprocess.Popen(
+                replica.spec.argv,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         replica.healthy = False
         replica.started_at = time.monotonic()
         self.echo(

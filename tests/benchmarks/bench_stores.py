@@ -119,7 +119,10 @@ def run_backend(backend: str, docs, vecs, sparse_docs, queries, qsparse, exact_t
     store.close()
     size = du(root)
     shutil.rmtree(root, ignore_errors=True)
-    pct = lambda xs, p: float(np.percentile(np.array(xs) * 1000, p))
+
+    def pct(xs, p):
+        return float(np.percentile(np.array(xs) * 1000, p))
+
     return {"backend": backend, "points": n, "upsert_pps": n / upsert_s, "optimize_s": optimize_s,
             "ready_pps": n / (upsert_s + optimize_s), "close_s": close_s, "reopen_s": reopen_s,
             "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "hybrid_p95_ms": pct(hyb, 95),
