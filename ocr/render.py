@@ -152,6 +152,7 @@ class PageHandle:
         self._images_checked = False
         self.pdf_page: pdfium.PdfPage | None = None
         if doc.mime_type == PDF:
+            assert doc._pdf is not None  # a PDF document holds its PdfDocument until closed
             with PDFIUM_LOCK:
                 self.pdf_page = doc._pdf[number - 1]
                 self.width, self.height = self.pdf_page.get_size()

@@ -149,7 +149,8 @@ class TesseractRecognizer:
                 continue
             if not words:
                 line_block = block
-            words.append(OcrWord(text=text, box=tuple(float(v) for v in box),
+            x0, y0, x1, y1 = box
+            words.append(OcrWord(text=text, box=(float(x0), float(y0), float(x1), float(y1)),
                                  confidence=max(0.0, item.Confidence(RIL.WORD)) / 100.0))
         if words:
             lines.append(_make_line(words, line_block))
