@@ -162,6 +162,7 @@ class Chunker:
         repair pass made (their text was counted alone) are tokenized here, in one call."""
         missing = list(dict.fromkeys(c.embed_text for c in chunks if c.embed_text not in known))
         if missing:
+            assert self._ids_batch is not None  # called only when the counter gives ids
             known = {**known, **dict(zip(missing, self._ids_batch(missing), strict=True))}
         for c in chunks:
             c.token_ids = pack_token_ids(known[c.embed_text])

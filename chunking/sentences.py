@@ -160,7 +160,8 @@ def _refine(text: str, spans: list[tuple[int, int]], budget: int, count: Callabl
 def _pack(spans: list[tuple[int, int]], sizes: list[int], budget: int) -> list[tuple[int, int]]:
     """Greedy: consecutive spans joined while their summed sizes fit the budget."""
     out: list[tuple[int, int]] = []
-    cur_start, cur_end, cur = None, None, 0
+    cur_start: int | None = None
+    cur_end = cur = 0  # cur_end is read only once cur_start is set
     for (s, e), n in zip(spans, sizes, strict=True):
         if cur_start is not None and cur + n <= budget:
             cur_end, cur = e, cur + n

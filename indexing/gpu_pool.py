@@ -308,7 +308,10 @@ class GpuEncoderPool:
                 over += int(over_limit)
                 secs, emb = extra
                 seconds.append(float(secs))
-                out[lo:hi] = emb if emb is not None else view[lo:hi]  # while the other workers run
+                if emb is None:
+                    assert view is not None  # the worker wrote its rows into shared memory
+                    emb = view[lo:hi]
+                out[lo:hi] = emb  # while the other workers run
         finally:
             del view
         if errors:
