@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from folioflow.chunking.schema import Chunk
 from folioflow.flows.listing import Listing, list_source
 from folioflow.flows.report import DocumentReport
 from folioflow.flows.settings import Settings
@@ -92,7 +93,7 @@ def convert_task(spec: StageSpec, planned, on_page: Callable[[Page], None] | Non
 
 
 @task(name="chunk", cache_policy=NO_CACHE)
-def chunk_task(spec: StageSpec, document):
+def chunk_task(spec: StageSpec, document: Document) -> list[Chunk]:
     return stages_for(spec).chunk(document)
 
 
