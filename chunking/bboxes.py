@@ -67,7 +67,7 @@ def attach_layout(page: Page, parsed: ParsedPage, markdown: str) -> None:
     starts = [b.start for b in ordered]
     import bisect
 
-    for block, span in zip(page.blocks, spans):
+    for block, span in zip(page.blocks, spans, strict=True):
         if span is None:
             continue
         s, e = span

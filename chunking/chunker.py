@@ -127,7 +127,7 @@ class Chunker:
             blocks = self._merge_tables(blocks, pages)
         sections = build_sections(blocks, infer_levels=self.options.infer_heading_levels)
         tokens = self.measure.content_batch([b.text for b in blocks])
-        block_tokens = {id(b): n for b, n in zip(blocks, tokens)}
+        block_tokens = {id(b): n for b, n in zip(blocks, tokens, strict=True)}
         title = self._title_lines(document)
         plans = [self._plan(s, block_tokens, _has_children(s, sections[i + 1] if i + 1 < len(sections) else None), title)
                  for i, s in enumerate(sections)]
@@ -137,12 +137,12 @@ class Chunker:
         texts = list(embeds.values())
         token_ids: dict[str, list[int]] = {}
         if self._ids_batch is not None:  # one tokenization gives the counts and the ids kept for the embedder
-            token_ids = dict(zip(texts, self._ids_batch(texts)))
+            token_ids = dict(zip(texts, self._ids_batch(texts), strict=True))
             counts = iter([len(token_ids[t]) for t in texts])
         else:
             counts = iter(self._count_batch(texts))
         chunks: list[Chunk] = []
-        for section, (rendered, budget, groups) in zip(sections, plans):
+        for section, (rendered, budget, groups) in zip(sections, plans, strict=True):
             known = [next(counts) for _ in groups]
 
             def measure(group: list[Piece], rendered: list[str] = rendered) -> int:
@@ -162,7 +162,8 @@ class Chunker:
         repair pass made (their text was counted alone) are tokenized here, in one call."""
         missing = list(dict.fromkeys(c.embed_text for c in chunks if c.embed_text not in known))
         if missing:
-            known = {**known, **dict(zip(missing, self._ids_batch(missing)))}
+            assert self._ids_batch is not None  # called only when the counter gives ids
+            known = {**known, **dict(zip(missing, self._ids_batch(missing), strict=True))}
         for c in chunks:
             c.token_ids = pack_token_ids(known[c.embed_text])
 

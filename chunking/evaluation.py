@@ -89,7 +89,7 @@ def evaluate_document_chunks(document: Document | None, chunks: list[Chunk], cou
                                  path=path, chunks=len(chunks))
     counts = counter.count_batch([c.embed_text for c in chunks]) if chunks else []
     report.add("over_limit", [f"chunk {c.index} (p.{c.page_start}): {n} tokens > {max_tokens}"
-                              for c, n in zip(chunks, counts) if n > max_tokens])
+                              for c, n in zip(chunks, counts, strict=True) if n > max_tokens])
     if document is None:
         report.note = "converted document not found: table, formula, heading and coverage checks skipped"
         if any(c.heading_path for c in chunks):
@@ -110,7 +110,7 @@ def evaluate_document_chunks(document: Document | None, chunks: list[Chunk], cou
     for start, expected in expected_heading_paths([p.markdown for p in headed.pages]):
         if not expected:
             continue
-        for c, text in zip(chunks, normed):
+        for c, text in zip(chunks, normed, strict=True):
             if start in text and not c.heading_path:
                 orphans.setdefault(c.index, f"chunk {c.index} (p.{c.page_start}) has no heading path; "
                                             f"expected {' > '.join(expected)[:80]!r}")

@@ -104,7 +104,7 @@ def table_failures(tables: list[SourceTable], texts: list[str], parts: list[tupl
 
     def holds(c: int, row: str, fmt: str) -> bool:  # pipe rows are whole lines; HTML rows anywhere
         return row in lines[c] if fmt == "pipe" else row in normed[c]
-    kv_text = " ".join(t for t, flag in zip(normed, rows_as_text or []) if flag)
+    kv_text = " ".join(t for t, flag in zip(normed, rows_as_text or [], strict=False) if flag)  # no flags: none
     seen: dict[str, int] = {}
     for table in tables:  # a row that is also another table's row or header cannot attribute a chunk
         for row in set(table.rows) | set(table.header[:1]):
@@ -192,7 +192,7 @@ def check_chunks(document: Document, chunks: list[Chunk], counter, max_tokens: i
     ids_batch = getattr(counter, "ids_batch", None)
     ids = ids_batch([c.embed_text for c in chunks]) if callable(ids_batch) and chunks else [None] * len(chunks)
     pages = {p.number for p in document.pages}
-    for c, n, want in zip(chunks, counts, ids):
+    for c, n, want in zip(chunks, counts, ids, strict=True):
         if c.doc_id != document.doc_id:
             errors.append(f"chunk {c.index}: wrong doc id")
         if want is not None and c.token_ids is not None and c.token_ids != pack_token_ids(want):

@@ -98,7 +98,8 @@ def repair(groups: list[list[Piece]], measure: Callable[[list[Piece]], int], max
     when given, are those counts already measured in one batch) and the repair described in the
     module docstring. Returns (group, token count) pairs, all within ``max_tokens``."""
     out: list[tuple[list[Piece], int]] = []
-    queue: deque[tuple[list[Piece], int | None]] = deque(zip(groups, counts or [None] * len(groups)))
+    known_counts: list[int] | list[None] = counts or [None] * len(groups)
+    queue: deque[tuple[list[Piece], int | None]] = deque(zip(groups, known_counts, strict=True))
     while queue:
         group, known = queue.popleft()
         n = measure(group) if known is None else known

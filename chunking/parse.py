@@ -144,7 +144,8 @@ def parse_markdown(markdown: str, page: int = 1) -> ParsedPage:
     # Tokens without a map (texmath brackets): take the lines between their neighbours.
     for k, m in enumerate(maps):
         if m is None:
-            lo = maps[k - 1][1] if k and maps[k - 1] else 0
+            before = maps[k - 1] if k else None
+            lo = before[1] if before else 0
             hi = next((mm[0] for mm in maps[k + 1:] if mm), len(lines))
             maps[k] = [lo, hi]
 
@@ -160,7 +161,8 @@ def parse_markdown(markdown: str, page: int = 1) -> ParsedPage:
     blocks: list[MdBlock] = []
     front_matter = None
     skip_until = -1
-    for (a, b), m in zip(spans, maps):
+    for (a, b), m in zip(spans, maps, strict=True):
+        assert m is not None  # every map was filled in above
         lo, hi = m
         if lo < skip_until:
             continue

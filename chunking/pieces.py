@@ -83,7 +83,7 @@ def _text_pieces(block: MdBlock, start: int, end: int, budget: int, m: Measure, 
     if pack:
         sizes = m.content_batch([block.text[s:e] for s, e in spans])
     out = []
-    for (s, e), n in zip(spans, sizes):
+    for (s, e), n in zip(spans, sizes, strict=True):
         piece = Piece(kind=kind, text=block.text[s:e], tokens=n, pages=(block.page, block.page), bboxes=_bboxes(block),
                       block=block, span=(s, e))
         piece.resplit = (lambda b, s=s, e=e: _text_pieces(block, s, e, b, m, units, kind, pack))
@@ -112,7 +112,7 @@ def block_pieces(block: MdBlock, tokens: int, budget: int, m: Measure, caption: 
     if kind == "list" and tokens > budget and len(block.items) > 1:
         out: list[Piece] = []
         texts = [block.text[s:e] for s, e in block.items]
-        for (s, e), n in zip(block.items, m.content_batch(texts)):
+        for (s, e), n in zip(block.items, m.content_batch(texts), strict=True):
             if n <= budget:
                 piece = Piece(kind="text", text=block.text[s:e], tokens=n, pages=(block.page, block.page),
                               bboxes=_bboxes(block), block=block, span=(s, e))

@@ -23,7 +23,7 @@ from folioflow.ocr.schema import BBox
 __all__ = ["Chunk", "ChunkKind", "PageBBox", "pack_token_ids", "point_id"]
 
 
-class ChunkKind(str, Enum):
+class ChunkKind(str, Enum):  # noqa: UP042 - StrEnum would change str()/f-strings of members ("ChunkKind.X" -> "x")
     """``text``: prose, lists, code; ``table``: one table (or one part of a row-split table);
     ``formula``: one display formula; ``mixed``: text together with a table or formula."""
 

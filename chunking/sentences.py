@@ -149,7 +149,7 @@ def _refine(text: str, spans: list[tuple[int, int]], budget: int, count: Callabl
             _refine(text, subs, budget, count, count_batch, fine, fine_sizes, level + 1)
             continue
         sizes = count_batch([text[a:b] for a, b in subs])
-        for (a, b), n in zip(subs, sizes):
+        for (a, b), n in zip(subs, sizes, strict=True):
             if n <= budget:
                 fine.append((a, b))
                 fine_sizes.append(n)
@@ -160,8 +160,9 @@ def _refine(text: str, spans: list[tuple[int, int]], budget: int, count: Callabl
 def _pack(spans: list[tuple[int, int]], sizes: list[int], budget: int) -> list[tuple[int, int]]:
     """Greedy: consecutive spans joined while their summed sizes fit the budget."""
     out: list[tuple[int, int]] = []
-    cur_start, cur_end, cur = None, None, 0
-    for (s, e), n in zip(spans, sizes):
+    cur_start: int | None = None
+    cur_end = cur = 0  # cur_end is read only once cur_start is set
+    for (s, e), n in zip(spans, sizes, strict=True):
         if cur_start is not None and cur + n <= budget:
             cur_end, cur = e, cur + n
             continue
@@ -201,7 +202,7 @@ def split_to_budget(text: str, start: int, end: int, budget: int, count: Callabl
     sizes = count_batch([text[s:e] for s, e in spans])
     fine: list[tuple[int, int]] = []
     fine_sizes: list[int] = []
-    for (s, e), n in zip(spans, sizes):
+    for (s, e), n in zip(spans, sizes, strict=True):
         if n <= budget:
             fine.append((s, e))
             fine_sizes.append(n)

@@ -332,7 +332,10 @@ def merge_continued(first: TableModel, second: TableModel) -> TableModel | None:
     an unrepeated one (an engine takes the first row of every table as header) becomes a row."""
     if first.fmt != second.fmt or first.ncols != second.ncols:
         return None
-    norm = lambda cells: [" ".join(c.lower().split()) for c in cells]
+
+    def norm(cells: list[str]) -> list[str]:
+        return [" ".join(c.lower().split()) for c in cells]
+
     same_head = norm(first.head_cells) == norm(second.head_cells)
     rows, cells, pages, groups = list(first.rows), list(first.cells), list(first.row_pages), list(first.groups)
     page2 = second.row_pages[0] if second.row_pages else (first.row_pages[-1] if first.row_pages else 1)
@@ -362,7 +365,7 @@ def row_as_key_values(table: TableModel, row: int) -> list[str]:
     """Body row ``row`` as ``"Header: value"`` lines, one per non-empty column (the header text
     alone is omitted when a column has none). The fallback for a row larger than the limit."""
     out = []
-    for head, value in zip(table.head_cells, table.cells[row]):
+    for head, value in zip(table.head_cells, table.cells[row], strict=True):
         value = value.strip()
         if not value:
             continue

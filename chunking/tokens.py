@@ -112,9 +112,8 @@ class HFTokenCounter:
         if name_or_path is None or str(name_or_path) in (DEFAULT_TOKENIZER, "all-MiniLM-L6-v2"):
             name_or_path = default_model_path()
         name = str(name_or_path)
-        path = Path(name).expanduser()
-        if not path.is_dir():
-            path = _resolve_hub_snapshot(name)
+        local = Path(name).expanduser()
+        path = local if local.is_dir() else _resolve_hub_snapshot(name)
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path) if path else name)
         except Exception as exc:  # transformers raises OSError/ValueError/HF errors

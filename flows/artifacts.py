@@ -16,7 +16,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, cast
+from uuid import UUID
 
 from prefect.artifacts import (
     create_markdown_artifact,
@@ -43,8 +44,9 @@ class RunProgress:
         self.finished = 0
         self.pages_done = 0
         self._last = 0.0
-        self._artifact = create_progress_artifact(0.0, key=f"{flow_name}-progress",
-                                                  description=f"{flow_name}: documents and pages done")
+        # called from synchronous flow code, where Prefect's async_dispatch runs the sync variant (a UUID)
+        self._artifact = cast(UUID, create_progress_artifact(0.0, key=f"{flow_name}-progress",
+                                                            description=f"{flow_name}: documents and pages done"))
 
     # -- IngestProgress (worker threads) ------------------------------------------------------
     def document_started(self, file, pages: int) -> None:

@@ -90,6 +90,7 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
                 roots = [_url_root(listing.source.url)] if listing.source in configs[len(source_names or ()):] else None
                 report.documents += pipeline.prune(listing.source.name, {f.uri for f in listing.files}, roots)
         if report.count("indexed") or report.count("pruned"):
+            assert pipeline.store is not None  # opened by warm_up()
             pipeline.store.optimize()  # Edge builds its HNSW index only when told; no-op elsewhere
     finally:
         pipeline.close()

@@ -84,7 +84,7 @@ class Pipeline:
         return StoreSettings(
             data_dir=s.data_dir,
             url=s.qdrant_url,
-            api_key=s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None,
+            api_key=s.qdrant_api_key,
             collection=s.collection,
             tenancy=s.tenancy,
         )

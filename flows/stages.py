@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from folioflow.chunking.chunker import Chunker, ChunkerOptions
 from folioflow.chunking.schema import Chunk
@@ -152,7 +153,7 @@ def settings_change(old: str | None, new: str) -> str:
     """Which part of :func:`index_fingerprint` differs between ``old`` and ``new``, for the run
     report: e.g. ``"OCR settings changed"`` or ``"embedding model, chunking options changed"``."""
     names = ("embedding model", "chunking options", "OCR settings")
-    changed = [name for name, a, b in zip(names, _fingerprint_parts(old), _fingerprint_parts(new)) if a != b]
+    changed = [name for name, a, b in zip(names, _fingerprint_parts(old), _fingerprint_parts(new), strict=True) if a != b]
     return f"{', '.join(changed or ['settings'])} changed"
 
 
@@ -177,8 +178,8 @@ class Stages:
         self.chunker = Chunker(self._counter, chunker_options(s))
         if self._vlm is None:
             self._vlm = build_vlm_engine(s)
-        self.options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi,
-                                      **({"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}))
+        extra: dict[str, Any] = {"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}
+        self.options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi, **extra)
         self.converter = DocumentConverter(self.options, vlm_engine=self._vlm, page_cache=self.cache)
         processes = s.resolved_convert_processes if self.spec.in_process else 1
         if self._vlm is None and processes > 1:
@@ -215,17 +216,17 @@ class Stages:
         (see :func:`settings_change`), ``forced`` (``settings.force``), or ``unchanged (change
         token)`` / ``unchanged (content hash)`` when skipped. Raises ``OSError`` (transient reads),
         :class:`~folioflow.ocr.errors.SourceError` (unreadable document)."""
-        current = (known is not None and not self.settings.force and known.status == "indexed"
+        current = (known if known is not None and not self.settings.force and known.status == "indexed"
                    and not known.failed_pages and known.fingerprint == self.spec.fingerprint
-                   and known.tenant == self.tenant_of(file))  # a new tenant must reach every point's payload
-        if current and known.change_token == file.change_token:
-            return Planned(file, None, known.content_hash, self.source_ref(file), True, "unchanged (change token)",
-                           known.pages)
+                   and known.tenant == self.tenant_of(file) else None)  # a new tenant must reach every point's payload
+        if current is not None and current.change_token == file.change_token:
+            return Planned(file, None, current.content_hash, self.source_ref(file), True, "unchanged (change token)",
+                           current.pages)
         data = file.read_bytes()
         content_hash = sha256_bytes(data)
         source = self.source_ref(file, len(data))
-        if current and known.content_hash == content_hash:
-            return Planned(file, None, content_hash, source, True, "unchanged (content hash)", known.pages)
+        if current is not None and current.content_hash == content_hash:
+            return Planned(file, None, content_hash, source, True, "unchanged (content hash)", current.pages)
         assert self.converter is not None  # opened in a guard process (ocr.guard): a hostile file fails alone
         item = DocumentInput(data=data, source=source, password=self.password_for(file))
         page_count = self.converter.inspect(item, content_hash).page_count

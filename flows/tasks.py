@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from folioflow.chunking.schema import Chunk
 from folioflow.flows.listing import Listing, list_source
 from folioflow.flows.report import DocumentReport
 from folioflow.flows.settings import Settings
@@ -58,7 +59,7 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, (StoreError, EndpointError, EngineUnavailableError, TimeoutError, ConnectionError,
                         BrokenProcessPool)):
         return True
-    if isinstance(exc, FolioflowError) or isinstance(exc, _PERMANENT_OS):
+    if isinstance(exc, (FolioflowError, *_PERMANENT_OS)):
         return False
     if isinstance(exc, OSError):
         return True
@@ -92,7 +93,7 @@ def convert_task(spec: StageSpec, planned, on_page: Callable[[Page], None] | Non
 
 
 @task(name="chunk", cache_policy=NO_CACHE)
-def chunk_task(spec: StageSpec, document):
+def chunk_task(spec: StageSpec, document: Document) -> list[Chunk]:
     return stages_for(spec).chunk(document)
 
 
@@ -137,7 +138,7 @@ def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None 
         report.status = "indexed"  # provisional: the flow indexes it next
     except FolioflowError as exc:
         report.error = str(exc)
-    except Exception as exc:  # keep the batch going; the type names the bug
+    except Exception as exc:  # noqa: BLE001 - keep the batch going; the type names the bug
         report.error = f"{'transient error, retries exhausted' if is_transient(exc) else 'internal error'}: " \
                        f"{type(exc).__name__}: {exc}"
     finally:

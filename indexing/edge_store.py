@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from folioflow.indexing.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TENANT_FIELD
 from folioflow.indexing.registry import registry_name
@@ -30,6 +30,9 @@ from folioflow.indexing.store import (
     StoreSettings,
 )
 from folioflow.ocr.errors import StoreError
+
+if TYPE_CHECKING:
+    from qdrant_edge import EdgeShard
 
 __all__ = ["EdgeStore"]
 
@@ -76,8 +79,8 @@ class EdgeStore(ChunkStore):
 
         self.qe = qe
         self.root = Path(settings.data_dir) / "edge"
-        self.chunks = None
-        self.registry = None
+        self.chunks: EdgeShard | None = None
+        self.registry: EdgeShard | None = None
         # A folder that does not exist is not created (nor locked) until a collection is: opening
         # a wrong data dir to search it must leave nothing behind (see indexing.store).
         self._lock: DataDirLock | None = DataDirLock(self.root) if self.root.is_dir() else None
@@ -218,6 +221,7 @@ class EdgeStore(ChunkStore):
         return [SearchHit(str(p.id), float(p.score), p.payload or {}) for p in self._wrap("query", self.chunks.query, req)]
 
     def _reg_put(self, point_id: str, payload: dict[str, Any]) -> None:
+        assert self.registry is not None  # written only after ensure_collection() made it
         self._wrap("registry write", self.registry.update,
                    self.qe.UpdateOperation.upsert_points([self.qe.Point(point_id, {}, payload)]))
 

@@ -159,7 +159,7 @@ class Embedder:
         if precision not in ("auto", "bf16", "fp32"):
             raise EmbeddingError(f"unknown embedding precision {precision!r}: use auto, bf16 or fp32")
         name = None if model is None else str(model)
-        self.model_name = DEFAULT_MODEL if name in _DEFAULT_ALIASES else name
+        self.model_name: str = DEFAULT_MODEL if name is None or name in _DEFAULT_ALIASES else name
         self._path = default_model_path() if name in _DEFAULT_ALIASES else name
         self._device_arg, self._devices_arg = device, list(devices) if devices else None
         self.batch_size, self.backend, self.fast = batch_size, backend, fast
@@ -205,7 +205,8 @@ class Embedder:
                 self.cpu_bf16 = self.precision == "bf16" or (self.precision == "auto" and cpu_has_native_bf16())
             from folioflow.indexing.gpu_tokenize import fast_tokenizer
 
-            self._counter_tok = fast_tokenizer(model.tokenizer, int(model.max_seq_length))
+            # Optional in sentence-transformers' types; a model without a limit fails here as before
+            self._counter_tok = fast_tokenizer(model.tokenizer, int(model.max_seq_length))  # type: ignore[arg-type]
             if self.fast and (device.startswith("cuda") or device == "cpu" and self.backend == "torch"):
                 why_not = _fast_path_unfit(model)
                 if why_not:

@@ -289,7 +289,7 @@ class GpuEncoder:
                 if stop.is_set():
                     return
                 out.put(batch)
-        except BaseException as exc:  # surfaced by the consumer
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread, which raises it
             out.put(exc)
             return
         out.put(None)

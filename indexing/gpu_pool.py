@@ -22,6 +22,7 @@ of the cores (``pin_cpus``) made it slower, not faster.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import time
@@ -134,7 +135,7 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox, cpu
         if encoder.cuda:
             encoder.torch.cuda.synchronize()
         outbox.put(("ready", device, (encoder.dimension, encoder.max_tokens)))
-    except BaseException as exc:  # reported to the parent
+    except BaseException as exc:  # noqa: BLE001 - a worker process reports any failure to the parent
         outbox.put(("error", device, f"{type(exc).__name__}: {exc}"))
         return
     attached: dict[str, tuple[str, Any]] = {}  # "in"/"out" -> (name, block)
@@ -173,7 +174,7 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox, cpu
                 outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, res.embeddings)))
                 continue
             outbox.put((job_id, res.over_limit, (time.perf_counter() - t0, None)))
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - the parent raises it for this job
             outbox.put((job_id, None, f"{type(exc).__name__}: {exc}"))
         finally:
             ids = buf = rows = res = None
@@ -208,7 +209,7 @@ class GpuEncoderPool:
         options = {"gpus_on_host": 1 if pin_cpus else len(self.devices), **options}
         # Not daemonic: each worker starts its own tokenizer processes.
         self._procs = [ctx.Process(target=_pool_worker, args=(model_path, d, options, q, self._outbox, c))
-                       for d, q, c in zip(self.devices, self._inboxes, self.cpus)]
+                       for d, q, c in zip(self.devices, self._inboxes, self.cpus, strict=True)]
         for p in self._procs:
             p.start()
         self._in, self._out = _Arena(), _Arena()
@@ -234,7 +235,7 @@ class GpuEncoderPool:
             try:
                 return self._outbox.get(timeout=1.0)
             except queue.Empty:
-                dead = [d for d, p in zip(self.devices, self._procs) if not p.is_alive()]
+                dead = [d for d, p in zip(self.devices, self._procs, strict=True) if not p.is_alive()]
                 if dead:
                     raise RuntimeError(f"GPU worker on {dead[0]} exited") from None
 
@@ -283,7 +284,7 @@ class GpuEncoderPool:
         use = self.use_shared_memory is not False
         shm = self._out.ensure(n * self.dimension * 4) if use else None
         pending: dict[int, tuple[int, int]] = {}
-        for (lo, hi), inbox in zip(split_even(weights, len(self._procs)), self._inboxes):
+        for (lo, hi), inbox in zip(split_even(weights, len(self._procs)), self._inboxes, strict=True):
             if hi <= lo:
                 continue
             self._job += 1
@@ -307,7 +308,10 @@ class GpuEncoderPool:
                 over += int(over_limit)
                 secs, emb = extra
                 seconds.append(float(secs))
-                out[lo:hi] = emb if emb is not None else view[lo:hi]  # while the other workers run
+                if emb is None:
+                    assert view is not None  # the worker wrote its rows into shared memory
+                    emb = view[lo:hi]
+                out[lo:hi] = emb  # while the other workers run
         finally:
             del view
         if errors:
@@ -318,10 +322,8 @@ class GpuEncoderPool:
     def close(self) -> None:
         """Stop the workers and free the arenas (idempotent)."""
         for inbox in self._inboxes:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 inbox.put(None)
-            except (OSError, ValueError):
-                pass
         for p in self._procs:
             p.join(timeout=10)
             if p.is_alive():

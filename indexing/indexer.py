@@ -83,8 +83,9 @@ class Indexer:
         if self.use_token_ids and chunks and all(c.token_ids is not None for c in chunks) and self._ids_match(chunks[0]):
             from folioflow.indexing.gpu_tokenize import TokenIds
 
-            ids = TokenIds(np.frombuffer(b"".join(c.token_ids for c in chunks), dtype=np.int32),
-                           np.array([len(c.token_ids) // 4 for c in chunks], dtype=np.int64))
+            packed = [c.token_ids for c in chunks if c.token_ids is not None]  # all of them (checked above)
+            ids = TokenIds(np.frombuffer(b"".join(packed), dtype=np.int32),
+                           np.array([len(t) // 4 for t in packed], dtype=np.int64))
             dense = self.embedder.encode(texts, token_ids=ids)
         else:
             dense = self.embedder.encode(texts)

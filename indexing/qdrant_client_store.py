@@ -46,7 +46,8 @@ def _transient(exc: BaseException) -> bool:
     from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
     if isinstance(exc, UnexpectedResponse):
-        return exc.status_code == 429 or exc.status_code >= 500
+        status = exc.status_code  # None when qdrant-client got no HTTP answer to read one from
+        return status is not None and (status == 429 or status >= 500)
     if isinstance(exc, (ResponseHandlingException, httpx.TransportError, ConnectionError, TimeoutError)):
         return True
     try:
@@ -71,8 +72,9 @@ class QdrantClientStore(ChunkStore):
         self.registry = registry_name(self.collection)
         self._lock: DataDirLock | None = None
         self._client = None
-        self.folder = Path(settings.data_dir) / "qdrant" if local else None
+        self.folder: Path | None = None
         if local:
+            self.folder = Path(settings.data_dir) / "qdrant"
             # A folder that does not exist is not created (nor locked) until a collection is: opening
             # a wrong data dir to search it must leave nothing behind (see indexing.store).
             if self.folder.is_dir():
@@ -87,6 +89,7 @@ class QdrantClientStore(ChunkStore):
         """Lock the local-mode folder (creating it) and open qdrant-client on it."""
         from qdrant_client import QdrantClient
 
+        assert self.folder is not None  # local mode
         self._lock = DataDirLock(self.folder)
         try:
             self._client = QdrantClient(path=str(self.folder))

@@ -171,7 +171,7 @@ class FolioRetriever(BaseRetriever):
             ranked = fuse_rankings([hits, inside])  # (hit, fused RRF score), best first
         if aggregate:
             ranked = aggregate_pages(ranked, opts["page_decay"])
-        docs = []
+        docs: list[Document] = []
         pages: set[tuple[str, int]] = set()
         for hit, score in ranked:
             if len(docs) == k:

@@ -92,7 +92,7 @@ def _question_terms(question: str) -> tuple[set[str], list[str]]:
     sentence_case = not shouting and bool(alpha) and alpha[0][0].isupper()
     named = [not sentence_case or not w.islower() for w in raw]
     words = [w.lower() for w in raw]
-    terms = {w for w, ok in zip(words, named) if ok}
+    terms = {w for w, ok in zip(words, named, strict=True) if ok}
     terms.update(y for w in words for y in _YEAR.findall(w))
     for i in range(len(words)):
         for j in range(i + 2, min(len(words), i + MAX_JOINED_WORDS) + 1):

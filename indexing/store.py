@@ -483,7 +483,7 @@ class ChunkStore(ABC):
         return self._search(None if dense is None else np.asarray(dense, dtype=np.float32), sparse, mode, k, filter,
                             score_threshold, mmr_diversity, fetch_k, rrf_k)
 
-    def optimize(self) -> None:
+    def optimize(self) -> None:  # noqa: B027 - an optional hook: a no-op unless the backend overrides it
         """Build indexes after bulk writes where the backend needs telling (Edge); no-op elsewhere."""
 
     def close(self) -> None:

@@ -267,13 +267,13 @@ class DocumentConverter:
                 elif pending.route == "vlm":
                     window.append(pending)
                     if len(window) >= size:
-                        windows.append(pool.submit(lambda w=window: list(self._run_vlm(doc, w, content_hash))))
+                        windows.append(pool.submit(list, self._run_vlm(doc, window, content_hash)))  # runs in the pool
                         window = []
                 else:
                     done[number] = self._run_embedded(doc, pending, content_hash)
                 yield from ready()
             if window:
-                windows.append(pool.submit(lambda w=window: list(self._run_vlm(doc, w, content_hash))))
+                windows.append(pool.submit(list, self._run_vlm(doc, window, content_hash)))
             for future in list(windows):
                 future.result()
             yield from ready()

@@ -181,5 +181,5 @@ def _declared_page_count(data: bytes) -> int | None:
         document = PDFDocument(PDFParser(io.BytesIO(data)))
         pages = resolve1(document.catalog.get("Pages"))
         return int(resolve1(pages.get("Count"))) if isinstance(pages, dict) else None
-    except Exception:  # pdfminer refuses too: no opinion
+    except Exception:  # noqa: BLE001 - pdfminer raises many types on broken files; refused: no opinion
         return None

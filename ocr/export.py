@@ -49,7 +49,7 @@ def page_markdown(page: Page, include_headers_footers: bool = False, image_links
     links = {k[1]: v for k, v in (image_links or {}).items() if k[0] == page.number}
     if not page.blocks or (not links and not (include_headers_footers and any(b.type in _MARGINS for b in page.blocks))):
         return page.markdown.strip()
-    parts = []
+    parts: list[str] = []
     for index, block in enumerate(page.blocks):
         if block.type in _MARGINS and not include_headers_footers:
             continue
@@ -183,6 +183,7 @@ def extract_figures(document: Document, data: bytes | Path, out_dir: Path, prefi
             sx, sy = image.width / max(page.width, 1e-6), image.height / max(page.height, 1e-6)
             for k, (index, block) in enumerate(figures, start=1):
                 box = block.bbox
+                assert box is not None  # _figure_blocks keeps blocks with a bbox
                 crop = image.crop((max(0, int(box.x0 * sx)), max(0, int(box.y0 * sy)),
                                    min(image.width, int(box.x1 * sx + 0.999)), min(image.height, int(box.y1 * sy + 0.999))))
                 if crop.width < 2 or crop.height < 2:

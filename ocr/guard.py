@@ -32,6 +32,7 @@ the same decoders, at another scale).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
@@ -129,10 +130,8 @@ class _Worker:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            pass
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 if stream is not None:
@@ -322,7 +321,7 @@ def _check_page(doc, number: int, scale: float, lock) -> None:  # pragma: no cov
     them itself), only crashes and hangs matter here."""
     try:
         handle = doc.page(number)
-    except Exception:
+    except Exception:  # noqa: BLE001 - Python-level failures are the converter's to report
         return
     if handle.pdf_page is None:
         return  # image frames were decoded by doc.page()
@@ -334,7 +333,7 @@ def _check_page(doc, number: int, scale: float, lock) -> None:  # pragma: no cov
         handle.check_images()
         with lock:
             handle.pdf_page.render(scale=scale).close()
-    except Exception:
+    except Exception:  # noqa: BLE001 - Python-level failures are the converter's to report
         return
 
 

@@ -47,10 +47,9 @@ def parse_page_range(spec: str | None, page_count: int) -> list[int]:
         m = _PART.match(part)
         assert m is not None
         start = int(m.group(1)) if m.group(1) else 1
-        if m.group(2):
+        end = start
+        if m.group(2):  # a range: "a-b", or "a-" to the last page
             end = int(m.group(3)) if m.group(3) else page_count
-        else:
-            end = start
         selected.update(range(start, min(end, page_count) + 1))
     return sorted(selected)
 

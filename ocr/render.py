@@ -152,6 +152,7 @@ class PageHandle:
         self._images_checked = False
         self.pdf_page: pdfium.PdfPage | None = None
         if doc.mime_type == PDF:
+            assert doc._pdf is not None  # a PDF document holds its PdfDocument until closed
             with PDFIUM_LOCK:
                 self.pdf_page = doc._pdf[number - 1]
                 self.width, self.height = self.pdf_page.get_size()
@@ -177,9 +178,9 @@ class PageHandle:
                 page.close()
 
     def __del__(self) -> None:
-        try:
+        try:  # noqa: SIM105 - not contextlib.suppress: at interpreter shutdown module globals may be gone
             self.close()
-        except Exception:  # interpreter shutdown: nothing left to protect
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to protect
             pass
 
     def render(self, dpi: float = 150.0, max_side: int | None = None, rotate: int = 0) -> Image.Image:
@@ -286,11 +287,11 @@ def pdf_image_sizes(pdf_page: pdfium.PdfPage) -> list[tuple[int, int, int]]:
     for obj in pdf_page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=15):
         try:
             width, height = obj.get_px_size()
-        except Exception:  # PdfiumError: no usable dictionary; nothing will be decoded
+        except pdfium.PdfiumError:  # no usable dictionary; nothing will be decoded
             continue
         try:
             bpp = int(obj.get_metadata().bits_per_pixel)
-        except Exception:
+        except pdfium.PdfiumError:
             bpp = 0
         out.append((int(width), int(height), bpp))
     return out
@@ -331,7 +332,7 @@ class OpenedDocument:
                 self.page_count = len(self._pdf)
                 try:
                     self.metadata = {k: v for k, v in self._pdf.get_metadata_dict(skip_empty=True).items()}
-                except Exception:  # metadata is optional; broken Info dicts must not fail the document
+                except Exception:  # noqa: BLE001 - metadata is optional; broken Info dicts (bad encodings too) must not fail the document
                     self.metadata = {}
         except pdfium.PdfiumError as exc:
             text = str(exc)
@@ -407,9 +408,9 @@ class OpenedDocument:
             self._image = None
 
     def __del__(self) -> None:
-        try:
+        try:  # noqa: SIM105 - not contextlib.suppress: at interpreter shutdown module globals may be gone
             self.close()
-        except Exception:  # interpreter shutdown, or __init__ failed before the fields existed
+        except Exception:  # noqa: BLE001 - interpreter shutdown, or __init__ failed before the fields existed
             pass
 
 

@@ -40,7 +40,7 @@ __all__ = [
 SCHEMA_VERSION = "1.0"
 
 
-class BlockType(str, Enum):
+class BlockType(str, Enum):  # noqa: UP042 - StrEnum would change str()/f-strings of members ("BlockType.X" -> "x")
     """Layout label of a block. Engine-specific labels (chandra's ``Section-Header``, DeepSeek-OCR's
     ``title``/``sub_title``, ...) are mapped onto these by each engine's parser."""
 
@@ -98,7 +98,7 @@ class Block(BaseModel):
     attributes: dict[str, Any] = Field(default_factory=dict, description="Engine-specific extras")
 
 
-class PageStatus(str, Enum):
+class PageStatus(str, Enum):  # noqa: UP042 - StrEnum would change str()/f-strings of members ("PageStatus.X" -> "x")
     """Outcome of one page. ``fallback``: the configured engine failed and the embedded engine
     produced the content (reason in ``Page.fallback_reason``). ``failed``: no content; reason in
     ``Page.errors``. No page is ever dropped: a document always has ``page_count`` pages."""
@@ -157,7 +157,7 @@ def source_title(name: str, title: object = None) -> str:
     return " ".join(stem.replace("_", " ").replace("-", " ").split())
 
 
-class DocumentStatus(str, Enum):
+class DocumentStatus(str, Enum):  # noqa: UP042 - StrEnum would change str()/f-strings of members ("DocumentStatus.X" -> "x")
     """Conversion status: ``partial`` when some pages failed or fell back."""
 
     SUCCESS = "success"

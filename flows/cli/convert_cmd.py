@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
@@ -33,11 +33,11 @@ def _formats(value: str) -> list[str]:
 def _vlm_engine(endpoints: list[str], profile: str | None, max_image_width: int | None):
     """Build the VLM engine for ``--ocr-endpoint``/``--profile`` (wired to :mod:`folioflow.ocr.vlm`)."""
     try:
-        from folioflow.ocr.vlm import VlmEngine, VlmOptions  # type: ignore[import-not-found]
+        from folioflow.ocr.vlm import VlmEngine, VlmOptions
     except ImportError:
         raise typer.BadParameter("vLLM engine not available in this build (package ocr.vlm is missing)",
                                  param_hint="--ocr-endpoint/--profile") from None
-    fields = {"endpoints": endpoints} if endpoints else {}
+    fields: dict[str, Any] = {"endpoints": endpoints} if endpoints else {}
     if profile:
         fields["profile"] = profile
     if max_image_width:
@@ -90,7 +90,7 @@ def convert(
         raise typer.BadParameter(f"unknown engine {engine!r}; choose auto, text, ocr or vlm", param_hint="--engine")
     vlm = _vlm_engine(ocr_endpoint or [], profile, max_image_width) if (ocr_endpoint or profile or engine == "vlm") else None
     try:
-        options = ConvertOptions(engine=engine, cpu_engine=cpu_engine, languages=language or ["eng"],
+        options = ConvertOptions(engine=cast(Literal["auto", "text", "ocr", "vlm"], engine), cpu_engine=cpu_engine, languages=language or ["eng"],
                                  dpi=dpi, max_image_width=max_image_width, page_range=page_range)
         converter = DocumentConverter(options, vlm_engine=vlm)
         converter.warm_up()
@@ -125,15 +125,17 @@ def convert(
             progress.update(task, description=f"converting {found.path[-40:]}")
             try:
                 source = SourceRef(uri=found.uri, path=found.path, source="cli", size=found.size, mtime=found.mtime)
+                local = found.local_path
+                assert local is not None  # discover() lists local files only
                 document = converter.convert(
-                    DocumentInput(data=found.local_path, source=source, password=password), on_page=on_page)
+                    DocumentInput(data=local, source=source, password=password), on_page=on_page)
                 base = _unique_base(output, found.path, taken)
-                write_outputs(document, found.local_path, base, formats, include_headers_footers, include_images,
+                write_outputs(document, local, base, formats, include_headers_footers, include_images,
                               password, dpi or 150, max_image_width)
                 stats.add(found.display, document)
             except FolioflowError as exc:
                 stats.fail(found.display, str(exc))
-            except Exception as exc:  # a bug on one document must not stop the batch
+            except Exception as exc:  # noqa: BLE001 - a bug on one document must not stop the batch
                 stats.fail(found.display, f"internal error: {type(exc).__name__}: {exc}")
             progress.advance(task)
     converter.close()

@@ -36,7 +36,7 @@ def bar_chart(series: Mapping[str, Mapping[str, float]], path: str | Path, title
                   for j, c in enumerate(categories) if series[name].get(c) is not None]
         if not points:
             continue
-        xs, ys = zip(*points)
+        xs, ys = zip(*points, strict=True)
         bars = ax.bar(xs, ys, width=width, label=name)
         ax.bar_label(bars, labels=[f"{y:.0%}" if percent else f"{y:g}" for y in ys], fontsize=7, padding=2)
     ax.set_xticks(range(len(categories)), categories, rotation=20 if len(categories) > 5 else 0, ha="right" if len(categories) > 5 else "center")

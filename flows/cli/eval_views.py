@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -12,6 +13,9 @@ from rich.table import Table
 from folioflow.flows.cli.options import fail
 from folioflow.flows.cli.ui import stderr, stdout
 from folioflow.flows.settings import Settings
+
+if TYPE_CHECKING:
+    from folioflow.indexing.store import Mode
 
 __all__ = ["parse_engine", "run_eval_chunks", "run_eval_ocr", "run_eval_retrieval"]
 
@@ -42,12 +46,12 @@ def _progress(total: int, label: str, enabled: bool = True):
 
 
 # ------------------------------------------------------------------------------------------- OCR
-def parse_engine(spec: str) -> tuple[str, str | None]:
+def parse_engine(spec: str) -> tuple[Literal["auto", "text", "ocr", "vlm"], str | None]:
     """``"auto"``, ``"text"``, ``"vlm"``, ``"ocr"`` or ``"ocr:NAME"`` -> (routing mode, CPU OCR engine)."""
     mode, _, cpu = spec.partition(":")
     if mode not in ("auto", "text", "ocr", "vlm") or (cpu and mode not in ("ocr", "auto")):
         fail(f"--engine {spec!r}: choose auto, text, ocr, ocr:NAME (a CPU OCR engine) or vlm")
-    return mode, cpu or None
+    return cast(Literal["auto", "text", "ocr", "vlm"], mode), cpu or None  # checked above
 
 
 def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], languages: list[str] | None,
@@ -80,7 +84,8 @@ def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], langua
     reports = []
     for spec in engines:
         mode, cpu = parse_engine(spec)
-        options = ConvertOptions(engine=mode, languages=languages or ["eng"], dpi=dpi, **({"cpu_engine": cpu} if cpu else {}))
+        extra: dict[str, Any] = {"cpu_engine": cpu} if cpu else {}
+        options = ConvertOptions(engine=mode, languages=languages or ["eng"], dpi=dpi, **extra)
         label = spec if not (vlm and mode in ("auto", "vlm")) else f"{spec}+vlm"
         try:
             converter = DocumentConverter(options, vlm_engine=vlm if mode in ("auto", "vlm") else None)
@@ -91,7 +96,7 @@ def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], langua
         bar, task = _progress(pages, f"{label}: pages", progress)
         try:
             with bar:
-                reports.append(evaluate_ocr(tests, pdfs, converter, label, on_page=lambda bar=bar, task=task: bar.advance(task)))
+                reports.append(evaluate_ocr(tests, pdfs, converter, label, on_page=partial(bar.advance, task)))
         finally:
             converter.close()
     print_ocr(reports, show)
@@ -170,7 +175,7 @@ def run_eval_retrieval(settings: Settings, questions_file: Path, k: str, modes: 
         if set(mode_list) - {"sparse"}:
             embedder = Embedder(model=settings.embedding_model or info.get("model"), device=settings.device, precision=settings.embedding_precision)
             embedder.warm_up()
-        searchers = folio_searchers(store, embedder, mode_list, tenant=tenant)
+        searchers = folio_searchers(store, embedder, cast("list[Mode]", mode_list), tenant=tenant)  # checked above
         bar, task = _progress(len(questions), "questions")
         try:
             with bar:

@@ -248,5 +248,5 @@ def _database_from_newer_prefect() -> str | None:
                 f"Prefect {prefect.__version__} installed here), so its ephemeral API server cannot start; set "
                 "PREFECT_HOME to a fresh folder, install that newer Prefect, or point PREFECT_API_URL at a running "
                 "Prefect server")
-    except Exception:
+    except Exception:  # noqa: BLE001 - a hint only: any error while looking means no hint
         return None

@@ -6,6 +6,7 @@ import json
 import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -75,7 +76,7 @@ def serve(
     )
     from folioflow.ocr.vlm.supervisor import Supervisor
 
-    overrides = dict(
+    overrides: dict[str, Any] = dict(
         model=model,
         gpus=_gpu_list(gpus),
         tensor_parallel_size=tensor_parallel_size,

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from rich.table import Table
 
 from folioflow.flows.cli.options import fail
 from folioflow.flows.cli.ui import stderr, stdout
 from folioflow.flows.settings import Settings
+
+if TYPE_CHECKING:
+    from folioflow.indexing.store import Mode
 
 __all__ = ["QUERY_KEYS", "run_query", "print_results", "print_status", "print_document"]
 
@@ -74,7 +78,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
                     if mode != "sparse" else None)
         if embedder is not None:
             embedder.warm_up()
-        retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=mode, doc_ids=doc_ids,
+        retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=cast("Mode", mode), doc_ids=doc_ids,  # checked above
                                    sources=[source] if source else None, tenant=tenant,
                                    distinct_pages=distinct_pages, glossary=terms, route_titles=route_titles)
         documents = retriever.invoke(text)

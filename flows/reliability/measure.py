@@ -104,10 +104,8 @@ def _sample_rss(pid: int, stop: threading.Event, peak: list[float]) -> None:
             procs = [root, *root.children(recursive=True)]
             total = 0
             for proc in procs:
-                try:
+                with contextlib.suppress(psutil.Error):
                     total += proc.memory_info().rss
-                except psutil.Error:
-                    pass
             peak[0] = max(peak[0], total / 2**20)
         except psutil.Error:
             return

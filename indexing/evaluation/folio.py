@@ -8,6 +8,7 @@ from folioflow.indexing.evaluation.metrics import RankedHit
 from folioflow.indexing.evaluation.questions import doc_key
 from folioflow.indexing.evaluation.runner import Searcher
 from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.store import Mode
 
 __all__ = ["collection_docs", "folio_searchers"]
 
@@ -24,7 +25,7 @@ def collection_docs(store) -> dict[str, list[str]]:
     return out
 
 
-def folio_searchers(store, embedder, modes: Sequence[str], tenant: str | None = None) -> dict[str, Searcher]:
+def folio_searchers(store, embedder, modes: Sequence[Mode], tenant: str | None = None) -> dict[str, Searcher]:
     """One searcher per mode (``dense``, ``sparse``, ``hybrid``) over ``store``; the ``docs``
     restriction becomes a doc-id filter inside Qdrant."""
     docs = collection_docs(store)

@@ -84,7 +84,7 @@ def parse_question(row: dict[str, Any], line: int = 0) -> Question:
                                      page=int(page) + 1 if page is not None else None))
         if not evidence:
             evidence = [Evidence(doc=row["doc_name"])]
-        meta = {k: row[k] for k in ("company", "question_type", "question_reasoning", "answer") if k in row}
+        meta: dict[str, Any] = {k: row[k] for k in ("company", "question_type", "question_reasoning", "answer") if k in row}
         return Question(id=str(row.get("financebench_id") or line), question=row["question"], evidence=evidence,
                         meta=meta)
     if "question" not in row or not isinstance(row.get("evidence"), list):

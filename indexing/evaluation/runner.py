@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from folioflow.indexing.evaluation.metrics import (
     QuestionResult,
@@ -76,8 +77,8 @@ def evaluate_retrieval(questions: Sequence[Question], searchers: Mapping[str, Se
                 hits = search(q.question, depth, None if scope == "shared" else q.docs)
                 report.results.append(QuestionResult(
                     id=q.id, mode=mode, scope=scope,
-                    page_rank=first_rank(hits, lambda h, q=q: page_relevant(h, q)),
-                    doc_rank=first_rank(hits, lambda h, q=q: doc_relevant(h, q)),
+                    page_rank=first_rank(hits, partial(page_relevant, question=q)),
+                    doc_rank=first_rank(hits, partial(doc_relevant, question=q)),
                     top=[f"{h.doc} p.{h.page_start}" + (f"-{h.page_end}" if h.page_end != h.page_start else "")
                          for h in hits[:5]]))
         if on_question:

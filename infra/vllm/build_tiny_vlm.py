@@ -116,7 +116,8 @@ def build(out_dir: str) -> None:
         tie_word_embeddings=False,
     )
     torch.manual_seed(0)
-    model = Qwen2VLForConditionalGeneration(config).to(torch.float32).eval()
+    # transformers' typed wrapper of Module.to() lists only the device overload
+    model = Qwen2VLForConditionalGeneration(config).to(torch.float32).eval()  # type: ignore[arg-type]
     model.generation_config = GenerationConfig(
         bos_token_id=ids["<|endoftext|>"],
         eos_token_id=ids["<|im_end|>"],

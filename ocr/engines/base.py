@@ -42,7 +42,7 @@ class PageEngine(ABC):
     #: Engine name recorded in ``Page.engine`` (e.g. ``"text"``, ``"tesseract"``, ``"vlm:chandra"``).
     name: str = "engine"
 
-    def warm_up(self) -> None:
+    def warm_up(self) -> None:  # noqa: B027 - an optional hook: engines without models keep the no-op
         """Load models/data. Idempotent. Raises :class:`~folioflow.ocr.errors.EngineUnavailableError`."""
 
     @property
@@ -71,11 +71,11 @@ class PageEngine(ABC):
                 result = self.convert_page(handle)
             except FolioflowError as exc:
                 result = failed_page(handle, self.name, str(exc))
-            except Exception as exc:  # an engine bug must not lose the rest of the document
+            except Exception as exc:  # noqa: BLE001 - an engine bug must not lose the rest of the document
                 result = failed_page(handle, self.name, f"page {number}: {type(exc).__name__}: {exc}")
             if result.seconds is None:
                 result.seconds = time.perf_counter() - started
             yield result
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: engines holding nothing keep the no-op
         """Release resources (clients, worker pools)."""

@@ -70,6 +70,8 @@ ruled-grid / alignment code (:mod:`folioflow.ocr.postprocess.tables`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from folioflow.ocr.engines.auto_ocr import AutoCpuEngine
 from folioflow.ocr.engines.base import PageEngine
 from folioflow.ocr.engines.ocr_pipeline import CpuOcrEngine
@@ -95,7 +97,8 @@ class RapidOcrEngine(CpuOcrEngine):
         super().__init__(RapidOcrRecognizer(languages or ["eng"]), name="rapidocr", dpi=dpi, **options)
 
 
-CPU_ENGINES = {"auto": AutoCpuEngine, "tesseract": TesseractEngine, "rapidocr": RapidOcrEngine}
+CPU_ENGINES: dict[str, Callable[..., PageEngine]] = {
+    "auto": AutoCpuEngine, "tesseract": TesseractEngine, "rapidocr": RapidOcrEngine}
 DEFAULT_CPU_ENGINE = "auto"
 
 

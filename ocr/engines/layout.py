@@ -54,12 +54,13 @@ class LayoutDetector:
         """Regions of a grayscale page image (H, W uint8), in detector order."""
         self.warm_up()
         image = np.ascontiguousarray(np.stack([gray] * 3, axis=-1)) if gray.ndim == 2 else gray
+        assert self._engine is not None  # loaded by warm_up (or it raised)
         with self._lock:
             result = self._engine(image)
         if result.boxes is None:
             return []
         return [
-            Region(str(label), tuple(float(v) for v in box), float(score))
-            for box, label, score in zip(result.boxes, result.class_names, result.scores)
+            Region(str(label), (float(box[0]), float(box[1]), float(box[2]), float(box[3])), float(score))
+            for box, label, score in zip(result.boxes, result.class_names, result.scores, strict=True)
             if float(score) >= self.min_score
         ]

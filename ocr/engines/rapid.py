@@ -104,7 +104,7 @@ class RapidOcrRecognizer:
             return []
         words_per_line = getattr(result, "word_results", None) or ()
         lines: list[OcrLine] = []
-        for index, (poly, text, score) in enumerate(zip(result.boxes, result.txts, result.scores)):
+        for index, (poly, text, score) in enumerate(zip(result.boxes, result.txts, result.scores, strict=True)):
             text = (text or "").strip()
             if not text:
                 continue

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -31,10 +32,10 @@ from PIL import Image
 from folioflow.ocr.errors import EngineUnavailableError, OcrError
 from folioflow.ocr.postprocess.lines import OcrLine, OcrWord
 
-try:  # PyTorch's own OpenMP runtime must load before the limit is set (see module docstring)
+# PyTorch's own OpenMP runtime must load before the limit is set (see module docstring); conversion-only
+# installs have no torch
+with contextlib.suppress(ImportError):
     import torch  # noqa: F401
-except ImportError:  # pragma: no cover - conversion-only installs
-    pass
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before tesserocr/libtesseract is loaded
 
 __all__ = ["TESSDATA", "TesseractRecognizer", "available_tesseract_languages"]
@@ -136,10 +137,9 @@ class TesseractRecognizer:
         for item in tesserocr.iterate_level(iterator, RIL.WORD):
             if item.IsAtBeginningOf(RIL.BLOCK):
                 block += 1
-            if item.IsAtBeginningOf(RIL.TEXTLINE):
-                if words:
-                    lines.append(_make_line(words, line_block))
-                    words = []
+            if item.IsAtBeginningOf(RIL.TEXTLINE) and words:
+                lines.append(_make_line(words, line_block))
+                words = []
             try:
                 text = (item.GetUTF8Text(RIL.WORD) or "").strip()
             except RuntimeError:  # tesserocr: "No text returned" for empty words
@@ -149,7 +149,8 @@ class TesseractRecognizer:
                 continue
             if not words:
                 line_block = block
-            words.append(OcrWord(text=text, box=tuple(float(v) for v in box),
+            x0, y0, x1, y1 = box
+            words.append(OcrWord(text=text, box=(float(x0), float(y0), float(x1), float(y1)),
                                  confidence=max(0.0, item.Confidence(RIL.WORD)) / 100.0))
         if words:
             lines.append(_make_line(words, line_block))

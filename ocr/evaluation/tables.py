@@ -72,8 +72,8 @@ def _build(rows: list[list[dict]]) -> TableGraph | None:
         line: list[Cell | None] = []
         col = i = 0
         while i < len(specs) or col < len(carry):
-            if col < len(carry) and carry[col] is not None:
-                cell, left = carry[col]
+            if col < len(carry) and (carried := carry[col]) is not None:
+                cell, left = carried
                 line.append(cell)
                 carry[col] = (cell, left - 1) if left > 1 else None
                 col += 1

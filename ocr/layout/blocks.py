@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import cast
 
 from folioflow.ocr.layout.formulas import is_display_formula, to_latex
 from folioflow.ocr.layout.lines import Line
@@ -238,9 +239,9 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
         text = _join([ln.text for ln in group])
         bbox = _bbox(group)
         # the typography heading_level judges, kept on a heading for relevel_headings
-        font = {"size": max(ln.size for ln in group), "bold": all(ln.bold for ln in group),
-                "lines": len(group)} if kind == "paragraph" else None
-        level = heading_level(font["size"], body, font["lines"], font["bold"], text) if font else None
+        size, bold = max(ln.size for ln in group), all(ln.bold for ln in group)
+        font = {"size": size, "bold": bold, "lines": len(group)} if kind == "paragraph" else None
+        level = heading_level(size, body, len(group), bold, text) if font else None
         if level is not None:
             is_title = page_number == 1 and level == 1 and group[0].size >= max_size - 0.5 and not any(
                 b.type == BlockType.TITLE for b in blocks)
@@ -268,7 +269,7 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
             flush()
             blocks.append(Block(type=BlockType.FIGURE, text="", bbox=BBox(x0=item.x0, y0=item.y0, x1=item.x1, y1=item.y1)))
             continue
-        ln: Line = payload  # type: ignore[assignment]
+        ln = cast(Line, payload)  # tables and figures were taken above: the rest are lines
         neighbours = [o.payload for o in ordered[max(0, idx - 1): idx + 2] if isinstance(o.payload, Line)]
         column = (min(n.x0 for n in neighbours), max(n.x1 for n in neighbours))
         if len(neighbours) > 1 and is_display_formula(ln, column):

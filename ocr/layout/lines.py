@@ -135,7 +135,7 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
 def _rows(upright: list[int], cols: _Columns) -> list[list[int]]:
     """Group characters (indices) whose vertical centres fall within each other's band."""
     y0_of, y1_of, size_of = cols.y0, cols.y1, cols.size
-    mids = [(a + b) / 2 for a, b in zip(y0_of, y1_of)]
+    mids = [(a + b) / 2 for a, b in zip(y0_of, y1_of, strict=True)]
     rows: list[list[int]] = []
     members: list[int] = []
     top = bottom = lead = 0.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import pairwise
 
 from folioflow.ocr.layout.pdfpage import Char, PageContent, Rect
 
@@ -45,7 +46,7 @@ def vertical_writing(chars: list[Char]) -> bool:
     if len(shown) < 4 or sum(_is_cjk(c.text[0]) for c in shown) < 0.8 * len(shown):
         return False
     down = across = 0
-    for a, b in zip(shown, shown[1:]):
+    for a, b in pairwise(shown):
         w, h = max(a.x1 - a.x0, 1e-6), max(a.y1 - a.y0, 1e-6)
         dx, dy = (b.x0 + b.x1 - a.x0 - a.x1) / 2, (b.y0 + b.y1 - a.y0 - a.y1) / 2
         if abs(dx) < 0.5 * w and 0.5 * h <= dy <= 2.0 * h:

@@ -120,10 +120,18 @@ def _map_boxes(m: Affine, left: np.ndarray, bottom: np.ndarray, right: np.ndarra
     xs = [a * x + c * y + e for x, y in corners]
     ys = [b * x + d * y + f for x, y in corners]
     x0, y0, x1, y1 = xs[0], ys[0], xs[0], ys[0]
-    for px, py in zip(xs[1:], ys[1:]):
+    for px, py in zip(xs[1:], ys[1:], strict=True):
         x0, y0 = np.where(px < x0, px, x0), np.where(py < y0, py, y0)
         x1, y1 = np.where(px > x1, px, x1), np.where(py > y1, py, y1)
     return x0, y0, x1, y1
+
+
+def _address(fn) -> int:
+    """The C address of a pypdfium2 raw function (a resolved symbol: never NULL)."""
+    address = ctypes.cast(fn, ctypes.c_void_p).value
+    if address is None:  # pragma: no cover - pypdfium2 binds every symbol it exports
+        raise ImportError(f"PDFium function {fn!r} is not bound")
+    return address
 
 
 def _bind(fn, restype):
@@ -131,8 +139,8 @@ def _bind(fn, restype):
     loop: callers pass :class:`ctypes.c_void_p` handles, ``byref`` out-parameters and Python ints
     (C ``int``). Skips pypdfium2's per-call ``_as_parameter_`` and pointer-type checks, which cost
     more than the PDFium call itself; the C signatures are those of ``fpdf_text.h``/``fpdf_edit.h``."""
-    proto = ctypes.CFUNCTYPE(restype)(ctypes.cast(fn, ctypes.c_void_p).value)
-    proto.argtypes = None
+    proto = ctypes.CFUNCTYPE(restype)(_address(fn))
+    proto.argtypes = None  # type: ignore[assignment]  # None (no conversion) is valid; typeshed lists sequences only
     return proto
 
 
@@ -145,7 +153,7 @@ _is_hyphen = _bind(pdfium_c.FPDFText_IsHyphen, _INT)
 _has_map_error = _bind(pdfium_c.FPDFText_HasUnicodeMapError, _INT)
 #: FPDFText_GetLooseCharBox with its out-parameter converted from a plain int address
 _get_loose_box_at = ctypes.CFUNCTYPE(_INT, _VOIDP, _INT, _VOIDP)(
-    ctypes.cast(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_void_p).value)
+    _address(pdfium_c.FPDFText_GetLooseCharBox))
 _get_text_object = _bind(pdfium_c.FPDFText_GetTextObject, _VOIDP)
 _get_font_size = _bind(pdfium_c.FPDFText_GetFontSize, ctypes.c_double)
 _get_matrix = _bind(pdfium_c.FPDFText_GetMatrix, _INT)
@@ -199,7 +207,7 @@ class _ObjectInfo:
         self._matrix_ref = ctypes.byref(self._matrix)
         self._buffer = ctypes.create_string_buffer(256)
         self._fonts: dict[int, tuple[str, bool, bool]] = {}
-        self._geometry: dict[tuple, tuple[float, int]] = {}
+        self._geometry: dict[tuple, tuple[float, int, bool]] = {}
         self.objects: dict[int, tuple] = {}
 
     def __call__(self, obj: int | None, i: int) -> tuple:
@@ -209,7 +217,7 @@ class _ObjectInfo:
             known = self._fonts.get(font)
             if known is None:
                 known = self._fonts[font] = _font_info(font, self._buffer)
-            info = known + (_text_obj_render_mode(handle) == _INVISIBLE,)
+            info: tuple = known + (_text_obj_render_mode(handle) == _INVISIBLE,)
         else:
             info = ("", False, False, False)
         tp, cm = self._tp, self._matrix
@@ -245,7 +253,7 @@ def _codes(tp: ctypes.c_void_p, count: int) -> list[int]:
     if _text_index(tp, count - 1) == count - 1:
         buffer = (ctypes.c_uint16 * (count + 1))()
         if _get_text(tp, 0, count, buffer) == count + 1:
-            units = np.frombuffer(buffer, dtype=np.uint16)[:count]
+            units = np.frombuffer(buffer, dtype=np.uint16)[:count]  # type: ignore[call-overload]  # a ctypes array is a buffer; numpy's stubs omit it
             codes = units.tolist()
             for k in np.flatnonzero(units == 0xFFFE).tolist():
                 codes[k] = _get_unicode(tp, k)
@@ -260,7 +268,7 @@ def _boxes(tp: ctypes.c_void_p, count: int, m: Affine) -> tuple[list[bool], list
     buffer = (ctypes.c_float * (4 * count))()
     base = ctypes.addressof(buffer)
     found = list(map(_get_loose_box_at, repeat(tp, count), range(count), range(base, base + 16 * count, 16)))
-    rects = np.frombuffer(buffer, dtype=np.float32).reshape(count, 4).astype(np.float64)
+    rects = np.frombuffer(buffer, dtype=np.float32).reshape(count, 4).astype(np.float64)  # type: ignore[call-overload]  # a ctypes array is a buffer; numpy's stubs omit it
     left, top, right, bottom = rects[:, 0], rects[:, 1], rects[:, 2], rects[:, 3]  # FS_RECTF order
     a, b, c, d, e, f = m
     if b == 0 and c == 0:
@@ -288,7 +296,7 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
     chars: list[Char] = []
     append = chars.append
     low_next = -1  # index of a low surrogate already folded into the previous character
-    columns = zip(range(count), codes, objects, errors, found, xs0, ys0, xs1, ys1)
+    columns = zip(range(count), codes, objects, errors, found, xs0, ys0, xs1, ys1, strict=True)
     for i, code, obj, error, ok, x0, y0, x1, y1 in columns:
         if 0x20 < code < 0xD800:  # not a control, space, hyphen marker or surrogate
             text = chr(code)
@@ -327,11 +335,11 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
 
 _page_object = _bind(pdfium_c.FPDFPage_GetObject, _VOIDP)
 _form_object = ctypes.CFUNCTYPE(_VOIDP, _VOIDP, _ULONG)(
-    ctypes.cast(pdfium_c.FPDFFormObj_GetObject, _VOIDP).value)
-_object_type = ctypes.CFUNCTYPE(_INT, _VOIDP)(ctypes.cast(pdfium_c.FPDFPageObj_GetType, _VOIDP).value)
+    _address(pdfium_c.FPDFFormObj_GetObject))
+_object_type = ctypes.CFUNCTYPE(_INT, _VOIDP)(_address(pdfium_c.FPDFPageObj_GetType))
 _object_bounds = ctypes.CFUNCTYPE(_INT, _VOIDP, _VOIDP, _VOIDP, _VOIDP, _VOIDP)(
-    ctypes.cast(pdfium_c.FPDFPageObj_GetBounds, _VOIDP).value)
-_path_segments = ctypes.CFUNCTYPE(_INT, _VOIDP)(ctypes.cast(pdfium_c.FPDFPath_CountSegments, _VOIDP).value)
+    _address(pdfium_c.FPDFPageObj_GetBounds))
+_path_segments = ctypes.CFUNCTYPE(_INT, _VOIDP)(_address(pdfium_c.FPDFPath_CountSegments))
 _PATH, _IMAGE, _FORM = pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM
 
 
@@ -344,11 +352,11 @@ def _rects(objects: list[int], kinds: list[int], m: Affine) -> list[Rect]:
     end = base + 16 * n
     found = list(map(_object_bounds, objects, range(base, end, 16), range(base + 4, end, 16),
                      range(base + 8, end, 16), range(base + 12, end, 16)))
-    values = np.frombuffer(buffer, dtype=np.float32).reshape(n, 4).astype(np.float64)
+    values = np.frombuffer(buffer, dtype=np.float32).reshape(n, 4).astype(np.float64)  # type: ignore[call-overload]  # a ctypes array is a buffer; numpy's stubs omit it
     x0, y0, x1, y1 = _map_boxes(m, values[:, 0], values[:, 1], values[:, 2], values[:, 3])
     out = []
-    boxes = zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist())
-    for obj, kind, ok, (rx0, ry0, rx1, ry1) in zip(objects, kinds, found, boxes):
+    boxes = zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist(), strict=True)
+    for obj, kind, ok, (rx0, ry0, rx1, ry1) in zip(objects, kinds, found, boxes, strict=True):
         if ok:
             out.append(Rect(rx0, ry0, rx1, ry1, "image") if kind == _IMAGE else
                        Rect(rx0, ry0, rx1, ry1, "path", _path_segments(obj)))
@@ -364,8 +372,8 @@ def _read_objects(pdf_page: pdfium.PdfPage, m: Affine, content: PageContent) -> 
     def walk(objects: list[int], transform: Affine, depth: int) -> None:
         pending: list[int] = []  # path and image objects since the last form
         kinds: list[int] = []
-        for obj, kind in zip(objects, map(_object_type, objects)):
-            if kind == _PATH or kind == _IMAGE:
+        for obj, kind in zip(objects, map(_object_type, objects), strict=True):
+            if kind in (_PATH, _IMAGE):
                 pending.append(obj)
                 kinds.append(kind)
             elif kind == _FORM:

@@ -92,7 +92,7 @@ def coverage(rects: list[Rect] | list[tuple[float, float, float, float]], width:
     if not rects or width <= 0 or height <= 0:
         return 0.0
     boxes = [(r.x0, r.y0, r.x1, r.y1) if isinstance(r, Rect) else r for r in rects]
-    x0, y0, x1, y1 = (np.array(v, dtype=np.float64) for v in zip(*boxes))
+    x0, y0, x1, y1 = (np.array(v, dtype=np.float64) for v in zip(*boxes, strict=True))
     return _grid_coverage(x0, y0, x1, y1, width, height, cells)
 
 

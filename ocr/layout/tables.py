@@ -122,7 +122,7 @@ class _TableFinder(TableFinder):
 
     def __init__(self, page: _EdgePage, settings: dict):
         # not super().__init__(): it would run the whole search once more
-        self.page = page
+        self.page = page  # type: ignore[assignment]  # duck-typed: the finder reads only its edges and bbox
         self.settings = TableSettings.resolve(settings)
         self.edges = self.get_edges()
         self.intersections = edges_to_intersections(
@@ -156,7 +156,7 @@ def _ruled_tables(content: PageContent) -> list[TableResult]:
         grid: list[list[list[Char]]] = [[[] for _ in r.cells] for r in rows]
         x0, y0, x1, y1 = table.bbox
         inside = np.flatnonzero((x0 <= cxs) & (cxs < x1) & (y0 <= cys) & (cys < y1)).tolist()
-        for k, cx, cy in zip(inside, cxs[inside].tolist(), cys[inside].tolist()):
+        for k, cx, cy in zip(inside, cxs[inside].tolist(), cys[inside].tolist(), strict=True):
             i = bisect.bisect_right(tops, cy) - 1
             if i < 0 or cy >= rows[i].bbox[3]:
                 continue
@@ -290,7 +290,7 @@ def _accept(cells: list[list[str]]) -> bool:
         return False
     body = [c for r in cells for c in r[1:] if c]
     numeric = sum(1 for c in body if _NUMERIC.match(c) or c in _UNIT_ONLY)
-    return len(cells[0]) >= 3 or (body and numeric >= 0.5 * len(body))
+    return len(cells[0]) >= 3 or (bool(body) and numeric >= 0.5 * len(body))
 
 
 def _label_row(line: Line, run: list[list[Line]]) -> bool:

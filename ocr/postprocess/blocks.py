@@ -33,7 +33,9 @@ Rules (all relative, so they hold in pixels or points and at any DPI):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from folioflow.ocr.postprocess.lines import Box, OcrLine, Region, median, union_box
 from folioflow.ocr.postprocess.reading_order import xy_cut
@@ -94,8 +96,8 @@ def compose_blocks(
     lines: list[OcrLine],
     page_width: float,
     page_height: float,
-    tables: list[TableGrid] = (),
-    regions: list[Region] = (),
+    tables: Sequence[TableGrid] = (),
+    regions: Sequence[Region] = (),
     first_page: bool = False,
 ) -> list[Block]:
     """Blocks in reading order for one page. ``lines`` must exclude words already placed in
@@ -118,7 +120,8 @@ def compose_blocks(
     items += [_Item("figure", f["box"], extra=f) for f in figures]
     blocks: list[Block] = []
     if items:
-        prose = [it.kind != "line" or len(it.line.words) >= 4 or it.line.width > 8 * body for it in items]
+        # only line items carry a line (built just above)
+        prose = [it.line is None or len(it.line.words) >= 4 or it.line.width > 8 * body for it in items]
         leaves = xy_cut([it.box for it in items], min_col_gap=1.2 * body, min_row_gap=0.8 * body, prose=prose)
         pitch = _median_pitch(items, leaves, body)
         titles = [r.box for r in regions if r.label == "title"]
@@ -209,7 +212,7 @@ def _median_pitch(items, leaves, body) -> float:
     pitches = []
     for leaf in leaves:
         seq = [items[i] for i in leaf if items[i].kind == "line"]
-        for a, b in zip(seq, seq[1:]):
+        for a, b in pairwise(seq):
             pitch = b.line.cy - a.line.cy
             if 0 < pitch < 3 * body and abs(_size(a.line) - _size(b.line)) < 0.25 * body:
                 pitches.append(pitch)
@@ -276,7 +279,7 @@ def _leaf_blocks(items, body, pitch, titles, captions, page_height, first_page) 
         if level is not None:
             flush()
             previous = blocks[-1] if blocks else None
-            if (previous is not None and previous.type in (BlockType.HEADING, BlockType.TITLE)
+            if (previous is not None and previous.bbox is not None and previous.type in (BlockType.HEADING, BlockType.TITLE)
                     and previous.level == level and previous.attributes.get("_last_cy") is not None
                     and line.cy - previous.attributes["_last_cy"] <= 1.35 * _size(line)):
                 previous.attributes["_last_cy"] = line.cy

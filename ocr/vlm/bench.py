@@ -29,6 +29,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal, cast
 
 import httpx
 
@@ -109,7 +110,7 @@ def _options(s: BenchSettings, endpoints: list[str], in_flight: int | None) -> V
         orientation_check="off",
         render_workers=s.render_workers,
         request_timeout_s=s.request_timeout_s,
-        image_format=s.image_format,
+        image_format=cast(Literal["png", "jpeg"] | None, s.image_format),  # VlmOptions validates it
     )
 
 
@@ -323,7 +324,7 @@ def run_bench(s: BenchSettings, echo: Callable[[str], None] = print) -> dict:
     sets = _endpoint_sets(s)
     with open_document(s.pdf) as doc:
         supply = PageSupply(doc.page_count)
-    summary = {}
+    summary: dict[int, dict[str, Any]] = {}
     for endpoints in sets:
         echo(f"{len(endpoints)} endpoint(s): {', '.join(endpoints)}")
         rounds = _runs(s, endpoints, s.in_flight, s.pages, s.repeats, echo, supply)

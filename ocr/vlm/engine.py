@@ -26,6 +26,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from folioflow.ocr.engines.base import PageEngine
 from folioflow.ocr.errors import ConfigurationError, EngineUnavailableError, FolioflowError
@@ -125,8 +126,8 @@ class VlmEngine(PageEngine):
         if not served:
             raise EngineUnavailableError("no VLM endpoint answered: " + router.down_summary())
         self.model, profile = self._resolve(served)
-        updates = {k: v for k, v in (("max_tokens", o.max_tokens),) if v is not None}
-        sizing = {}
+        updates: dict[str, Any] = {k: v for k, v in (("max_tokens", o.max_tokens),) if v is not None}
+        sizing: dict[str, Any] = {}
         if o.image_format:
             sizing["fmt"] = o.image_format
         if o.max_image_width:
@@ -246,16 +247,16 @@ class VlmEngine(PageEngine):
                     limits=doc.limits,
                 )
                 futures.append(self._loop.submit(self._pipeline.convert(job)))
-            for number, item in zip(numbers, futures):
+            for number, item in zip(numbers, futures, strict=True):
                 if isinstance(item, Page):
                     yield item
                     continue
                 try:
                     yield item.result()
                 except (
-                    Exception,
+                    Exception,  # noqa: BLE001 - close() or a bug: still one page
                     concurrent.futures.CancelledError,
-                ) as exc:  # close() or a bug: still one page
+                ) as exc:
                     yield Page(
                         number=number,
                         width=0,

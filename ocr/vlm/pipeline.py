@@ -33,7 +33,7 @@ from folioflow.ocr.vlm.geometry import image_box_to_page
 from folioflow.ocr.vlm.options import VlmOptions
 from folioflow.ocr.vlm.parsers.base import ParsedOutput
 from folioflow.ocr.vlm.profiles.base import Profile
-from folioflow.ocr.vlm.render_pool import RenderedPage, RenderPool, RenderRequest
+from folioflow.ocr.vlm.render_pool import Orientation, RenderedPage, RenderPool, RenderRequest
 from folioflow.ocr.vlm.request import build_body
 from folioflow.ocr.vlm.router import Router
 from folioflow.ocr.vlm.validity import check_answer
@@ -119,13 +119,13 @@ class PagePipeline:
         # ready; bounded so memory stays at about that many encoded images (~0.1-0.5 MB each).
         self._prefetch = asyncio.Semaphore(PREFETCH_FACTOR * capacity + 2 * max(1, pool.workers))
 
-    def _orientation(self) -> str:
+    def _orientation(self) -> Orientation:
         mode = self.options.orientation_check
         if mode == "off" or (mode == "auto" and self.profile.reports_rotation):
             return "off"
         return "always" if mode == "always" else "no_text"
 
-    async def _render(self, job: PageJob, rotate: int, orientation: str) -> RenderedPage:
+    async def _render(self, job: PageJob, rotate: int, orientation: Orientation) -> RenderedPage:
         req = RenderRequest(
             source=job.source,
             password=job.password,
@@ -145,7 +145,7 @@ class PagePipeline:
                 page = await self._attempts(job, started)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # a bug or a render failure must cost one page, not the batch
+            except Exception as exc:  # noqa: BLE001 - a bug or a render failure must cost one page, not the batch
                 page = self._failed(job, f"{type(exc).__name__}: {exc}", [], started)
         if page.status is PageStatus.OK:
             self.stats.pages_ok += 1

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from PIL import Image
@@ -147,7 +148,7 @@ def _document(path: str, password: str | None, limits: RenderLimits) -> OpenedDo
     if doc is None:
         with open(path, "rb") as fh:
             mime = sniff_mime_type(fh.read(1024))
-        doc = OpenedDocument(path, mime, password, limits)
+        doc = OpenedDocument(Path(path), mime, password, limits)
         _open_docs[key] = doc
         while len(_open_docs) > OPEN_DOCS_PER_WORKER:
             _open_docs.popitem(last=False)[1].close()

@@ -26,7 +26,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
@@ -95,7 +95,7 @@ class Router:
                 return str(exc)
 
         results = await asyncio.gather(*(one(ep) for ep in self.endpoints))
-        return {ep.url: r for ep, r in zip(self.endpoints, results)}
+        return {ep.url: r for ep, r in zip(self.endpoints, results, strict=True)}
 
     async def activate(self, model: str, capacities: dict[str, int]) -> None:
         """Route requests for ``model`` with the given per-endpoint capacities. Endpoints that do not
@@ -138,10 +138,8 @@ class Router:
                         f"all {len(self.endpoints)} VLM endpoints down for "
                         f"{self.unavailable_timeout_s:g}s: {self.down_summary()}"
                     )
-                try:
+                with suppress(TimeoutError):
                     await asyncio.wait_for(self._cond.wait(), remaining)
-                except TimeoutError:
-                    pass
 
     @asynccontextmanager
     async def lease(self) -> AsyncIterator[EndpointState]:
@@ -249,8 +247,6 @@ class Router:
         """Stop probing and close every client."""
         if self._probe_task is not None:
             self._probe_task.cancel()
-            try:
+            with suppress(asyncio.CancelledError):
                 await self._probe_task
-            except asyncio.CancelledError:
-                pass
         await asyncio.gather(*(ep.client.aclose() for ep in self.endpoints), return_exceptions=True)

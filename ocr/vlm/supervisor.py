@@ -11,6 +11,7 @@ Events are reported through ``echo`` as single lines (``ready``, ``exited``, ``r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -64,17 +65,16 @@ class Supervisor:
 
     def _launch(self, replica: Replica) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_dir / f"replica-{replica.spec.index}.log", "ab")
         env = {**os.environ, **replica.spec.env}
-        replica.process = subprocess.Popen(
-            replica.spec.argv,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        log.close()
+        with open(self.log_dir / f"replica-{replica.spec.index}.log", "ab") as log:  # the child keeps its copy
+            replica.process = subprocess.Popen(
+                replica.spec.argv,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         replica.healthy = False
         replica.started_at = time.monotonic()
         self.echo(
@@ -167,10 +167,8 @@ class Supervisor:
             if r.process is None:
                 continue
             pid = r.process.pid
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 r.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
             if not _wait_group_gone(pid, max(0.1, deadline - time.monotonic())):
                 _kill_group(pid, signal.SIGKILL)
                 r.process.wait(timeout=10)
@@ -180,10 +178,8 @@ class Supervisor:
 
 
 def _kill_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _wait_group_gone(pgid: int, timeout: float) -> bool:

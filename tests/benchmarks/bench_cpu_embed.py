@@ -69,7 +69,7 @@ def main() -> None:
     try:
         SentenceTransformer(path, device="cpu", backend="onnx")
         print("sentence-transformers backend='onnx': loads")
-    except Exception as exc:  # report, then measure our own export
+    except Exception as exc:  # noqa: BLE001 - report any failure, then measure our own export
         print(f"sentence-transformers backend='onnx': unavailable: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     try:
         import onnx  # noqa: F401

@@ -209,7 +209,7 @@ def main() -> None:
         rate = count / secs
         print(f"{label:52s} {count:7d} {rate:9.0f} {rate / rate_ref:10.2f} {rate / rate16:11.2f} {cos:8.5f}")
     print("(ratios at the larger size use the plain rates measured on the smaller one)")
-    for key, batch in sizes:
+    for _key, batch in sizes:
         m = len(batch)
         if (ngpu, m, "texts") in best and ngpu > 1:
             print(f"scaling at {m} texts: best {ngpu} GPUs / best 1 GPU = "

@@ -563,7 +563,7 @@ def compare_variant(args) -> None:
     modes = [m for m in args.modes.split(",") if m]
     stores = [open_store(Pipeline.store_settings(x.settings)) for x in (folio, variant)]
     searchers = {}
-    for label, store in zip(("folioflow", "variant"), stores):
+    for label, store in zip(("folioflow", "variant"), stores, strict=True):
         searchers.update({f"{label} {m}": s for m, s in folio_searchers(store, embedder, modes).items()})
     known = set(collection_docs(stores[0])) & set(collection_docs(stores[1])) & {doc_key(f.name) for f in done}
     report = evaluate_retrieval(questions, searchers, known, ks=(1, 5, 10), own_doc=True)

@@ -106,20 +106,23 @@ def run_backend(backend: str, docs, vecs, sparse_docs, queries, qsparse, exact_t
     for q in queries[:10]:
         store.search(q, mode="dense", k=10)
     lat, recall = [], []
-    for q, top in zip(queries, exact_top):
+    for q, top in zip(queries, exact_top, strict=True):
         t0 = time.perf_counter()
         hits = store.search(q, mode="dense", k=10)
         lat.append(time.perf_counter() - t0)
         recall.append(len({h.id for h in hits} & top) / 10)
     hyb = []
-    for q, s in list(zip(queries, qsparse))[:hybrid_queries]:
+    for q, s in list(zip(queries, qsparse, strict=True))[:hybrid_queries]:
         t0 = time.perf_counter()
         store.search(q, s, mode="hybrid", k=10)
         hyb.append(time.perf_counter() - t0)
     store.close()
     size = du(root)
     shutil.rmtree(root, ignore_errors=True)
-    pct = lambda xs, p: float(np.percentile(np.array(xs) * 1000, p))
+
+    def pct(xs, p):
+        return float(np.percentile(np.array(xs) * 1000, p))
+
     return {"backend": backend, "points": n, "upsert_pps": n / upsert_s, "optimize_s": optimize_s,
             "ready_pps": n / (upsert_s + optimize_s), "close_s": close_s, "reopen_s": reopen_s,
             "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "hybrid_p95_ms": pct(hyb, 95),

@@ -57,7 +57,10 @@ def main() -> None:
     parser.add_argument("--server-cores", default="", help="CPU servers: cores for their whole process trees, e.g. 0")
     parser.add_argument("--client-cores", default="", help="cores for this client and its render workers, e.g. 1")
     args = parser.parse_args()
-    cores = lambda text: [int(c) for c in text.split(",") if c]
+
+    def cores(text):
+        return [int(c) for c in text.split(",") if c]
+
     if args.client_cores:
         os.sched_setaffinity(0, cores(args.client_cores))
 

@@ -131,7 +131,7 @@ def page_agg(fused, n=10, decay=0.5):
     for h, s in fused:
         by_page[(h[2], h[3])].append((s, h))
     scored = []
-    for key, items in by_page.items():
+    for items in by_page.values():
         items.sort(key=lambda x: -x[0])
         score = items[0][0] + decay * sum(s for s, _ in items[1:])
         scored.append((score, items[0][1]))

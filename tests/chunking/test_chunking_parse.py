@@ -74,7 +74,10 @@ def test_numbering_depth_and_heading_levels():
 
 def test_fit_heading_path_keeps_the_deepest_title():
     counter = default_counter()
-    content = lambda t: counter.count(t) - 2
+
+    def content(t):
+        return counter.count(t) - 2
+
     path = ["Consolidated statements of comprehensive income and shareholders equity"] * 3 + ["Leases"]
     fitted = fit_heading_path(path, 20, content)
     assert fitted[0] == "…" and fitted[-1] == "Leases" and content("\n".join(fitted)) <= 20

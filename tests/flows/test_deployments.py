@@ -122,9 +122,10 @@ def test_worker_runs_two_ingests_within_the_ocr_limit(deployed, tmp_path):
 
     server_env = {"PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_HOME": str(work / "worker-home")}
     log = tmp_path / "worker.log"
-    worker = subprocess.Popen([sys.executable, "-m", "prefect", "worker", "start", "--pool", "folioflow", "--limit", "2"],
-                              cwd=ROOT, env=_env(server_env), stdout=open(log, "wb"), stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
+    command = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "folioflow", "--limit", "2"]
+    with open(log, "wb") as out:  # the worker keeps its own copy of the file
+        worker = subprocess.Popen(command, cwd=ROOT, env=_env(server_env), stdout=out, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         with get_client(sync_client=True) as client:
             finished = _wait_runs(client, [r.id for r in runs])

@@ -75,7 +75,7 @@ class CachedEmbedder:
 
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
-            for t, v in zip(missing, self.inner.encode(missing)):
+            for t, v in zip(missing, self.inner.encode(missing), strict=True):
                 self._cache[t] = v
         if not texts:
             return self.inner.encode([])

@@ -177,7 +177,7 @@ class ChunkStoreSuite:
             words = " ".join(p[2] for parts in SAMPLE_DOCS.values() for p in parts).split()
             queries = [" ".join(rng.sample(words, rng.randint(1, 6))) for _ in range(60)]
             dense = embedder.encode(queries)
-            for q, d in zip(queries, dense):
+            for q, d in zip(queries, dense, strict=True):
                 tenant = rng.choice(tenants)
                 mode = rng.choice(["dense", "sparse", "hybrid"])
                 flt = SearchFilter(tenant=tenant, page_from=rng.choice([None, 1, 2]),

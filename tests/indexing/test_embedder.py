@@ -108,7 +108,7 @@ def test_multi_device_pool_matches_plain_encode_in_input_order(embedder, shared)
         one = pool.encode(texts[1:2])
         assert len(pool.last_worker_seconds) == 1
         from_ids = pool.encode_ids(ids)
-        from_lists = pool.encode_ids([list(map(int, ids.flat[a:a + n])) for a, n in zip(ids.starts[:3], ids.lengths[:3])])
+        from_lists = pool.encode_ids([list(map(int, ids.flat[a:a + n])) for a, n in zip(ids.starts[:3], ids.lengths[:3], strict=True)])
         assert pool.encode([]).embeddings.shape == (0, pool.dimension)
         assert pool.encode_ids([]).embeddings.shape == (0, pool.dimension)
         with pytest.raises(RuntimeError, match="vocabulary"):
@@ -225,7 +225,7 @@ def test_token_ids_from_the_chunker_give_the_same_vectors(embedder, tmp_path):
         try:
             indexer = Indexer(model, store, use_token_ids=use)
             for record, chunks in sample_documents():
-                for c, chunk_ids in zip(chunks, counter.ids_batch([c.embed_text for c in chunks])):
+                for c, chunk_ids in zip(chunks, counter.ids_batch([c.embed_text for c in chunks]), strict=True):
                     c.token_ids = np.asarray(chunk_ids, dtype=np.int32).tobytes()
                 indexer.index(record, chunks)
             query = model.encode(["Which law governs the agreement?"])[0]

@@ -76,7 +76,7 @@ def test_id_batches_pad_and_truncate_like_the_tokenizer(encoder):
                                            counter=counter):
         assert batch.shape[0] * batch.shape[1] <= max(512, batch.shape[1])
         widths.append(batch.shape[1])
-        for row, line, length in zip(rows, batch, lengths):
+        for row, line, length in zip(rows, batch, lengths, strict=True):
             assert list(line[:length]) == want[row] and not line[length:].any()
             seen.append(int(row))
     assert sorted(seen) == list(range(len(texts))) and counter[0] == 1
@@ -90,7 +90,7 @@ def test_token_ids_take_and_lists_round_trip():
     ids = TokenIds.from_lists(lists)
     assert len(ids) == 4 and ids.flat.dtype == np.int32 and list(ids.starts) == [0, 3, 4, 6]
     picked = ids.take(np.array([3, 1, 0]))
-    assert [list(picked.flat[a:a + n]) for a, n in zip(picked.starts, picked.lengths)] == [lists[3], lists[1], lists[0]]
+    assert [list(picked.flat[a:a + n]) for a, n in zip(picked.starts, picked.lengths, strict=True)] == [lists[3], lists[1], lists[0]]
     assert len(ids.take(np.array([], dtype=np.int64))) == 0
     with pytest.raises(ValueError):
         TokenIds(np.arange(5), np.array([2, 2]))

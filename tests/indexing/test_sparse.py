@@ -19,11 +19,11 @@ def test_document_weights_follow_bm25_saturation_and_length():
     vec = enc.encode_documents([text])[0]
     q = enc.encode_query("revenue")
     assert len(q) == 1 and q.values == [1.0]
-    weight = dict(zip(vec.indices, vec.values))[q.indices[0]]
+    weight = dict(zip(vec.indices, vec.values, strict=True))[q.indices[0]]
     # "revenue", "revenues", "revenue" stem alike: tf=3; stop words ("the", "again"?) dropped
     length = measure_avg_len([text])
     assert math.isclose(weight, _tf_weight(3, length), rel_tol=1e-4)
-    assert weight > max(v for i, v in zip(vec.indices, vec.values) if i != q.indices[0])
+    assert weight > max(v for i, v in zip(vec.indices, vec.values, strict=True) if i != q.indices[0])
 
 
 def test_stop_words_only_gives_an_empty_vector():

@@ -183,9 +183,8 @@ def test_pdf_cut_short_is_still_refused_as_truncated_despite_trailing_nuls(tmp_p
     data = write_sample_pdf(tmp_path / "sample.pdf").read_bytes()
     cut = tmp_path / "cut.pdf"
     cut.write_bytes(data[: len(data) // 2] + bytes(4096))  # an interrupted download, zero-filled
-    with pytest.raises(CorruptDocumentError, match=r"^corrupt PDF: truncated: no %%EOF"):
-        with open_document(cut):
-            pass
+    with pytest.raises(CorruptDocumentError, match=r"^corrupt PDF: truncated: no %%EOF"), open_document(cut):
+        pass
 
 
 # -- 4. HEIC / HEIF / AVIF ------------------------------------------------------------------------------

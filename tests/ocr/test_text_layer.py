@@ -258,7 +258,7 @@ def cash_flow_pdf(path, joined: bool):
     apart on one line."""
     rights = (436, 486, 536)
     y = 700
-    c = _statement_canvas(path, "CONSOLIDATED STATEMENTS OF CASH FLOWS", 56, y, dict(zip(rights, ("2023", "2022", "2021"))))
+    c = _statement_canvas(path, "CONSOLIDATED STATEMENTS OF CASH FLOWS", 56, y, dict(zip(rights, ("2023", "2022", "2021"), strict=True)))
     for labels, figures in CASH_FLOWS:
         for label in labels:
             y -= 12
@@ -266,13 +266,13 @@ def cash_flow_pdf(path, joined: bool):
         if figures is None:
             continue
         if not joined:
-            for x, figure in zip(rights, figures):
+            for x, figure in zip(rights, figures, strict=True):
                 c.drawRightString(x, y, figure)
             continue
         # one text object per row, each figure followed by a real space character
         text = c.beginText()
         text.setFont("Helvetica", 9)
-        for x, figure in zip(rights, figures):
+        for x, figure in zip(rights, figures, strict=True):
             text.setTextOrigin(x - c.stringWidth(figure, "Helvetica", 9), y)
             text.textOut(figure + " ")
         c.drawText(text)

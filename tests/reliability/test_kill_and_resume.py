@@ -20,6 +20,7 @@ gets SIGKILL, with no chance to clean up. The second run must:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -99,10 +100,8 @@ def test_killed_ingest_resumes_without_repeating_ocr_and_with_exact_points(docs,
         os.kill(proc.pid, signal.SIGKILL)  # the ingest process only, as an OOM killer would
         proc.wait(30)
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # orphans of the killed run (Prefect's server, guard)
-        except ProcessLookupError:
-            pass
     before = cached_pages(data / "ocr-cache", scan_hash)
     assert 3 <= len(before) < 6
     assert not (tmp_path / "r1.json").exists()

@@ -13,6 +13,7 @@ subprocess) running, orphaned. Real processes here (pattern of ``test_kill_and_r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -90,10 +91,8 @@ def test_sigterm_stops_the_run_in_order_and_its_prefect_server(docs, tmp_path):
         assert proc.returncode == 128 + signal.SIGTERM, proc.stderr.read().decode()[-3000:]
         assert wait_gone(server, started, 10), "Prefect's ephemeral server outlived the terminated ingest"
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # whatever the run left, so a failure here does not leak
-        except ProcessLookupError:
-            pass
 
     again = subprocess.run(ingest_cmd(docs, tmp_path / "data", tmp_path / "r2.json"), env=env(tmp_path),
                            cwd=tmp_path, capture_output=True, text=True, timeout=900)
@@ -114,7 +113,5 @@ def test_sigkill_leaves_no_prefect_server_behind(docs, tmp_path):
         assert wait_gone(server, started, 30), "Prefect's ephemeral server outlived the killed ingest"
         assert wait_gone(watchdogs[0], watchdog_started, 10), "the watchdog did not end"
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass

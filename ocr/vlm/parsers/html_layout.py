@@ -120,8 +120,9 @@ def make_html_layout_parser(bbox_scale: float = 1024.0):
                 labelled += 1
                 inner = node.decode_contents()
                 markdown = html_to_markdown(inner)
+                bbox = node.get("data-bbox")  # a string: bs4 splits only class-like attributes into lists
                 blocks.append(
-                    _block(str(node["data-label"]), node, _box(node.get("data-bbox"), bbox_scale), markdown)
+                    _block(str(node["data-label"]), node, _box(bbox if isinstance(bbox, str) else None, bbox_scale), markdown)
                 )
             else:
                 stray = html_to_markdown(str(node)) if isinstance(node, Tag) else str(node).strip()

@@ -178,10 +178,8 @@ def _healthy(url: str) -> bool:
 def _stop(fleet: Fleet) -> None:
     fleet.stop()
     for pid in fleet.pids().values():  # whatever happened, leave no server behind
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 class FleetManager:
