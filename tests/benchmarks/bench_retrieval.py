@@ -37,6 +37,14 @@ Usage::
 
     python tests/benchmarks/bench_retrieval.py --work /tmp/bench-retrieval [--docs 5] [--deadline-min 90] [--json OUT]
 
+A baseline store built once (``--baseline-only --work DIR``: every filing, its figures in
+``DIR/baseline_build.json``) can be reused by later runs over the same filings with
+``--baseline-from DIR``: folioflow alone ingests and both are scored side by side; the baseline's
+ingest timings then come from that earlier run and the output says so::
+
+    python tests/benchmarks/bench_retrieval.py --baseline-only --work /tmp/fb-baseline
+    python tests/benchmarks/bench_retrieval.py --baseline-from /tmp/fb-baseline --work /tmp/fb --keep --json OUT
+
 ``--docs N`` keeps the N smallest filings that questions refer to (development runs); without it
 every filing in ``--pdfs`` is ingested. Stores and vectors live under ``--work`` (never the repo).
 
@@ -223,8 +231,9 @@ class STEmbeddings:
         return self.model.encode([text], show_progress_bar=False)[0].tolist()
 
 
-def open_baseline(work: Path):
-    """The baseline's vector store (collection created) and its embedding model."""
+def open_baseline(work: Path, create: bool = True):
+    """The baseline's vector store (collection created unless ``create`` is false: an existing
+    store under ``work/baseline``) and its embedding model."""
     from langchain_core.embeddings import Embeddings
     from langchain_qdrant import QdrantVectorStore
     from qdrant_client import QdrantClient
@@ -238,8 +247,9 @@ def open_baseline(work: Path):
 
     model = SentenceTransformer(default_model_path(), device="cpu")
     client = QdrantClient(path=str(work / "baseline"))
-    client.create_collection("baseline", vectors_config=models.VectorParams(size=model.get_embedding_dimension(),
-                                                                         distance=models.Distance.COSINE))
+    if create:
+        client.create_collection("baseline", vectors_config=models.VectorParams(size=model.get_embedding_dimension(),
+                                                                             distance=models.Distance.COSINE))
     return QdrantVectorStore(client=client, collection_name="baseline", embedding=Adapter(model)), model
 
 
@@ -385,6 +395,13 @@ def main() -> None:
                     help='a second folioflow store with these chunking options (e.g. \'{"document_title": true}\'), '
                          "ingested in the same rounds from folioflow's page cache (its time is not in the ingest "
                          "figures) and scored beside the others as 'variant <mode>'")
+    ap.add_argument("--baseline-only", action="store_true",
+                    help="build only the baseline store under --work (every filing in --pdfs, or --docs N) and write "
+                         "--work/baseline_build.json; reuse it with --baseline-from")
+    ap.add_argument("--baseline-from", type=Path, default=None,
+                    help="a folder made by --baseline-only over the same filings: its store is copied and scored, and "
+                         "folioflow alone ingests (retrieval figures side by side; the baseline's ingest timings are "
+                         "from that earlier run, not interleaved, and are reported as such)")
     ap.add_argument("--no-baseline", action="store_true",
                     help="with --variant-chunking: folioflow against its variant only (no LangChain baseline: "
                          "a quicker A/B of chunking options)")
@@ -396,6 +413,9 @@ def main() -> None:
         return
     if args.evaluate_only:
         evaluate_snapshot(args)
+        return
+    if args.baseline_only:
+        build_baseline(args)
         return
 
     from folioflow.indexing.evaluation import doc_key, evaluate_retrieval
@@ -414,10 +434,16 @@ def main() -> None:
     folio = FolioIngest(args.work)
     variant = variant_ingest(args, folio) if args.variant_chunking else None
     t0 = time.perf_counter()
-    base_store, model = open_baseline(args.work)
+    prebuilt = load_prebuilt_baseline(args, files) if args.baseline_from else None
+    base_store, model = open_baseline(args.work, create=prebuilt is None)
     base_load_s = time.perf_counter() - t0
     base_tot = {"pages": 0, "chunks": 0, "wall_s": 0.0, "cpu_s": 0.0, "over_limit": 0,
                 "stages_s": defaultdict(float)}
+    if prebuilt is not None:
+        for key in ("pages", "chunks", "wall_s", "cpu_s", "over_limit"):
+            base_tot[key] = prebuilt[key]
+        base_tot["stages_s"].update(prebuilt["stages_s"])
+        result["baseline_from"] = {"folder": str(args.baseline_from), "not_interleaved": True}
     done: list[Path] = []
     for r, start in enumerate(range(0, len(files), args.group)):
         if args.deadline_min and time.perf_counter() - started > args.deadline_min * 60:
@@ -427,6 +453,8 @@ def main() -> None:
         runs = {}
         order = ("folioflow", "baseline") if r % 2 == 0 else ("baseline", "folioflow")  # alternate who goes first
         for who in order:
+            if who == "baseline" and prebuilt is not None:
+                continue
             if who == "folioflow":
                 runs[who] = folio.run(group)
                 if r == 0:
@@ -462,7 +490,8 @@ def main() -> None:
     result["filings"] = [f.name for f in done]
     result["pages"] = sum(sizes[f] for f in done)
     save()
-    tag_doc_keys(base_store)
+    if prebuilt is None:
+        tag_doc_keys(base_store)
 
     from folioflow.flows.pipeline import Pipeline
     from folioflow.flows.settings import Settings
@@ -493,10 +522,13 @@ def main() -> None:
     print(f"\nshared store: {len(done)} filings, {result['pages']} pages (of {len(files)} / {sum(sizes.values())})")
     print(f"questions: {report.questions}, evaluated {n_eval}, skipped {len(report.skipped)} "
           f"(their filings not in the store: {len(report.skipped_docs)}); evaluation {time.perf_counter() - t0:.1f} s", flush=True)
+    if prebuilt is not None:
+        print(f"baseline: prebuilt store from {args.baseline_from} (its ingest timings come from that run, not "
+              "interleaved with this one: the pages/s ratio is not side by side)")
     result["goals"] = print_table(list(searchers), report.summaries, folio_res, base, points)
     save()
 
-    if args.baseline_reingest != "none":
+    if args.baseline_reingest != "none" and prebuilt is None:
         again = done if args.baseline_reingest == "all" else sorted(done, key=lambda f: sizes[f])[:int(args.baseline_reingest)]
         folio_sub = folio_reingest_subset(again, args.work) if len(again) < len(done) else None
         base["reingest"] = baseline_pass(again, base_store, model, measure_tokens=False)
@@ -511,6 +543,30 @@ def main() -> None:
     base_store.client.close()
     if not args.keep:
         shutil.rmtree(args.work, ignore_errors=True)
+
+
+def build_baseline(args) -> None:
+    """``--baseline-only``: the baseline store of every selected filing under ``--work`` and its
+    ingest figures in ``--work/baseline_build.json`` (for ``--baseline-from``)."""
+    _, files = start_run(args)
+    files = sorted(files)
+    store, model = open_baseline(args.work)
+    out = baseline_pass(files, store, model, measure_tokens=True)
+    tag_doc_keys(store)
+    out["filings"] = [f.name for f in files]
+    (args.work / "baseline_build.json").write_text(json.dumps(out, indent=2))
+    print(json.dumps({k: v for k, v in out.items() if k != "filings"}, indent=2))
+    store.client.close()
+
+
+def load_prebuilt_baseline(args, files: list[Path]) -> dict:
+    """``--baseline-from``: copy the prebuilt store into ``--work`` and return its build figures;
+    exits when it was built over other filings."""
+    build = json.loads((args.baseline_from / "baseline_build.json").read_text())
+    if sorted(build["filings"]) != sorted(f.name for f in files):
+        sys.exit(f"--baseline-from {args.baseline_from} holds other filings than this run's")
+    shutil.copytree(args.baseline_from / "baseline", args.work / "baseline")
+    return build
 
 
 def start_run(args) -> tuple[list, list[Path]]:
