@@ -12,7 +12,7 @@ A converted page is compared with evidence that does not come from the engine th
   of one-letter words that are no word ("T h e c i t y"). Lexicons: the word-frequency lists
   pyspellchecker ships (MIT; 12 languages: en, de, fr, es, pt, it, nl, ru, ar, lv, eu, fa), read
   offline from the installed package. The configured languages' lexicons are tried first; when
-  they judge a page implausible the language is detected from the 150 most frequent words of each
+  they know fewer than 80% of a page's words the language is detected from the 150 most frequent words of each
   list and the page is judged again with that language's list, so a French filing under the
   default ``eng`` setting is not taken for garbage. Scripts without a list (Chinese, Japanese,
   Korean, ...) are not judged (``plausibility`` absent). Decision: pyspellchecker's lists over
@@ -92,6 +92,8 @@ MIN_PLAUSIBILITY = 0.5
 FAIL_PLAUSIBILITY = 0.2
 #: Share of one-letter non-words above which text is letters spaced apart (a scrambled text layer).
 MAX_SPACED_LETTERS = 0.3
+#: Below this share of known words the language is detected too (the configured one may not be the text's).
+DETECT_BELOW = 0.8
 #: Words a page must have before its plausibility is judged.
 MIN_WORDS = 12
 #: Share of the ink an OCR page must read (words of confidence >= 0.5) to be ``ok``.
@@ -204,7 +206,7 @@ def plausibility(text: str, languages: list[str] | None = None) -> Plausibility 
         judged = _judge(tokens, code)
         if judged is not None and (best is None or judged.rate > best.rate):
             best = judged
-    if best is None or not best.plausible:
+    if best is None or best.rate < DETECT_BELOW or not best.plausible:
         stops = _stop_words()
         counts = {code: sum(1 for t in tokens if t in s) for code, s in stops.items()}
         if counts:
@@ -431,6 +433,9 @@ class FidelityReview:
 
     # -- OCR ----------------------------------------------------------------------------------
     def _ocr(self, page: Page, tried: list[str]) -> Page:
+        retried = str((page.attributes.get("auto") or {}).get("retried", ""))
+        if retried:  # auto OCR re-read the page with another recogniser already (its low-confidence retry)
+            tried = [*tried, f"ocr:{retried.split(':', 1)[0]}"]
         measures = _ocr_measures(page)
         judged = plausibility(page_text(page), self.languages)
         measures.update(_plausibility_measures(judged))
@@ -440,8 +445,9 @@ class FidelityReview:
         if not problems:
             return page
         alternative = _other_recogniser(page.engine)
-        retried = str((page.attributes.get("auto") or {}).get("retried", ""))
-        if alternative and retried.startswith(alternative):  # auto OCR read it that way already and kept this
+        auto = page.attributes.get("auto") or {}
+        if alternative and (str(auto.get("retried", "")).startswith(alternative) or auto.get("primary") == alternative):
+            # auto OCR read it that way already and kept this
             alternative = None
         route = f"ocr:{alternative}" if alternative else None
         if route and route not in tried:

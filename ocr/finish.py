@@ -24,8 +24,8 @@ sparse (BM25) index searches them, and ``folioflow show`` marks them. Decided fr
 the pass on a part of a document and then on the whole gives the whole's answer.
 
 **One page, one content** (:func:`check_duplicates`): pages read from pixels (OCR, VLM) whose text
-is identical are compared on their rendered images (64 x 64 grey thumbnails); when the images
-differ (mean absolute difference above :data:`DUPLICATE_IMAGE_DIFF` of 255), every such page after
+is identical are compared on their rendered images (the correlation of 96 x 96 ink thumbnails);
+when the images differ (correlation below :data:`MIN_IMAGE_SIMILARITY`), every such page after
 the first is ``failed`` ("content identical to page N's while the page images differ"). Identical
 text from identical images (a blank form scanned twice) is left alone; text-layer pages are read
 from their own page's text objects and are not checked.
@@ -46,7 +46,7 @@ from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
 
-__all__ = ["BAND_TOLERANCE_PT", "DUPLICATE_IMAGE_DIFF", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates",
+__all__ = ["BAND_TOLERANCE_PT", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates",
            "finish_document", "ocr_regions", "review_furniture"]
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
@@ -57,8 +57,8 @@ BAND_TOLERANCE_PT = 18.0
 SENTENCE_WORDS = 12
 #: Longest text (characters) taken as furniture.
 MAX_FURNITURE_CHARS = 400
-#: Mean absolute thumbnail difference (0-255) above which two page images differ.
-DUPLICATE_IMAGE_DIFF = 6.0
+#: Correlation of two pages' ink thumbnails below which their images differ.
+MIN_IMAGE_SIMILARITY = 0.8
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?$",
                           re.IGNORECASE)
@@ -190,8 +190,16 @@ def _rebuild_markdown(page: Page, before: list[Block]) -> None:
 
 
 def _thumbnail(handle: PageHandle) -> np.ndarray:
-    image = handle.render(dpi=36).convert("L").resize((64, 64))
-    return np.asarray(image, dtype=np.float32)
+    """The page's ink on a 96 x 96 grid (0 = paper, 1 = black), mean-centred."""
+    image = handle.render(dpi=36).convert("L").resize((96, 96))
+    ink = 1.0 - np.asarray(image, dtype=np.float32) / 255.0
+    return ink - ink.mean()
+
+
+def _similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Correlation of two thumbnails (1.0: the same picture; blank pages count as the same)."""
+    norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum()) / norm if norm > 1e-6 else 1.0
 
 
 def check_duplicates(pages: list[Page], opened: OpenedDocument) -> list[int]:
@@ -214,14 +222,14 @@ def check_duplicates(pages: list[Page], opened: OpenedDocument) -> list[int]:
             continue
         for page in same[1:]:
             try:
-                diff = float(np.abs(_thumbnail(opened.page(page.number)) - first).mean())
+                similarity = _similarity(_thumbnail(opened.page(page.number)), first)
             except (FolioflowError, IndexError) as exc:
                 reason = f"page {page.number}: {exc}"
             else:
-                if diff <= DUPLICATE_IMAGE_DIFF:
+                if similarity >= MIN_IMAGE_SIMILARITY:
                     continue
                 reason = (f"page {page.number}: content identical to page {same[0].number}'s while the page images "
-                          f"differ (mean difference {diff:.0f} of 255): not this page's content")
+                          f"differ (correlation {similarity:.2f}): not this page's content")
             page.attributes["rejected_markdown"] = page.markdown[:2000]
             page.markdown, page.blocks, page.status = "", [], PageStatus.FAILED
             page.errors.append(reason)

@@ -386,7 +386,7 @@ class OpenedDocument:
                 f"page {index + 1}: image exceeds the pixel limit "
                 f"({width:,} x {height:,} = {width * height:,} > {self.limits.max_image_pixels:,} pixels)"
             )
-        if not self._image.tile and index != self._decoded_frame:
+        if self.mime_type == TIFF and not self._image.tile and index != self._decoded_frame:
             # nothing left to decode for this frame: its pixels would be whatever was decoded last
             self._bad_frames[index] = f"page {index + 1}: corrupt image: frame {index + 1} has no image data to decode"
             raise CorruptDocumentError(self._bad_frames[index])
