@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from folioflow.chunking.bboxes import attach_layout
-from folioflow.chunking.headers import collect_furniture, mark_furniture
+from folioflow.chunking.headers import collect_furniture, engine_furniture, mark_furniture
 from folioflow.chunking.packing import join_pieces, pack, repair
 from folioflow.chunking.parse import MdBlock, ParsedPage, parse_markdown
 from folioflow.chunking.pieces import Measure, Piece, block_pieces
@@ -40,7 +40,12 @@ from folioflow.ocr.errors import ChunkingError, ConfigurationError
 from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.schema import Document, PageStatus
 
-__all__ = ["Chunker", "ChunkerOptions", "contextualize", "document_title"]
+__all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "document_title"]
+
+#: Bump when the chunks made from the same document and options change (part of the index
+#: fingerprint, :func:`folioflow.flows.stages.index_fingerprint`, so indexed documents are re-chunked).
+#: 2: engine page headers/footers kept as chunk metadata; repeated sentences stay in the body once.
+CHUNKER_VERSION = "2"
 
 
 def document_title(document: Document) -> str:
@@ -176,6 +181,7 @@ class Chunker:
             markdown = page.markdown if page.markdown.strip() else "\n\n".join(b.text for b in page.blocks)
             parsed = parse_markdown(markdown, page=page.number)
             attach_layout(page, parsed, markdown)
+            engine_furniture(page, parsed, markdown)
             pages.append(parsed)
         if self.options.furniture_min_pages >= 2:
             mark_furniture(pages, self.options.furniture_min_pages, self.options.furniture_edge_blocks)

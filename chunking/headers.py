@@ -15,8 +15,15 @@ Two sources:
    footers/headers as soon as they repeat.
 
 Candidates are short (at most 200 characters and 15 words); tables, formulas, lists and code are
-never furniture. Detected furniture is returned per page so chunks
-can carry it as metadata.
+never furniture. A repeated block of at least :data:`SENTENCE_WORDS` words is a sentence: its
+first occurrence stays in the body (a sentence printed on every page must not vanish from every
+page). Detected furniture is returned per page so chunks can carry it as metadata.
+
+3. The engine's header/footer blocks that its Markdown leaves out (the text layer and CPU OCR
+   write page headers and footers as blocks only; :mod:`folioflow.ocr.finish` has decided which
+   margin lines are furniture) join the parsed page as furniture blocks
+   (:func:`engine_furniture`), so that chunks keep them as metadata and the sparse index
+   searches them (an invoice number printed only in the running header).
 """
 
 from __future__ import annotations
@@ -25,14 +32,19 @@ import re
 from collections import defaultdict
 
 from folioflow.chunking.parse import MdBlock, ParsedPage
+from folioflow.ocr.schema import BlockType, Page
 
-__all__ = ["collect_furniture", "mark_furniture", "normalise_furniture"]
+__all__ = ["SENTENCE_WORDS", "collect_furniture", "engine_furniture", "furniture_text", "mark_furniture",
+           "normalise_furniture"]
 
 _DIGITS = re.compile(r"\d+")
 _ROMAN_PAGE = re.compile(r"^(?:page\s+)?[ivxlc]+$")
 _NOT_FURNITURE = {"table", "formula", "list", "code"}
 _MAX_CHARS = 200
 _MAX_WORDS = 15
+#: A repeated block of at least this many words keeps its first occurrence in the body.
+SENTENCE_WORDS = 12
+_ENGINE_LABELS = {BlockType.PAGE_HEADER: "header", BlockType.PAGE_FOOTER: "footer"}
 
 
 def normalise_furniture(text: str, fold_digits: bool = True) -> str:
@@ -70,11 +82,15 @@ def mark_furniture(pages: list[ParsedPage], min_pages: int = 3, edge_blocks: int
                 seen[(where, key)].add(page.number)
                 edges.append((where, key, block))
     first_heading: set[tuple[str, str]] = set()
+    first_sentence: set[tuple[str, str]] = set()
     for where, key, block in edges:
         if block.furniture:
             continue
         if block.kind == "heading" and (where, key) not in first_heading:
             first_heading.add((where, key))  # a title repeated as running header opens its section once
+            continue
+        if len(block.text.split()) >= SENTENCE_WORDS and (where, key) not in first_sentence:
+            first_sentence.add((where, key))  # a sentence repeated on every page stays in the body once
             continue
         pages_with = seen[(where, key)]
         page_number_only = key in ("#", "- # -", "page #", "# of #", "page # of #") or bool(_ROMAN_PAGE.match(key))
@@ -92,3 +108,29 @@ def collect_furniture(pages: list[ParsedPage]) -> dict[int, dict[str, list[str]]
             if block.furniture:
                 out.setdefault(page.number, {"header": [], "footer": []})[block.furniture].append(block.text)
     return out
+
+
+def engine_furniture(page: Page, parsed: ParsedPage, markdown: str) -> int:
+    """Add the engine's page header/footer blocks of ``page`` that ``markdown`` leaves out to
+    ``parsed`` as furniture blocks (headers first, footers last; in place). Returns how many were
+    added."""
+    heads: list[MdBlock] = []
+    feet: list[MdBlock] = []
+    for block in page.blocks:
+        label = _ENGINE_LABELS.get(block.type)
+        text = block.text.strip()
+        if label is None or not text or text in markdown:
+            continue
+        at = 0 if label == "header" else len(markdown)
+        md = MdBlock(kind="paragraph", text=text, start=at, end=at, page=page.number, furniture=label,
+                     bboxes=[block.bbox] if block.bbox is not None else [])
+        (heads if label == "header" else feet).append(md)
+    parsed.blocks[:0] = heads
+    parsed.blocks.extend(feet)
+    return len(heads) + len(feet)
+
+
+def furniture_text(metadata: dict) -> str:
+    """The page headers and footers a chunk's ``metadata`` carries (``page_headers``,
+    ``page_footers``), one per line: what the sparse index adds to the chunk's text."""
+    return "\n".join([*metadata.get("page_headers", []), *metadata.get("page_footers", [])])

@@ -22,10 +22,13 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from pathlib import Path
 
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.finish import finish_document
 from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.render import RenderLimits, open_document
 from folioflow.ocr.schema import Document, DocumentStatus, Page, PageStatus
 
 __all__ = ["ConvertPool", "page_ranges"]
@@ -63,18 +66,27 @@ def page_ranges(page_count: int, workers: int, max_span: int = 8) -> list[str]:
     return [f"{start}-{min(start + span - 1, page_count)}" for start in range(1, page_count + 1, span)]
 
 
-def merge(parts: list[Document], started: float) -> Document:
-    """One :class:`Document` from converted page ranges of the same source (in range order)."""
+def merge(parts: list[Document], started: float, item: DocumentInput | None = None,
+          limits: RenderLimits | None = None) -> Document:
+    """One :class:`Document` from converted page ranges of the same source (in range order).
+    ``item``: the source, opened again only when the duplicate-content check needs page images
+    (:func:`folioflow.ocr.finish.finish_document`)."""
     head = parts[0]
     pages = sorted((p for part in parts for p in part.pages), key=lambda p: p.number)
     errors = [e for part in parts for e in part.errors]
     document = head.model_copy(update={"pages": pages, "errors": errors})
     relevel_headings(document.pages)  # each part judged its headings alone: judge them over the whole document
+    opener = None
+    if item is not None:
+        opener = partial(open_document, item.data, password=item.password, limits=limits)
+    finish_document(document, opener)  # furniture and duplicates over the whole document, as one converter would
     document.status = document.compute_status() if pages else DocumentStatus.FAILED
     engines = Counter(p.engine for p in pages if p.status != PageStatus.FAILED)
     document.metadata["routing"] = {
         "pages_per_engine": dict(sorted(engines.items())),
         "fallback_pages": sum(1 for p in pages if p.status == PageStatus.FALLBACK),
+        "partial_pages": sum(1 for p in pages if p.status == PageStatus.PARTIAL),
+        "rerouted_pages": sum(1 for p in pages if p.fidelity is not None and p.fidelity.rerouted),
         "failed_pages": sum(1 for p in pages if p.status == PageStatus.FAILED),
         "seconds": round(time.perf_counter() - started, 3),
         "processes": len(parts),
@@ -122,7 +134,7 @@ class ConvertPool:
         finally:
             for future in futures:
                 future.cancel()
-        return merge(parts, started)
+        return merge(parts, started, item if self.options.fidelity else None, self.options.limits())
 
     def close(self) -> None:
         """Stop the worker processes (idempotent)."""

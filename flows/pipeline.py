@@ -213,10 +213,29 @@ class Pipeline:
         report.engines = document.engines()
         report.fallback_pages = [p.number for p in document.pages if p.status == PageStatus.FALLBACK]
         report.failed_pages = [p.number for p in document.pages if p.status == PageStatus.FAILED]
+        report.partial_pages = [p.number for p in document.pages if p.status == PageStatus.PARTIAL]
+        report.rerouted_pages = [p.number for p in document.pages if p.fidelity is not None and p.fidelity.rerouted]
+        report.fidelity = fidelity_summary(document)
         report.cached_pages = [p.number for p in document.pages if p.attributes.get("cache") == "hit"]
         notes = [f"page {p.number}: fallback: {p.fallback_reason}" for p in document.pages if p.fallback_reason]
         notes += [page_note(p.number, e) for p in document.pages for e in p.errors]
         report.page_errors = notes[:50]
+
+
+def fidelity_summary(document: Document) -> dict[str, float]:
+    """The run report's ``fidelity`` of a document: pages checked, their verdicts, re-routed pages
+    and the lowest ``chars_recall``, ``plausibility`` and ``ink_read`` measured (see
+    :mod:`folioflow.ocr.fidelity`)."""
+    checked = [p.fidelity for p in document.pages if p.fidelity is not None]
+    out: dict[str, float] = {"checked": len(checked)}
+    for verdict in ("ok", "partial", "failed"):
+        out[verdict] = sum(1 for f in checked if f.verdict == verdict)
+    out["rerouted"] = sum(1 for f in checked if f.rerouted)
+    for name in ("chars_recall", "plausibility", "ink_read"):
+        values = [f.measures[name] for f in checked if name in f.measures]
+        if values:
+            out[f"min_{name}"] = min(values)
+    return out
 
 
 def page_note(number: int, text: str) -> str:

@@ -12,6 +12,13 @@ object per document (keys of :class:`DocumentReport`). Statuses:
 A document whose pages partly failed or fell back is still ``indexed``; ``failed_pages`` and
 ``fallback_pages`` say which, and ``page_errors`` why (each prefixed ``page N:`` once). Failed
 documents and documents with failed pages are retried on the next run.
+
+Fidelity (:mod:`folioflow.ocr.fidelity`): ``partial_pages`` are pages indexed with part of their
+content missing or implausible (the reason, with its measured numbers, is in ``page_errors``);
+``rerouted_pages`` are pages whose first route failed a fidelity check and were read again another
+way; ``fidelity`` sums the document up: pages checked / ok / partial / failed by the check,
+re-routed pages, and the lowest text-layer ``chars_recall``, ``plausibility`` and ``ink_read``
+measured on its pages.
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ class DocumentReport(BaseModel):
     engines: list[str] = Field(default_factory=list, description="Engine per page, in page order")
     fallback_pages: list[int] = Field(default_factory=list)
     failed_pages: list[int] = Field(default_factory=list)
+    partial_pages: list[int] = Field(default_factory=list, description="Pages indexed with part of their content missing (fidelity check)")
+    rerouted_pages: list[int] = Field(default_factory=list, description="Pages the fidelity check re-read by another route")
+    fidelity: dict[str, float] = Field(default_factory=dict, description="Fidelity summary of the document (see the module docstring)")
     cached_pages: list[int] = Field(default_factory=list, description="Pages taken from the OCR page cache (no OCR run)")
     page_errors: list[str] = Field(default_factory=list)
     error: str | None = None

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from folioflow.chunking.chunker import Chunker, ChunkerOptions
+from folioflow.chunking.chunker import CHUNKER_VERSION, Chunker, ChunkerOptions
 from folioflow.chunking.schema import Chunk
 from folioflow.flows.cache import PageCache
 from folioflow.flows.convert_pool import ConvertPool
@@ -136,10 +136,12 @@ def ocr_identity(settings: Settings, vlm_engine=None) -> dict:
 
 def index_fingerprint(model: str, options: ChunkerOptions, ocr: dict) -> str:
     """What else than the bytes decides the indexed content, as ``MODEL|CHUNKER|ocr:OCR``: the
-    embedding model name, a 12-hex hash of the chunker options (limit included) and a 12-hex hash
+    embedding model name, a 12-hex hash of the chunker options (limit included) and the chunker's
+    :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` and a 12-hex hash
     of :func:`ocr_identity`. Stored on each document's record; a document indexed under another
     fingerprint is processed again (see :func:`settings_change` for the reason shown)."""
-    return f"{model}|{sha256_text(options.model_dump_json())[:12]}|ocr:{sha256_text(json.dumps(ocr, sort_keys=True))[:12]}"
+    chunking = sha256_text(options.model_dump_json() + f"|chunker:{CHUNKER_VERSION}")[:12]
+    return f"{model}|{chunking}|ocr:{sha256_text(json.dumps(ocr, sort_keys=True))[:12]}"
 
 
 def _fingerprint_parts(fingerprint: str | None) -> tuple[str | None, str | None, str | None]:

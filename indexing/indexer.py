@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from folioflow.chunking.headers import furniture_text
 from folioflow.chunking.schema import Chunk, pack_token_ids
 from folioflow.indexing.registry import DocumentRecord
 from folioflow.indexing.sparse import BM25Encoder
@@ -89,7 +90,9 @@ class Indexer:
             dense = self.embedder.encode(texts, token_ids=ids)
         else:
             dense = self.embedder.encode(texts)
-        sparse = self.sparse.encode_documents(texts)
+        # the sparse index also searches the chunk's page headers/footers (kept out of its text and
+        # embedding): an invoice or matter number printed only in a running header is findable
+        sparse = self.sparse.encode_documents([_sparse_text(c) for c in chunks])
         t1 = time.perf_counter()
         # ``record.errors`` stay: those of pages that failed while the rest of the document landed.
         record = record.model_copy(update={"embedding_model": self.embedder.model_name, "status": "indexed"})
@@ -117,3 +120,9 @@ class Indexer:
             self.store.delete_document(doc_id)
         self.store.sweep_pending()  # points of writes interrupted long ago and never redone
         return gone
+
+
+def _sparse_text(chunk: Chunk) -> str:
+    """What the BM25 vector of ``chunk`` is made from: its embedded text and its page furniture."""
+    extra = furniture_text(chunk.metadata)
+    return f"{chunk.embed_text}\n{extra}" if extra else chunk.embed_text

@@ -29,6 +29,8 @@ from folioflow.ocr.engines.base import PageEngine, failed_page
 from folioflow.ocr.engines.cpu import get_cpu_engine
 from folioflow.ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine, analyze_text_layer
 from folioflow.ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
+from folioflow.ocr.fidelity import FidelityReview
+from folioflow.ocr.finish import finish_document, ocr_regions
 from folioflow.ocr.guard import DocumentGuard, Inspection, shared_guard
 from folioflow.ocr.ids import doc_id_for, sha256_bytes, sha256_file
 from folioflow.ocr.layout.blocks import relevel_headings
@@ -53,6 +55,8 @@ class ConvertOptions(BaseModel):
     ``guard``: inspect each document in a time-limited worker process first (:mod:`folioflow.ocr.guard`), so
     a file that crashes or hangs PDFium fails alone (pages that did are ``failed`` with the reason;
     the rest is converted); ``guard_open_timeout_s`` / ``guard_page_timeout_s``: its deadlines.
+    ``fidelity``: check every page against independent evidence, re-route failing pages and mark
+    them ``partial``/``failed`` with the measured reason (:mod:`folioflow.ocr.fidelity`).
     """
 
     engine: Literal["auto", "text", "ocr", "vlm"] = "auto"
@@ -68,6 +72,7 @@ class ConvertOptions(BaseModel):
     guard: bool = True
     guard_open_timeout_s: float = Field(default=60.0, gt=0)
     guard_page_timeout_s: float = Field(default=30.0, gt=0)
+    fidelity: bool = True
 
     @field_validator("page_range")
     @classmethod
@@ -116,6 +121,7 @@ class DocumentConverter:
         self.text_engine = TextLayerEngine()
         self._cpu: PageEngine | None = None
         self._cpu_lock = threading.Lock()  # flows share one converter between worker threads
+        self._alternates: dict[str, PageEngine | None] = {}  # other CPU recognisers, for re-routed pages
         self._guard: DocumentGuard | None = None
         self._inspections: dict[tuple, Inspection] = {}  # the last few, so plan + convert inspect once
 
@@ -129,6 +135,29 @@ class DocumentConverter:
                 engine.warm_up()
                 self._cpu = engine
             return self._cpu
+
+    def alternate_engine(self, name: str) -> PageEngine | None:
+        """The CPU OCR pipeline with recogniser ``name`` (``tesseract`` or ``rapidocr``) for pages
+        the fidelity check re-routes, created and warmed up on first use; ``None`` when it does not
+        cover the configured languages or cannot start."""
+        from folioflow.ocr.engines.cpu import RapidOcrEngine, TesseractEngine
+        from folioflow.ocr.engines.rapid import rapidocr_supports
+
+        with self._cpu_lock:
+            if name not in self._alternates:
+                engine: PageEngine | None = None
+                try:
+                    if name == "rapidocr" and rapidocr_supports(self.options.languages):
+                        engine = RapidOcrEngine(self.options.languages)
+                    elif name == "tesseract":
+                        engine = TesseractEngine(self.options.languages)
+                    if engine is not None:
+                        self._configure(engine)
+                        engine.warm_up()
+                except FolioflowError:
+                    engine = None
+                self._alternates[name] = engine
+            return self._alternates[name]
 
     def _configure(self, engine: PageEngine) -> None:
         if self.options.dpi is not None and hasattr(engine, "dpi"):
@@ -145,7 +174,7 @@ class DocumentConverter:
             self.vlm_engine.warm_up()
 
     def close(self) -> None:
-        for engine in (self._cpu, self.vlm_engine):
+        for engine in (self._cpu, self.vlm_engine, *self._alternates.values()):
             if engine is not None:
                 engine.close()
         if self._guard is not None:
@@ -220,12 +249,15 @@ class DocumentConverter:
                 document.pages.append(page)
                 if on_page is not None:
                     on_page(page)
-        relevel_headings(document.pages)  # text-layer headings against the document's body size, not each page's
+            relevel_headings(document.pages)  # text-layer headings against the document's body size, not each page's
+            finish_document(document, opened if self.options.fidelity else None)
         document.status = document.compute_status() if document.pages else DocumentStatus.FAILED
         engines = Counter(p.engine for p in document.pages if p.status != PageStatus.FAILED)
         document.metadata["routing"] = {
             "pages_per_engine": dict(sorted(engines.items())),
             "fallback_pages": sum(1 for p in document.pages if p.status == PageStatus.FALLBACK),
+            "partial_pages": sum(1 for p in document.pages if p.status == PageStatus.PARTIAL),
+            "rerouted_pages": sum(1 for p in document.pages if p.fidelity is not None and p.fidelity.rerouted),
             "failed_pages": sum(1 for p in document.pages if p.status == PageStatus.FAILED),
             "seconds": round(time.perf_counter() - started, 3),
         }
@@ -340,8 +372,37 @@ class DocumentConverter:
         page.attributes.setdefault("route_reason", pending.why)
         if pending.analysis is not None:
             page.attributes.setdefault("text_layer", pending.analysis.assessment.as_dict())
+        if self.options.fidelity:
+            page = self._review(doc, pending, page, content_hash)
         page.seconds = time.perf_counter() - pending.started
         return page
+
+    def _review(self, doc: OpenedDocument, pending: _Pending, page: Page, content_hash: str) -> Page:
+        """The fidelity check of one embedded page (:mod:`folioflow.ocr.fidelity`), with the
+        converter's engines (and page cache) for re-routed pages and image regions."""
+
+        def reroute(route: str, number: int) -> Page | None:
+            try:
+                engine = self.cpu_engine if route == "ocr" else self.alternate_engine(route.split(":", 1)[1])
+            except FolioflowError:
+                return None
+            if engine is None:
+                return None
+            found = self._cached(content_hash, number, engine)
+            if found is None:
+                found = next(iter(engine.convert_pages(doc, [number])))
+                self._store(content_hash, found, engine)
+            found.attributes["route"] = route
+            return found
+
+        def region_ocr(number: int, regions: list[tuple[float, float, float, float]]):
+            try:
+                engine = getattr(self.cpu_engine, "primary", self.cpu_engine)
+            except FolioflowError:
+                return None
+            return ocr_regions(engine, doc.page(number), regions)
+
+        return FidelityReview(self.options.languages, reroute, region_ocr).review(page, pending.route, pending.analysis)
 
     def _run_vlm(self, doc: OpenedDocument, window: list[_Pending], content_hash: str) -> Iterator[Page]:
         """Convert a window of VLM-routed pages; failed pages fall back to the embedded route."""
@@ -366,6 +427,8 @@ class DocumentConverter:
             if page.status == PageStatus.FAILED:
                 page = self._fallback(doc, pending, page, content_hash)
             else:
+                if self.options.fidelity:
+                    page = FidelityReview(self.options.languages, lambda route, number: None).review(page, "vlm")
                 page.attributes.setdefault("route", "vlm")
                 page.attributes.setdefault("route_reason", pending.why)
                 if page.seconds is None:
@@ -382,7 +445,7 @@ class DocumentConverter:
         route = embedded_route(pending.analysis.assessment if pending.analysis else None)
         page = self._run_embedded(doc, _Pending(pending.number, route, "fallback after VLM failure",
                                                 pending.analysis, pending.started), content_hash)
-        if page.status != PageStatus.FAILED:
+        if page.status == PageStatus.OK:  # a partial page stays partial (fallback_reason says it fell back)
             page.status = PageStatus.FALLBACK
         else:
             page.errors = [f"VLM: {reason}"] + page.errors

@@ -1,7 +1,7 @@
 """Conversion outputs: Markdown, standalone HTML and JSON (with its JSON Schema), plus figures.
 
 * **Markdown**: pages in order, each preceded by ``<!-- page N -->``; a failed page leaves
-  ``<!-- page N failed: reason -->``. Tables stay as the engine produced them (pipe tables, or
+  ``<!-- page N failed: reason -->``, a partial page ``<!-- page N partial: reason -->``. Tables stay as the engine produced them (pipe tables, or
   HTML ``<table>`` with spans from VLMs), display formulas as ``$$...$$``. Page headers and
   footers are left out unless asked for.
 * **HTML**: the same Markdown rendered with markdown-it-py (CommonMark + GFM tables +
@@ -30,7 +30,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from folioflow.ocr.render import RenderLimits, open_document
 from folioflow.ocr.schema import Block, BlockType, Document, Page, PageStatus
 
-__all__ = ["SCHEMA_PATH", "SCHEMA_ID", "page_markdown", "document_markdown", "document_html", "document_json",
+__all__ = ["SCHEMA_PATH", "SCHEMA_ID", "furniture_comment", "page_markdown", "document_markdown", "document_html", "document_json",
            "json_schema", "write_schema", "extract_figures"]
 
 #: Where the generated JSON Schema of :class:`~folioflow.ocr.schema.Document` is published (package data).
@@ -43,9 +43,23 @@ ImageLinks = dict[tuple[int, int], str]
 _MARGINS = {BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER}
 
 
-def page_markdown(page: Page, include_headers_footers: bool = False, image_links: ImageLinks | None = None) -> str:
+def furniture_comment(block: Block) -> str:
+    """A page header/footer as ``folioflow show`` marks it: ``<!-- furniture (page header): TEXT -->``."""
+    kind = "page header" if block.type == BlockType.PAGE_HEADER else "page footer"
+    return f"<!-- furniture ({kind}): {' '.join(block.text.split()).replace('--', '- -')} -->"
+
+
+def page_markdown(page: Page, include_headers_footers: bool = False, image_links: ImageLinks | None = None,
+                  mark_furniture: bool = False) -> str:
     """Markdown of one page. Uses ``Page.markdown`` unless headers/footers or figure links must be
-    added, in which case the page is rebuilt from its blocks (whose ``text`` is their Markdown)."""
+    added, in which case the page is rebuilt from its blocks (whose ``text`` is their Markdown).
+    ``mark_furniture``: page headers/footers appear as :func:`furniture_comment` lines around the
+    page's own Markdown (what ``folioflow show`` prints: they are indexed as metadata, not text)."""
+    if mark_furniture and not include_headers_footers:
+        heads = [furniture_comment(b) for b in page.blocks if b.type == BlockType.PAGE_HEADER and b.text.strip()]
+        feet = [furniture_comment(b) for b in page.blocks if b.type == BlockType.PAGE_FOOTER and b.text.strip()]
+        body = page_markdown(page, False, image_links)
+        return "\n\n".join(part for part in ["\n".join(heads), body, "\n".join(feet)] if part)
     links = {k[1]: v for k, v in (image_links or {}).items() if k[0] == page.number}
     if not page.blocks or (not links and not (include_headers_footers and any(b.type in _MARGINS for b in page.blocks))):
         return page.markdown.strip()
@@ -66,8 +80,10 @@ def _alt(text: str) -> str:
 
 
 def document_markdown(document: Document, include_headers_footers: bool = False,
-                      image_links: ImageLinks | None = None) -> str:
-    """The whole document as Markdown with ``<!-- page N -->`` markers (see module docstring)."""
+                      image_links: ImageLinks | None = None, mark_furniture: bool = False) -> str:
+    """The whole document as Markdown with ``<!-- page N -->`` markers (see module docstring);
+    a ``partial`` page adds ``<!-- page N partial: reason -->``. ``mark_furniture``: see
+    :func:`page_markdown`."""
     parts = []
     for page in document.pages:
         parts.append(f"<!-- page {page.number} -->")
@@ -75,7 +91,10 @@ def document_markdown(document: Document, include_headers_footers: bool = False,
             reason = "; ".join(page.errors) or "no content"
             parts.append(f"<!-- page {page.number} failed: {reason.replace('--', '- -')} -->")
             continue
-        body = page_markdown(page, include_headers_footers, image_links)
+        if page.status == PageStatus.PARTIAL:
+            reason = (page.fidelity.reason if page.fidelity else None) or "; ".join(page.errors) or "partial"
+            parts.append(f"<!-- page {page.number} partial: {reason.replace('--', '- -')} -->")
+        body = page_markdown(page, include_headers_footers, image_links, mark_furniture)
         if body:
             parts.append(body)
     return "\n\n".join(parts) + "\n"

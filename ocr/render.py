@@ -316,6 +316,8 @@ class OpenedDocument:
         self.metadata: dict[str, str] = {}
         self._pdf: pdfium.PdfDocument | None = None
         self._image: Image.Image | None = None
+        self._bad_frames: dict[int, str] = {}  # frame index -> why it does not decode (see _frame)
+        self._decoded_frame = -1  # the frame whose pixels Pillow holds
         if mime_type == PDF:
             self._open_pdf(data, password)
         else:
@@ -366,22 +368,36 @@ class OpenedDocument:
             )
 
     def _frame(self, index: int) -> Image.Image:
+        """Frame ``index`` (0-based) decoded on its own. A frame that failed to decode fails every
+        time it is asked for: after a decoder error Pillow keeps the previous frame's pixels and
+        an empty tile list, so a second ``load()`` would "succeed" with another page's image (a
+        multi-page TIFF whose second frame is corrupt was indexed with frame 1's text as page 2)."""
         assert self._image is not None
+        known = self._bad_frames.get(index)
+        if known is not None:
+            raise CorruptDocumentError(known)
         try:
             self._image.seek(index)
             width, height = self._image.size  # from the frame's header: nothing decoded yet
         except Exception as exc:
-            raise CorruptDocumentError(f"page {index + 1}: corrupt image: {exc}") from exc
+            self._bad_frames[index] = f"page {index + 1}: corrupt image: {exc}"
+            raise CorruptDocumentError(self._bad_frames[index]) from exc
         if width * height > self.limits.max_image_pixels:
             raise ResourceLimitError(
                 f"page {index + 1}: image exceeds the pixel limit "
                 f"({width:,} x {height:,} = {width * height:,} > {self.limits.max_image_pixels:,} pixels)"
             )
+        if self.mime_type == TIFF and not getattr(self._image, "tile", None) and index != self._decoded_frame:
+            # nothing left to decode for this frame: its pixels would be whatever was decoded last
+            self._bad_frames[index] = f"page {index + 1}: corrupt image: frame {index + 1} has no image data to decode"
+            raise CorruptDocumentError(self._bad_frames[index])
         try:
             frame = self._image.copy()
             frame.load()
         except Exception as exc:
-            raise CorruptDocumentError(f"page {index + 1}: corrupt image: {exc}") from exc
+            self._bad_frames[index] = f"page {index + 1}: corrupt image: {exc}"
+            raise CorruptDocumentError(self._bad_frames[index]) from exc
+        self._decoded_frame = index
         frame.info.setdefault("dpi", self._image.info.get("dpi"))
         return frame
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,7 @@ __all__ = [
     "BBox",
     "Block",
     "PageStatus",
+    "PageFidelity",
     "Page",
     "SourceRef",
     "source_title",
@@ -37,7 +38,7 @@ __all__ = [
     "Document",
 ]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class BlockType(str, Enum):  # noqa: UP042 - StrEnum would change str()/f-strings of members ("BlockType.X" -> "x")
@@ -100,12 +101,37 @@ class Block(BaseModel):
 
 class PageStatus(str, Enum):  # noqa: UP042 - StrEnum would change str()/f-strings of members ("PageStatus.X" -> "x")
     """Outcome of one page. ``fallback``: the configured engine failed and the embedded engine
-    produced the content (reason in ``Page.fallback_reason``). ``failed``: no content; reason in
-    ``Page.errors``. No page is ever dropped: a document always has ``page_count`` pages."""
+    produced the content (reason in ``Page.fallback_reason``). ``partial``: the page's content is
+    indexed but the fidelity check (:mod:`folioflow.ocr.fidelity`) measured that part of what the
+    page shows is missing or implausible (reason in ``Page.errors`` and ``Page.fidelity``).
+    ``failed``: no content; reason in ``Page.errors``. No page is ever dropped: a document always
+    has ``page_count`` pages."""
 
     OK = "ok"
     FALLBACK = "fallback"
+    PARTIAL = "partial"
     FAILED = "failed"
+
+
+class PageFidelity(BaseModel):
+    """What the fidelity check measured on a page and what it concluded (see
+    :mod:`folioflow.ocr.fidelity` for every measure, its evidence and its threshold).
+
+    ``verdict``: ``ok``, ``partial`` or ``failed`` (the page's status follows it, except that a
+    ``fallback`` page stays ``fallback`` when its verdict is ``ok``). ``reason``: one line with the
+    measured numbers for a verdict other than ``ok``. ``measures``: name -> value (shares in 0..1,
+    counts as numbers), only those that apply to the page's route. ``rerouted``: the routes tried
+    after the first one, in order (``"ocr:tesseract"``, ``"ocr:rapidocr"``, ``"image_regions:2"``);
+    ``kept``: the route whose content the page holds. ``language``: the lexicon the text was judged
+    with (ISO 639-1), when one applied.
+    """
+
+    verdict: Literal["ok", "partial", "failed"] = "ok"
+    reason: str | None = None
+    measures: dict[str, float] = Field(default_factory=dict)
+    rerouted: list[str] = Field(default_factory=list)
+    kept: str = ""
+    language: str | None = None
 
 
 class Page(BaseModel):
@@ -123,6 +149,7 @@ class Page(BaseModel):
     fallback_reason: str | None = None
     errors: list[str] = Field(default_factory=list)
     seconds: float | None = Field(default=None, description="Wall time spent on this page")
+    fidelity: PageFidelity | None = Field(default=None, description="The fidelity check's measures and verdict (None: not checked)")
     attributes: dict[str, Any] = Field(default_factory=dict, description="Engine extras (language, text-layer quality, ...)")
 
 
@@ -158,7 +185,7 @@ def source_title(name: str, title: object = None) -> str:
 
 
 class DocumentStatus(str, Enum):  # noqa: UP042 - StrEnum would change str()/f-strings of members ("DocumentStatus.X" -> "x")
-    """Conversion status: ``partial`` when some pages failed or fell back."""
+    """Conversion status: ``partial`` when some pages failed, fell back or are partial."""
 
     SUCCESS = "success"
     PARTIAL = "partial"
@@ -196,7 +223,7 @@ class Document(BaseModel):
 
     def compute_status(self) -> DocumentStatus:
         """Derive the status from the pages: failed if no page has content, partial if any page
-        failed or fell back, success otherwise."""
+        failed, fell back or is partial, success otherwise."""
         if self.errors or not self.pages:
             return DocumentStatus.FAILED if not self.pages else DocumentStatus.PARTIAL
         bad = [p for p in self.pages if p.status != PageStatus.OK]

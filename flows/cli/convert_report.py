@@ -24,6 +24,7 @@ class ConvertStats:
     pages_done: int = 0
     failed_pages: int = 0
     fallback_pages: int = 0
+    partial_pages: int = 0
     engines: Counter = field(default_factory=Counter)
     failures: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
@@ -41,6 +42,9 @@ class ConvertStats:
             else:
                 self.engines[page.engine] += 1
                 self.fallback_pages += page.status == PageStatus.FALLBACK
+                self.partial_pages += page.status == PageStatus.PARTIAL
+                if page.status == PageStatus.PARTIAL:
+                    self.failures.append((f"{name} p.{page.number} (partial)", "; ".join(page.errors) or "partial"))
         if document.status == DocumentStatus.FAILED and document.errors:
             self.failures.append((name, "; ".join(document.errors)))
 
@@ -78,7 +82,8 @@ def print_summary(console: Console, stats: ConvertStats, output: Path) -> None:
     table = Table(title="folioflow convert", show_header=False)
     total_docs = sum(stats.documents.values())
     table.add_row("documents", f"{total_docs} ({', '.join(f'{k} {v}' for k, v in sorted(stats.documents.items()))})")
-    table.add_row("pages", f"{stats.pages} ({stats.failed_pages} failed, {stats.fallback_pages} fallback)")
+    table.add_row("pages", f"{stats.pages} ({stats.failed_pages} failed, {stats.partial_pages} partial, "
+                           f"{stats.fallback_pages} fallback)")
     converted = sum(stats.engines.values())
     shares = ", ".join(f"{e} {n} ({n / converted:.0%})" for e, n in stats.engines.most_common()) if converted else "-"
     table.add_row("pages per engine", shares)

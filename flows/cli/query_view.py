@@ -285,7 +285,9 @@ def print_document(settings: Settings, key: str, page: int | None = None, fmt: s
     """Print the converted document kept by ``ingest`` (Markdown with page markers, or JSON).
     ``key``: what ``query --doc`` takes (doc id or unique prefix, path, bare file name when
     unambiguous; see :func:`_find_document`). Failed pages show as ``<!-- page N failed: ... -->``
-    in Markdown and with their ``errors`` in JSON."""
+    in Markdown and with their ``errors`` in JSON, partial pages add ``<!-- page N partial: ... -->``,
+    and page headers/footers (indexed as metadata and in the sparse index, not as chunk text) show as
+    ``<!-- furniture (page header): ... -->``."""
     from folioflow.ocr.export import document_markdown
     from folioflow.ocr.schema import Document
 
@@ -298,6 +300,6 @@ def print_document(settings: Settings, key: str, page: int | None = None, fmt: s
     if fmt == "json":
         print(document.model_dump_json(indent=2))
     elif fmt == "markdown":
-        print(document_markdown(document), end="")
+        print(document_markdown(document, mark_furniture=True), end="")
     else:
         fail(f"--format must be markdown or json, not {fmt!r}")

@@ -82,8 +82,12 @@ def summary_table(report: RunReport, title: str = "Run summary") -> Table:
         table.add_row(f"  pages by {engine}", f"{pages} ({share:.0%})")
     fallback = sum(len(d.fallback_pages) for d in report.documents)
     failed_pages = sum(len(d.failed_pages) for d in report.documents)
-    if fallback or failed_pages:
-        table.add_row("  pages fallback / failed", f"{fallback} / {failed_pages}")
+    partial = sum(len(d.partial_pages) for d in report.documents)
+    if fallback or failed_pages or partial:
+        table.add_row("  pages fallback / partial / failed", f"{fallback} / {partial} / {failed_pages}")
+    rerouted = sum(len(d.rerouted_pages) for d in report.documents)
+    if rerouted:
+        table.add_row("  pages re-routed (fidelity)", str(rerouted))
     table.add_row("chunks indexed", str(report.chunks_indexed))
     table.add_row("seconds", f"{report.seconds:.1f}")
     table.add_row("pages per second", f"{report.pages_per_second:.2f}")

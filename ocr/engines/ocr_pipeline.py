@@ -10,7 +10,8 @@ in display space.
 
 Page results: ``Page.rotation`` is the clockwise turn applied before OCR; ``attributes`` carry
 ``skew_degrees`` (clockwise skew found and removed), ``orientation`` (what the detector said),
-``dpi`` (pixels per inch of the OCR'd image), ``ocr_confidence`` (mean line confidence) and
+``dpi`` (pixels per inch of the OCR'd image), ``ocr_confidence`` (mean line confidence),
+``ink_read``/``ink_share``/``low_confidence_lines`` (fidelity evidence, see :mod:`folioflow.ocr.fidelity`) and
 ``blank`` for pages without ink and ``upscaled`` (factor) for low-resolution scans. Block boxes are in points, top-left origin, in the page's
 display space (the orientation turn is undone; deskew is not, so boxes on skewed scans are off by
 at most the skew angle).
@@ -34,6 +35,7 @@ from folioflow.ocr.engines.orientation import (
     rotate_upright,
     text_height,
 )
+from folioflow.ocr.fidelity import ink_read
 from folioflow.ocr.postprocess.blocks import blocks_markdown, compose_blocks, page_sized
 from folioflow.ocr.postprocess.lines import OcrLine
 from folioflow.ocr.postprocess.tables import TableGrid, borderless_table, fill_cells, find_ruled_tables
@@ -43,7 +45,7 @@ from folioflow.ocr.schema import BBox, Block, Page
 __all__ = ["PIPELINE_VERSION", "CpuOcrEngine", "Recognizer"]
 
 #: Bump when the pipeline's output changes for the same input (part of the cache key).
-PIPELINE_VERSION = "2"
+PIPELINE_VERSION = "3"
 
 
 class Recognizer(Protocol):
@@ -147,6 +149,11 @@ class CpuOcrEngine(PageEngine):
         figures = [r.box for r in regions if r.label == "figure" and not page_sized(r.box, upright.shape[1], upright.shape[0])]
         tables = [t for t in find_ruled_tables(upright) if not any(_inside_share(t.box, f) > 0.8 for f in figures)]
         words = [w for ln in lines for w in ln.words]
+        # fidelity evidence (folioflow.ocr.fidelity): how much of the ink the words read cover
+        read, share = ink_read(upright, [(*w.box, w.confidence) for w in words], figures)
+        attributes["ink_read"], attributes["ink_share"] = round(read, 4), round(share, 5)
+        if lines:
+            attributes["low_confidence_lines"] = round(sum(1 for ln in lines if ln.confidence < 0.5) / len(lines), 4)
         for region in regions:
             if region.label == "table" and not any(_overlaps(region.box, t.box) for t in tables):
                 grid = borderless_table(words, region.box)

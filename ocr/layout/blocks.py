@@ -260,7 +260,7 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
         payload = item.payload
         if isinstance(payload, TableResult):
             flush()
-            blocks.append(Block(type=BlockType.TABLE, text=to_pipe_table(payload.rows),
+            blocks.append(Block(type=BlockType.TABLE, text=to_pipe_table(payload.rows, payload.ruled_grid),
                                 bbox=BBox(x0=item.x0, y0=item.y0, x1=item.x1, y1=item.y1),
                                 attributes={"detector": payload.kind, "rows": len(payload.rows),
                                             "columns": len(payload.rows[0]) if payload.rows else 0}))

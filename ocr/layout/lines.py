@@ -2,8 +2,8 @@
 
 Characters are grouped into *rows* by vertical overlap, rows are split into *lines* wherever the
 horizontal gap exceeds :data:`SPLIT_EM` times the font size (column gutters, table cells, tab
-stops), and words are separated wherever PDFium put a space or the gap exceeds
-:data:`WORD_EM` em. Right-to-left rows (Arabic, Hebrew) keep PDFium's content order, which is the
+stops), and words are separated wherever PDFium put a space between two characters that are neighbours
+in the line or the gap exceeds :data:`WORD_EM` em. Right-to-left rows (Arabic, Hebrew) keep PDFium's content order, which is the
 logical order in the PDFs we see; left-to-right rows are ordered by x.
 
 The builder works on parallel lists of character attributes indexed by position (a page has
@@ -87,11 +87,19 @@ class _Columns:
         # bidi direction per char, only on pages that have right-to-left letters at all
         self.any_rtl = min(map(_direction, set(text)), default=0) < 0
         self.direction = list(map(_DIRECTION.__getitem__, text)) if self.any_rtl else []
-        # 1 = preceded (in content order) by a space PDFium generated, 2 = by a real space character
+        # 1 = preceded (in content order) by a space PDFium generated, 2 = by a real space character;
+        # after[i]: the character before that space in content order (the space separates the two)
         self.spaced = [0] * len(chars)
+        self.after = [-1] * len(chars)
         self.blank = blank = [t.isspace() for t in text]
-        for i in [i for i, b in enumerate(blank[:-1]) if b and not blank[i + 1]]:
-            self.spaced[i + 1] = 1 if chars[i].generated else 2
+        last = -1
+        for i, b in enumerate(blank):
+            if b:
+                if i + 1 < len(blank) and not blank[i + 1]:
+                    self.spaced[i + 1] = 1 if chars[i].generated else 2
+                    self.after[i + 1] = last
+            else:
+                last = i
 
 
 def _values(pick: itemgetter, column: list) -> tuple:
@@ -102,7 +110,7 @@ def _values(pick: itemgetter, column: list) -> tuple:
 
 def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
     """A line from the non-space characters ``run`` (indices, in reading order)."""
-    text_of, size_of, spaced, x0, x1 = cols.text, cols.size, cols.spaced, cols.x0, cols.x1
+    text_of, size_of, spaced, after, x0, x1 = cols.text, cols.size, cols.spaced, cols.after, cols.x0, cols.x1
     parts: list[str] = [text_of[run[0]]]
     prev = run[0]
     for i in run[1:]:
@@ -110,7 +118,10 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
             gap = (x0[prev] - x1[i]) if rtl else (x0[i] - x1[prev])
             a, b = size_of[i], size_of[prev]
             em = a if a >= b else b  # noqa: FURB136 (max() costs more; same value)
-            if spaced[i] or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
+            # a space in the content stream separates this character from the one drawn before it:
+            # it counts only when that one is this line's previous character (a layer drawn in
+            # scrambled order has spaces between characters that are not neighbours on the page)
+            if (spaced[i] and after[i] == prev) or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
                 parts.append(" ")
         parts.append(text_of[i])
         prev = i

@@ -19,6 +19,11 @@ Two detectors, both fed by PDFium's geometry (one parse of the page, see :mod:`f
   joined into one row, and a line holding only figures of neighbouring columns (the line builder
   keeps words joined by a real space across up to three em) is split into one cell per figure.
 
+A ruled table whose every column boundary is a drawn rule (:attr:`TableResult.ruled_grid`) keeps
+its grid as drawn: its empty columns and their headers stay, and it is not re-gridded by alignment
+(which merged an empty ruled column into its neighbour). An aligned "table" whose cells are mostly
+prose (two columns of running text) is no table: its lines stay body text, in reading order.
+
 Cells come out as lists of strings; :func:`to_pipe_table` renders GitHub-flavoured pipe tables,
 merging currency/percent columns into their numbers and multi-row headers into one header row.
 """
@@ -58,6 +63,8 @@ class TableResult:
     bbox: tuple[float, float, float, float]
     rows: list[list[str]]
     kind: str
+    #: a grid whose every column boundary is a drawn rule: its columns (empty ones too) are the table's
+    ruled_grid: bool = False
 
 
 class _EdgePage:
@@ -146,6 +153,7 @@ def _ruled_tables(content: PageContent) -> list[TableResult]:
         return []
     # character centres, once per page: each table then looks only at the characters inside it
     # (EDGAR pages yield a ruled "table" per shaded row; most are dropped below)
+    vertical = [e for e in edges if e["orientation"] == "v"]
     visible = [ch for ch in content.chars if not ch.invisible]
     cxs = (np.array([ch.x0 for ch in visible]) + np.array([ch.x1 for ch in visible])) / 2
     cys = (np.array([ch.y0 for ch in visible]) + np.array([ch.y1 for ch in visible])) / 2
@@ -165,10 +173,35 @@ def _ruled_tables(content: PageContent) -> list[TableResult]:
                     grid[i][j].append(visible[k])
                     break
         cells = [[_cell_text(c) if c else "" for c in row] for row in grid]
-        cells = _drop_empty(cells)
+        full = _fully_ruled(table, vertical)
+        cells = _drop_empty_rows(cells) if full else _drop_empty(cells)
         if len(cells) >= 2 and cells and len(cells[0]) >= 2:
-            results.append(TableResult(bbox=table.bbox, rows=cells, kind="ruled"))
+            results.append(TableResult(bbox=table.bbox, rows=cells, kind="ruled", ruled_grid=full))
     return results
+
+
+def _fully_ruled(table: Table, vertical: list[dict]) -> bool:
+    """Whether every column boundary of ``table`` is a vertical rule spanning at least 80% of its
+    height (a drawn grid: its empty columns are columns), not cells made of row shading."""
+    x0, y0, x1, y1 = table.bbox
+    height = y1 - y0
+    if height <= 0 or len(table.rows) < 2:
+        return False
+    bounds = sorted({round(c[0], 1) for r in table.rows for c in r.cells if c is not None} | {round(x1, 1)})
+    for x in bounds:
+        spans = sorted((max(e["top"], y0), min(e["bottom"], y1)) for e in vertical if abs(e["x0"] - x) <= 1.5)
+        covered, reach = 0.0, y0
+        for top, bottom in spans:
+            if bottom > reach:
+                covered += bottom - max(top, reach)
+                reach = bottom
+        if covered < 0.8 * height:
+            return False
+    return True
+
+
+def _drop_empty_rows(rows: list[list[str]]) -> list[list[str]]:
+    return [r for r in rows if any(c.strip() for c in r)]
 
 
 def _drop_empty(rows: list[list[str]]) -> list[list[str]]:
@@ -290,6 +323,10 @@ def _accept(cells: list[list[str]]) -> bool:
         return False
     body = [c for r in cells for c in r[1:] if c]
     numeric = sum(1 for c in body if _NUMERIC.match(c) or c in _UNIT_ONLY)
+    filled = [c for r in cells for c in r if c]
+    prose = sum(1 for c in filled if len(c.split()) >= 5)
+    if filled and prose > 0.5 * len(filled) and numeric < 0.2 * max(1, len(body)):
+        return False  # columns of running text, not a table: its lines stay in reading order
     return len(cells[0]) >= 3 or (bool(body) and numeric >= 0.5 * len(body))
 
 
@@ -422,7 +459,7 @@ def find_tables(content: PageContent, lines: list[Line]) -> list[TableResult]:
     """
     tables = []
     for table in _ruled_tables(content):
-        aligned = _regrid(lines, table.bbox)
+        aligned = None if table.ruled_grid else _regrid(lines, table.bbox)  # a drawn grid is the table's grid
         tables.append(aligned if aligned and _fill(aligned.rows) > _fill(table.rows) + 0.05 else table)
     tables += _aligned_tables(lines, [t.bbox for t in tables])
     line_height = statistics.median([ln.height for ln in lines]) if lines else 10.0
@@ -463,11 +500,12 @@ def _merge_units(rows: list[list[str]]) -> list[list[str]]:
     return rows
 
 
-def to_pipe_table(rows: list[list[str]]) -> str:
+def to_pipe_table(rows: list[list[str]], keep_columns: bool = False) -> str:
     """Render rows as a GitHub-flavoured pipe table (first row = header; leading rows without any
-    number are merged into the header, column by column). Pipes in cells are escaped."""
-    rows = _merge_units([list(r) for r in rows])
-    rows = _drop_empty(rows)
+    number are merged into the header, column by column). Pipes in cells are escaped.
+    ``keep_columns``: keep empty columns (a drawn grid's, :attr:`TableResult.ruled_grid`) and
+    leave unit-only columns unmerged."""
+    rows = _drop_empty_rows([list(r) for r in rows]) if keep_columns else _drop_empty(_merge_units([list(r) for r in rows]))
     if not rows:
         return ""
     header_rows = 1

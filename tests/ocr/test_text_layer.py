@@ -414,5 +414,9 @@ def test_filing_statement_titles_are_headings_that_close(corpus):
     chunks = Chunker(default_counter()).chunk(document)
     cash = [c for c in chunks if c.page_start == 60]
     assert cash and all("CONSOLIDATED STATEMENTS OF CASH FLOWS" in c.heading_path[-1] for c in cash)
-    notes = [c for c in chunks if c.page_start >= 62]
+    # the notes' title lines at the top of page 62 repeat on no other page: they are body text now
+    # (issue 23: furniture by evidence), indexed with the text that comes before NOTE 1
+    title = [c for c in chunks if "NOTES TO CONSOLIDATED FINANCIAL STATEMENTS" in c.text]
+    assert [c.page_start for c in title] == [62]
+    notes = [c for c in chunks if c.page_start >= 62 and c not in title]
     assert notes and all(c.heading_path[0].startswith("NOTE ") for c in notes)

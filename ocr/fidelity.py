@@ -1,0 +1,531 @@
+"""Conversion fidelity: does a page's result hold what the page shows? Measured on every page.
+
+A converted page is compared with evidence that does not come from the engine that produced it:
+
+* **the text layer** (route ``text``): ``chars_recall``, the share of the layer's visible letters
+  and digits (as a multiset, case-folded) that reach the page's blocks, headers and footers
+  included; ``order``, the share of adjacent word pairs of the output that are also adjacent in
+  the layer's *content* order (a low value alone is no failure: a newspaper drawn in scrambled
+  order is read by geometry, and only plausibility says whether that worked);
+* **plausibility of the text**: ``plausibility``, the share of the output's words (runs of letters,
+  case-folded) found in the lexicon of the document's language, and ``spaced_letters``, the share
+  of one-letter words that are no word ("T h e c i t y"). Lexicons: the word-frequency lists
+  pyspellchecker ships (MIT; 12 languages: en, de, fr, es, pt, it, nl, ru, ar, lv, eu, fa), read
+  offline from the installed package. The configured languages' lexicons are tried first; when
+  they know fewer than 80% of a page's words the language is detected from the 150 most frequent words of each
+  list and the page is judged again with that language's list, so a French filing under the
+  default ``eng`` setting is not taken for garbage. Scripts without a list (Chinese, Japanese,
+  Korean, ...) are not judged (``plausibility`` absent). Decision: pyspellchecker's lists over
+  tesseract's (Debian's traineddata carries no word list) and over a character n-gram model
+  (which would need training text committed here, and judges a misspelled but readable scan worse
+  than a lexicon does);
+* **the rendered page's ink** (routes ``ocr``): ``ink_read``, the share of the page's ink
+  (Otsu-binarised, ruling lines and layout figures removed) that lies inside the boxes of words
+  the recogniser read with confidence >= 0.5 (computed in the OCR pipeline from its own image:
+  no second render). A handwritten letter whose printed letterhead alone is read scores low;
+* **images on a text-layer page**: ``image_share``, the share of the page under images of at
+  least 2% of the page each. A page whose images cover :data:`MIN_IMAGE_SHARE` or more has its
+  image regions cropped from a 300 DPI render and OCR'd; their text joins the page as paragraphs
+  (``attributes["source"] = "image_ocr"``) at the figure's place (``image_words``);
+* **OCR confidence per line**: ``ocr_confidence`` (mean), and the share of lines under 0.5.
+
+A page that fails a check is **re-routed** (:class:`FidelityReview`): a text-layer page whose text
+is implausible or lost goes to CPU OCR; an OCR page that reads implausibly or leaves most ink
+unread goes to the other recogniser (tesseract <-> rapidocr, when it covers the languages); the
+result with more plausible words is kept. When the kept result still fails, the page is
+``partial`` (content indexed, reason recorded) or, when nothing plausible was read from an inked
+page, ``failed`` (its content is not indexed: garbage in the index misleads more than a gap that
+says why). Reasons carry the measured numbers, e.g. ``"fidelity: 31% of the page's ink read
+(handwriting, stamps or pictures not read)"``.
+
+Thresholds (:data:`MIN_PLAUSIBILITY` and the rest) were set on the tuning half of the shared
+corpus (even-numbered documents of each type) with ``tests/benchmarks/bench_fidelity.py``; its
+docstring gives both halves' figures.
+
+VLM pages: measured (plausibility), status unchanged. The VLM's own validity ladder
+(:mod:`folioflow.ocr.vlm.validity`) judges them, and the only VLM engine here has random weights,
+so no plausibility threshold for VLM output could be set or checked.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from folioflow.ocr.schema import Block, BlockType, Page, PageFidelity, PageStatus
+
+__all__ = [
+    "FIDELITY_VERSION",
+    "MIN_CHARS_RECALL",
+    "MIN_IMAGE_SHARE",
+    "MIN_INK_READ",
+    "MIN_PLAUSIBILITY",
+    "FAIL_PLAUSIBILITY",
+    "LEXICON_LANGUAGES",
+    "FidelityReview",
+    "Plausibility",
+    "chars_recall",
+    "ink_read",
+    "lexicon",
+    "page_text",
+    "plausibility",
+    "word_order_agreement",
+    "words",
+]
+
+#: Bump when a measure or threshold changes (part of nothing cached: pages are re-checked on read).
+FIDELITY_VERSION = "1"
+#: A text-layer page whose output holds less than this share of the layer's letters and digits lost text.
+MIN_CHARS_RECALL = 0.97
+#: Share of known words below which a page's text is implausible (re-routed, then ``partial``).
+MIN_PLAUSIBILITY = 0.5
+#: ... and below which, after re-routing, nothing plausible was read (``failed``).
+FAIL_PLAUSIBILITY = 0.2
+#: Share of one-letter non-words above which text is letters spaced apart (a scrambled text layer).
+MAX_SPACED_LETTERS = 0.3
+#: Below this share of known words the language is detected too (the configured one may not be the text's).
+DETECT_BELOW = 0.8
+#: Words a page must have before its plausibility is judged.
+MIN_WORDS = 12
+#: Share of the ink an OCR page must read (words of confidence >= 0.5) to be ``ok``.
+MIN_INK_READ = 0.5
+#: Share of the page ink must cover before ``ink_read`` is judged (a few specks decide nothing).
+MIN_INK_SHARE = 0.002
+#: Images covering this share of a text-layer page get their regions OCR'd.
+MIN_IMAGE_SHARE = 0.25
+#: Word confidence counted as read by :func:`ink_read`.
+READ_CONFIDENCE = 0.5
+
+#: tesseract language code -> pyspellchecker list (ISO 639-1)
+LEXICON_LANGUAGES = {"eng": "en", "deu": "de", "fra": "fr", "spa": "es", "por": "pt", "ita": "it", "nld": "nl",
+                     "rus": "ru", "ara": "ar", "lav": "lv", "eus": "eu", "fas": "fa"}
+_ONE_LETTER_WORDS = frozenset("aiouyeàåäøé")
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_LOCK = threading.Lock()
+
+
+def _resources() -> Path | None:
+    try:
+        import spellchecker
+    except ImportError:  # pragma: no cover - pyspellchecker is a core dependency
+        return None
+    return Path(spellchecker.__file__).parent / "resources"
+
+
+@lru_cache(maxsize=16)
+def _frequencies(code: str) -> dict[str, int] | None:
+    root = _resources()
+    path = root / f"{code}.json.gz" if root else None
+    if path is None or not path.is_file():
+        return None
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=16)
+def lexicon(code: str) -> frozenset[str] | None:
+    """The words of language ``code`` (ISO 639-1, one of :data:`LEXICON_LANGUAGES`' values),
+    lower case, or ``None`` when no list is installed for it. Loaded once per process (about
+    0.1 s and 160,000 words for English)."""
+    with _LOCK:
+        freq = _frequencies(code)
+        return frozenset(w for w in freq if _WORD.fullmatch(w)) | _ONE_LETTER_WORDS if freq else None
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> dict[str, frozenset[str]]:
+    """The 150 most frequent words of every installed list (language detection)."""
+    out = {}
+    for code in sorted(set(LEXICON_LANGUAGES.values())):
+        with _LOCK:
+            freq = _frequencies(code)
+        if freq:
+            top = sorted(freq.items(), key=lambda kv: -kv[1])[:150]
+            out[code] = frozenset(w for w, _ in top)
+    _frequencies.cache_clear()  # only the lists in use stay loaded
+    return out
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``: maximal runs of letters (any script), case-folded. Digits,
+    punctuation and Markdown marks are separators."""
+    return _WORD.findall(text.casefold())
+
+
+@dataclass
+class Plausibility:
+    """``rate``: share of words in the lexicon; ``spaced``: share of one-letter non-words;
+    ``words``: words judged; ``language``: the list used (ISO 639-1)."""
+
+    rate: float
+    spaced: float
+    words: int
+    language: str
+
+    @property
+    def plausible(self) -> bool:
+        return self.rate >= MIN_PLAUSIBILITY and self.spaced <= MAX_SPACED_LETTERS
+
+
+def _judge(tokens: list[str], code: str) -> Plausibility | None:
+    known = lexicon(code)
+    if known is None:
+        return None
+    hits = sum(1 for t in tokens if t in known)
+    spaced = sum(1 for t in tokens if len(t) == 1 and t not in _ONE_LETTER_WORDS)
+    return Plausibility(hits / len(tokens), spaced / len(tokens), len(tokens), code)
+
+
+def _latin_like(tokens: list[str]) -> bool:
+    """Whether most letters are of scripts the lists cover (Latin, Cyrillic, Arabic)."""
+    letters = "".join(tokens[:400])
+    covered = sum(1 for ch in letters if ch < "\u0250" or "\u0400" <= ch <= "\u04ff" or "\u0600" <= ch <= "\u06ff"
+                  or "\u1e00" <= ch <= "\u1eff")
+    return covered >= 0.8 * max(1, len(letters))
+
+
+def plausibility(text: str, languages: list[str] | None = None) -> Plausibility | None:
+    """Judge ``text`` against the lexicons of ``languages`` (tesseract codes; default ``["eng"]``),
+    then, when it reads as implausible, against the detected language's (see module docstring).
+    ``None`` when there are fewer than :data:`MIN_WORDS` words or the script has no lexicon."""
+    tokens = words(text)
+    if len(tokens) < MIN_WORDS or not _latin_like(tokens):
+        return None
+    codes = [LEXICON_LANGUAGES[lang] for lang in (languages or ["eng"]) if lang in LEXICON_LANGUAGES]
+    best: Plausibility | None = None
+    for code in dict.fromkeys(codes):
+        judged = _judge(tokens, code)
+        if judged is not None and (best is None or judged.rate > best.rate):
+            best = judged
+    if best is None or best.rate < DETECT_BELOW or not best.plausible:
+        stops = _stop_words()
+        counts = {code: sum(1 for t in tokens if t in s) for code, s in stops.items()}
+        if counts:
+            detected = max(counts, key=lambda c: counts[c])
+            if counts[detected] and (best is None or detected != best.language):
+                judged = _judge(tokens, detected)
+                if judged is not None and (best is None or judged.rate > best.rate):
+                    best = judged
+    return best
+
+
+def page_text(page: Page, furniture: bool = True) -> str:
+    """All text a page holds: its blocks (headers and footers too, when ``furniture``), else its
+    Markdown."""
+    if page.blocks:
+        return "\n".join(b.text for b in page.blocks
+                         if furniture or b.type not in (BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER))
+    return page.markdown
+
+
+def _alnum(text: str) -> Counter[str]:
+    return Counter(ch for ch in text.casefold() if ch.isalnum())
+
+
+def chars_recall(reference: str, output: str) -> float:
+    """Share of the letters and digits of ``reference`` (a multiset, case-folded) found in
+    ``output``; 1.0 for a reference without any."""
+    ref = _alnum(reference)
+    total = sum(ref.values())
+    if not total:
+        return 1.0
+    out = _alnum(output)
+    return sum(min(n, out[ch]) for ch, n in ref.items()) / total
+
+
+def word_order_agreement(reference: list[str], output: list[str]) -> float:
+    """Share of adjacent word pairs of ``output`` that are adjacent in ``reference`` too (1.0 for
+    fewer than two output words)."""
+    if len(output) < 2:
+        return 1.0
+    pairs = set(zip(reference, reference[1:], strict=False))
+    return sum(1 for p in zip(output, output[1:], strict=False) if p in pairs) / (len(output) - 1)
+
+
+def ink_read(gray: np.ndarray, boxes: list[tuple[float, float, float, float, float]],
+             exclude: list[tuple[float, float, float, float]] | None = None) -> tuple[float, float]:
+    """``(ink_read, ink_share)`` of a grayscale page image (H, W uint8): the share of its ink
+    pixels inside ``boxes`` (x0, y0, x1, y1, confidence, in pixels; only boxes of confidence >=
+    :data:`READ_CONFIDENCE` count, padded by a fifth of their height), and the share of the page
+    that is ink. Ink: Otsu-binarised dark pixels, with ruling lines (horizontal and vertical runs
+    longer than a 30th of the page) and the ``exclude`` regions (figures) removed, on a copy
+    downscaled to at most 1200 px."""
+    import cv2
+
+    h, w = gray.shape[:2]
+    scale = min(1.0, 1200.0 / max(h, w, 1))
+    small = cv2.resize(gray, (max(1, int(w * scale)), max(1, int(h * scale))), interpolation=cv2.INTER_AREA) \
+        if scale < 1.0 else gray
+    _, ink = cv2.threshold(small, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    sh, sw = ink.shape
+    for kernel in ((max(8, sw // 30), 1), (1, max(8, sh // 30))):
+        rules = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, kernel))
+        ink = cv2.subtract(ink, rules)
+    mask = ink > 0
+    for x0, y0, x1, y1 in exclude or []:
+        mask[max(0, int(y0 * scale)):int(y1 * scale) + 1, max(0, int(x0 * scale)):int(x1 * scale) + 1] = False
+    total = int(mask.sum())
+    if not total:
+        return 1.0, 0.0
+    read = np.zeros_like(mask)
+    for x0, y0, x1, y1, conf in boxes:
+        if conf < READ_CONFIDENCE:
+            continue
+        pad = 0.2 * (y1 - y0)
+        read[max(0, int((y0 - pad) * scale)):int((y1 + pad) * scale) + 1,
+             max(0, int((x0 - pad) * scale)):int((x1 + pad) * scale) + 1] = True
+    return float((mask & read).sum()) / total, total / float(mask.size)
+
+
+# ---------------------------------------------------------------------------------------- review
+
+#: Converts one page by another route: ``(route, page number) -> Page`` (``"ocr"``, ``"ocr:rapidocr"``,
+#: ``"ocr:tesseract"``), or ``None`` when that route is unavailable.
+Reroute = Callable[[str, int], "Page | None"]
+#: OCR of a page's image regions: ``(page number, regions in points) -> blocks in page points``.
+RegionOcr = Callable[[int, list[tuple[float, float, float, float]]], "tuple[str, list[Block]] | None"]
+
+
+def _score(page: Page, languages: list[str]) -> tuple[float, Plausibility | None]:
+    """Plausible words of a page (the ranking of alternatives) and its plausibility."""
+    judged = plausibility(page_text(page), languages)
+    if judged is None:
+        return float(len(words(page_text(page)))) * 0.5, None
+    return judged.rate * judged.words * (0.0 if judged.spaced > MAX_SPACED_LETTERS else 1.0), judged
+
+
+class FidelityReview:
+    """Checks one page, re-routes it when a check fails, and sets ``Page.fidelity`` and the status.
+
+    ``languages``: the converter's (tesseract codes). ``reroute``/``region_ocr``: how the converter
+    converts a page by another route / OCRs image regions (see :data:`Reroute`, :data:`RegionOcr`).
+    """
+
+    def __init__(self, languages: list[str], reroute: Reroute, region_ocr: RegionOcr | None = None):
+        self.languages = list(languages or ["eng"])
+        self.reroute = reroute
+        self.region_ocr = region_ocr
+
+    def review(self, page: Page, route: str, analysis=None) -> Page:
+        """The page to keep (``page`` or a re-routed one), with ``fidelity`` set and its status
+        following the verdict (module docstring). ``analysis``: the text-layer analysis of the page
+        (:class:`~folioflow.ocr.engines.text_layer.TextLayerAnalysis`) when there is one."""
+        if page.status == PageStatus.FAILED:
+            return page
+        if route == "vlm" or page.engine.startswith("vlm"):
+            judged = plausibility(page_text(page), self.languages)
+            page.fidelity = PageFidelity(kept="vlm", measures=_plausibility_measures(judged),
+                                         language=judged.language if judged else None)
+            return page
+        if route == "text":
+            return self._text(page, analysis)
+        return self._ocr(page, [])
+
+    # -- text layer ---------------------------------------------------------------------------
+    def _text(self, page: Page, analysis) -> Page:
+        measures: dict[str, float] = {}
+        problems: list[str] = []
+        output = page_text(page)
+        content = getattr(analysis, "content", None)
+        layer = ""
+        if content is not None:
+            layer = "".join(" " if c.generated else c.text for c in content.chars if not c.invisible)
+            measures["chars_recall"] = round(chars_recall(layer, output), 4)
+            measures["order"] = round(word_order_agreement(words(layer), words(output)), 4)
+            if measures["chars_recall"] < MIN_CHARS_RECALL:
+                problems.append(f"{measures['chars_recall']:.0%} of the text layer's letters and digits reached the page")
+        quality = getattr(analysis, "quality", None)
+        image_share = float(getattr(quality, "image_coverage", 0.0) or 0.0)
+        measures["image_share"] = round(image_share, 4)
+        judged = plausibility(output, self.languages)
+        measures.update(_plausibility_measures(judged))
+        if judged is not None and not judged.plausible:
+            problems.append(_implausible(judged))
+        fidelity = PageFidelity(kept="text", measures=measures, language=judged.language if judged else None)
+        page.fidelity = fidelity
+        if problems:
+            page = self._replace_text(page, problems, fidelity, judged)
+        elif image_share >= MIN_IMAGE_SHARE and self.region_ocr is not None:
+            self._image_regions(page, analysis)
+        return page
+
+    def _replace_text(self, page: Page, problems: list[str], fidelity: PageFidelity,
+                      judged: Plausibility | None) -> Page:
+        """Re-read a failing text-layer page with CPU OCR; keep the better of the two."""
+        fidelity.rerouted.append("ocr")
+        other = self.reroute("ocr", page.number)
+        if other is not None and other.status != PageStatus.FAILED:
+            mine, _ = _score(page, self.languages)
+            theirs, their_judgement = _score(other, self.languages)
+            lost_text = any("text layer" in p for p in problems)
+            if theirs > mine or (lost_text and their_judgement is not None and their_judgement.plausible):
+                other.attributes["text_layer_rejected"] = "; ".join(problems)
+                other.attributes.setdefault("route", "ocr")
+                other.attributes["route_reason"] = "fidelity: " + problems[0]
+                checked = self._ocr(other, ["ocr"])
+                assert checked.fidelity is not None
+                checked.fidelity.measures.update({f"text_{k}": v for k, v in fidelity.measures.items()})
+                checked.fidelity.rerouted = ["ocr", *[r for r in checked.fidelity.rerouted if r != "ocr"]]
+                return checked
+        elif other is not None:
+            problems.append("OCR failed too: " + "; ".join(other.errors)[:200])
+        else:
+            problems.append("no OCR engine to re-read it")
+        return self._verdict(page, problems, judged)
+
+    def _image_regions(self, page: Page, analysis) -> None:
+        """OCR the figure regions of a mixed page and add their text at the figure's place."""
+        assert self.region_ocr is not None and page.fidelity is not None
+        boxes = [b.bbox for b in page.blocks if b.type == BlockType.FIGURE and b.bbox is not None]
+        regions = [(box.x0, box.y0, box.x1, box.y1) for box in boxes]
+        if not regions and analysis is not None and getattr(analysis, "content", None) is not None:
+            regions = [(r.x0, r.y0, r.x1, r.y1) for r in analysis.content.images
+                       if (r.x1 - r.x0) * (r.y1 - r.y0) >= 0.02 * page.width * page.height]
+        if not regions:
+            return
+        page.fidelity.rerouted.append(f"image_regions:{len(regions)}")
+        result = self.region_ocr(page.number, regions)
+        if result is None:
+            page.fidelity.measures["image_words"] = 0
+            self._verdict(page, [f"{page.fidelity.measures['image_share']:.0%} of the page is images and "
+                                 "no OCR engine could read them"], None)
+            return
+        engine, blocks = result
+        known = Counter(words(page_text(page)))
+        added: list[Block] = []
+        for block in blocks:
+            ws = words(block.text)
+            if not ws:
+                continue
+            present = sum(1 for w in ws if known[w] > 0)
+            if present >= 0.8 * len(ws):  # the text layer has it already (text over the picture)
+                continue
+            block.attributes.update({"source": "image_ocr", "engine": engine})
+            added.append(block)
+        page.fidelity.measures["image_words"] = sum(len(words(b.text)) for b in added)
+        if not added:
+            return
+        out: list[Block] = []
+        pending = list(added)
+        for block in page.blocks:
+            out.append(block)
+            if block.type == BlockType.FIGURE and block.bbox is not None:
+                inside = [b for b in pending if b.bbox is not None and _centre_in(b, block)]
+                out.extend(inside)
+                pending = [b for b in pending if b not in inside]
+        footers = [i for i, b in enumerate(out) if b.type == BlockType.PAGE_FOOTER]
+        at = footers[0] if footers else len(out)
+        out[at:at] = pending
+        page.blocks = out
+        from folioflow.ocr.layout.blocks import page_markdown
+
+        page.markdown = page_markdown(out)
+        page.attributes["image_ocr_engine"] = engine
+
+    # -- OCR ----------------------------------------------------------------------------------
+    def _ocr(self, page: Page, tried: list[str]) -> Page:
+        retried = str((page.attributes.get("auto") or {}).get("retried", ""))
+        if retried:  # auto OCR re-read the page with another recogniser already (its low-confidence retry)
+            tried = [*tried, f"ocr:{retried.split(':', 1)[0]}"]
+        measures = _ocr_measures(page)
+        judged = plausibility(page_text(page), self.languages)
+        measures.update(_plausibility_measures(judged))
+        page.fidelity = PageFidelity(kept=f"ocr:{page.engine}", measures=measures, rerouted=list(tried),
+                                     language=judged.language if judged else None)
+        problems = _ocr_problems(measures, judged)
+        if not problems:
+            return page
+        alternative = _other_recogniser(page.engine)
+        auto = page.attributes.get("auto") or {}
+        if alternative and (str(auto.get("retried", "")).startswith(alternative) or auto.get("primary") == alternative):
+            # auto OCR read it that way already and kept this
+            alternative = None
+        route = f"ocr:{alternative}" if alternative else None
+        if route and route not in tried:
+            other = self.reroute(route, page.number)
+            tried = [*tried, route]
+            page.fidelity.rerouted.append(route)
+            if other is not None and other.status != PageStatus.FAILED:
+                mine, _ = _score(page, self.languages)
+                theirs, their_judgement = _score(other, self.languages)
+                other_measures = {**_ocr_measures(other), **_plausibility_measures(their_judgement)}
+                other_problems = _ocr_problems(other_measures, their_judgement)
+                if theirs > mine or (len(other_problems) < len(problems) and theirs >= mine):
+                    other.attributes["route_reason"] = f"fidelity: {problems[0]} with {page.engine}"
+                    other.fidelity = PageFidelity(kept=route, measures=other_measures, rerouted=list(tried),
+                                                  language=their_judgement.language if their_judgement else None)
+                    page, problems, judged = other, other_problems, their_judgement
+            if not problems:
+                return page
+        return self._verdict(page, problems, judged)
+
+    # -- verdict ------------------------------------------------------------------------------
+    def _verdict(self, page: Page, problems: list[str], judged: Plausibility | None) -> Page:
+        """``partial`` (content kept), or ``failed`` (content dropped) when no plausible text was
+        read at all."""
+        assert page.fidelity is not None
+        garbage = (judged is not None and (judged.rate < FAIL_PLAUSIBILITY or judged.spaced > 2 * MAX_SPACED_LETTERS)) \
+            or not words(page_text(page))
+        reason = "fidelity: " + "; ".join(problems)
+        page.fidelity.verdict = "failed" if garbage else "partial"
+        page.fidelity.reason = reason
+        if garbage:
+            page.attributes["rejected_markdown"] = page.markdown[:2000]
+            page.markdown, page.blocks = "", []
+            page.status = PageStatus.FAILED
+        elif page.status == PageStatus.OK or page.status == PageStatus.FALLBACK:
+            page.status = PageStatus.PARTIAL
+        if reason not in page.errors:
+            page.errors.append(reason)
+        return page
+
+
+def _centre_in(block: Block, figure: Block) -> bool:
+    assert block.bbox is not None and figure.bbox is not None
+    cx, cy = (block.bbox.x0 + block.bbox.x1) / 2, (block.bbox.y0 + block.bbox.y1) / 2
+    f = figure.bbox
+    return f.x0 - 2 <= cx <= f.x1 + 2 and f.y0 - 2 <= cy <= f.y1 + 2
+
+
+def _plausibility_measures(judged: Plausibility | None) -> dict[str, float]:
+    if judged is None:
+        return {}
+    return {"plausibility": round(judged.rate, 4), "spaced_letters": round(judged.spaced, 4), "words": judged.words}
+
+
+def _implausible(judged: Plausibility) -> str:
+    if judged.spaced > MAX_SPACED_LETTERS:
+        return f"text is letters spaced apart ({judged.spaced:.0%} of {judged.words} words are single letters)"
+    return f"text implausible: {judged.rate:.0%} of {judged.words} words are {judged.language} words"
+
+
+def _ocr_measures(page: Page) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key in ("ocr_confidence", "ink_read", "ink_share", "low_confidence_lines"):
+        value = page.attributes.get(key)
+        if isinstance(value, (int, float)):
+            out[key] = round(float(value), 4)
+    return out
+
+
+def _ocr_problems(measures: dict[str, float], judged: Plausibility | None) -> list[str]:
+    problems = []
+    if judged is not None and not judged.plausible:
+        problems.append(_implausible(judged))
+    if measures.get("ink_share", 0.0) >= MIN_INK_SHARE and measures.get("ink_read", 1.0) < MIN_INK_READ:
+        problems.append(f"{measures['ink_read']:.0%} of the page's ink read (handwriting, stamps or pictures "
+                        "not read)")
+    return problems
+
+
+def _other_recogniser(engine: str) -> str | None:
+    return {"tesseract": "rapidocr", "rapidocr": "tesseract"}.get(engine)

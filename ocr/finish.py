@@ -1,0 +1,291 @@
+"""Document-level passes run once every page is converted: furniture by evidence, and the
+invariant that no page carries another page's content.
+
+**Furniture by evidence** (:func:`review_furniture`). An engine labels lines in a page's margins
+as page headers/footers by position alone (the text layer: the top and bottom 7% of the page),
+which took a one-page document's title, the only line of a tall page or a line 32 pt from the top
+of a letter page for a running header, and dropped it. Here a margin line is furniture only when
+the evidence says so:
+
+* it is a page number ("12", "- 12 -", "Page 3 of 10", roman numerals), at a page edge; or
+* its text (case-folded, digits folded, so "Invoice 4711 - page 2" and "... page 3" agree) stands
+  in the same band (header or footer, at a vertical position within :data:`BAND_TOLERANCE_PT` or
+  3% of the page height) on at least two pages (an engine-labelled margin line) or three pages (a
+  paragraph in the outer :data:`EDGE_SHARE` of the page that the engine did not label: a contract's
+  "[***] Certain information ... omitted" legend).
+
+Every other margin line is body text (``paragraph``), so a line that repeats nowhere, and any
+line of a one-page document that is no page number, stays in the Markdown. A long sentence (at
+least :data:`SENTENCE_WORDS` words) repeated on every page keeps its first occurrence in the body,
+so it never vanishes everywhere. Furniture blocks keep ``attributes["furniture"]`` (the band and
+the pages it repeats on); the chunker keeps them in every chunk's metadata of their page, the
+sparse (BM25) index searches them, and ``folioflow show`` marks them. Decided from the geometry and
+``attributes["margin"]`` (the engine's original label), never from the current type, so running
+the pass on a part of a document and then on the whole gives the whole's answer.
+
+**One page, one content** (:func:`check_duplicates`): pages read from pixels (OCR, VLM) whose text
+is identical are compared on their rendered images (the correlation of 96 x 96 ink thumbnails);
+when the images differ (correlation below :data:`MIN_IMAGE_SIMILARITY`), every such page after
+the first is ``failed`` ("content identical to page N's while the page images differ"). Identical
+text from identical images (a blank form scanned twice) is left alone; text-layer pages are read
+from their own page's text objects and are not checked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+
+import numpy as np
+
+from folioflow.ocr.errors import FolioflowError
+from folioflow.ocr.fidelity import page_text, words
+from folioflow.ocr.ids import sha256_text
+from folioflow.ocr.render import OpenedDocument, PageHandle
+from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
+
+__all__ = ["BAND_TOLERANCE_PT", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates",
+           "finish_document", "ocr_regions", "review_furniture"]
+
+#: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
+EDGE_SHARE = 0.12
+#: Two occurrences are in the same band when their distance to the page edge differs by at most this (points).
+BAND_TOLERANCE_PT = 18.0
+#: A repeated margin text of at least this many words is a sentence: its first occurrence stays body.
+SENTENCE_WORDS = 12
+#: Longest text (characters) taken as furniture.
+MAX_FURNITURE_CHARS = 400
+#: Correlation of two pages' ink thumbnails below which their images differ.
+MIN_IMAGE_SIMILARITY = 0.8
+
+_PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?$",
+                          re.IGNORECASE)
+_MARGINS = {BlockType.PAGE_HEADER: "header", BlockType.PAGE_FOOTER: "footer"}
+_CANDIDATE_TYPES = {BlockType.PARAGRAPH, BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER}
+
+
+def _key(text: str) -> str:
+    text = re.sub(r"[#*_`>|]", " ", text.casefold())
+    return " ".join(re.sub(r"\d+", "#", text).split())
+
+
+def _plain(block: Block) -> str:
+    return block.text.lstrip("#").strip() if block.type in (BlockType.HEADING, BlockType.TITLE) else block.text.strip()
+
+
+def is_page_number(text: str) -> bool:
+    """Whether ``text`` is a bare page number ("12", "- 12 -", "Page 3 of 10", "iv")."""
+    return bool(_PAGE_NUMBER.match(text.strip()))
+
+
+def _candidate(page: Page, block: Block) -> tuple[str, bool] | None:
+    """``(band, engine_labelled)`` of a block that may be furniture, else ``None``."""
+    margin = block.attributes.get("margin")
+    if margin in ("header", "footer"):
+        return margin, True
+    if block.type in _MARGINS and "margin" not in block.attributes:  # the engine's label, seen the first time
+        block.attributes["margin"] = _MARGINS[block.type]
+        return _MARGINS[block.type], True
+    if block.type not in _CANDIDATE_TYPES or block.bbox is None or page.height <= 0:
+        return None
+    if block.bbox.y1 <= EDGE_SHARE * page.height:
+        return "header", False
+    if block.bbox.y0 >= (1 - EDGE_SHARE) * page.height:
+        return "footer", False
+    return None
+
+
+def _edge_distance(page: Page, block: Block, band: str) -> float | None:
+    if block.bbox is None:
+        return None
+    return block.bbox.y0 if band == "header" else page.height - block.bbox.y1
+
+
+def _markdown_of(blocks: list[Block]) -> str:
+    skip = (BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER)
+    return "\n\n".join(b.text for b in blocks if b.type not in skip and b.text.strip())
+
+
+def review_furniture(pages: list[Page]) -> int:
+    """Decide furniture by evidence over ``pages`` (one document, see the module docstring), in
+    place; returns the number of blocks whose type changed. A changed page's Markdown is rebuilt
+    from its blocks when it was made from them (text layer, CPU OCR); otherwise (VLM Markdown)
+    the texts that changed side are added to or removed from it."""
+    found: list[tuple[Page, Block, str, bool, str]] = []
+    for page in pages:
+        if page.status == PageStatus.FAILED:
+            continue
+        for block in page.blocks:
+            cand = _candidate(page, block)
+            if cand is None:
+                continue
+            text = _plain(block)
+            if not text or len(text) > MAX_FURNITURE_CHARS:
+                continue
+            found.append((page, block, cand[0], cand[1], _key(text)))
+    groups: dict[tuple[str, str], list[tuple[Page, Block]]] = defaultdict(list)
+    for page, block, band, _, key in found:
+        groups[(band, key)].append((page, block))
+
+    def repeats(band: str, key: str, page: Page, block: Block) -> list[int]:
+        """Pages on which the text stands in the same band as on ``page``."""
+        mine = _edge_distance(page, block, band)
+        out = set()
+        for other_page, other in groups[(band, key)]:
+            theirs = _edge_distance(other_page, other, band)
+            tolerance = max(BAND_TOLERANCE_PT, 0.03 * max(page.height, other_page.height))
+            if mine is None or theirs is None or abs(mine - theirs) <= tolerance:
+                out.add(other_page.number)
+        return sorted(out)
+
+    decided: dict[int, tuple[Block, Page, str | None, int]] = {}
+    first_sentence: set[tuple[str, str]] = set()
+    for page, block, band, labelled, key in sorted(found, key=lambda f: f[0].number):
+        text = _plain(block)
+        furniture: str | None = None
+        on = repeats(band, key, page, block)
+        if is_page_number(text):
+            furniture = band
+        elif len(on) >= (2 if labelled else 3) and block.type != BlockType.TITLE \
+                and (labelled or block.type != BlockType.HEADING):
+            furniture = band
+            if len(words(text)) >= SENTENCE_WORDS and (band, key) not in first_sentence:
+                first_sentence.add((band, key))
+                furniture = None  # a repeated sentence stays in the body once
+        decided[id(block)] = (block, page, furniture, len(on))
+    changed = 0
+    touched: dict[int, tuple[Page, list[Block]]] = {}
+    for block, page, furniture, count in decided.values():
+        before = list(page.blocks)
+        if furniture is not None:
+            new_type = BlockType.PAGE_HEADER if furniture == "header" else BlockType.PAGE_FOOTER
+            block.attributes["furniture"] = {"band": furniture, "pages": count}
+        else:
+            new_type = block.type if block.type not in _MARGINS else BlockType.PARAGRAPH
+            block.attributes.pop("furniture", None)
+        if new_type != block.type:
+            touched.setdefault(id(page), (page, [Block(**b.model_dump()) for b in before]))
+            block.type = new_type
+            changed += 1
+    for page, before in touched.values():
+        _rebuild_markdown(page, before)
+    return changed
+
+
+def _rebuild_markdown(page: Page, before: list[Block]) -> None:
+    if page.markdown.strip() == _markdown_of(before).strip():
+        page.markdown = _markdown_of(page.blocks)
+        return
+    text = page.markdown
+    for old, new in zip(before, page.blocks, strict=False):
+        if old.type == new.type or not new.text.strip():
+            continue
+        if new.type in _MARGINS and new.text in text:
+            text = text.replace(new.text, "", 1)
+        elif old.type in _MARGINS and new.text not in text:
+            text = (new.text + "\n\n" + text) if old.type == BlockType.PAGE_HEADER else (text + "\n\n" + new.text)
+    page.markdown = re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _thumbnail(handle: PageHandle) -> np.ndarray:
+    """The page's ink on a 96 x 96 grid (0 = paper, 1 = black), mean-centred."""
+    image = handle.render(dpi=36).convert("L").resize((96, 96))
+    ink = 1.0 - np.asarray(image, dtype=np.float32) / 255.0
+    return ink - ink.mean()
+
+
+def _similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Correlation of two thumbnails (1.0: the same picture; blank pages count as the same)."""
+    norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum()) / norm if norm > 1e-6 else 1.0
+
+
+def check_duplicates(pages: list[Page], opened: OpenedDocument) -> list[int]:
+    """Fail every pixel-read page whose text equals an earlier page's while their images differ
+    (module docstring); returns the page numbers failed."""
+    groups: dict[str, list[Page]] = defaultdict(list)
+    for page in pages:
+        if page.status == PageStatus.FAILED or page.attributes.get("route") == "text" or page.engine == "text":
+            continue
+        text = " ".join(words(page_text(page)))
+        if text:
+            groups[sha256_text(text)].append(page)
+    failed = []
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        try:
+            first = _thumbnail(opened.page(same[0].number))
+        except (FolioflowError, IndexError):
+            continue
+        for page in same[1:]:
+            try:
+                similarity = _similarity(_thumbnail(opened.page(page.number)), first)
+            except (FolioflowError, IndexError) as exc:
+                reason = f"page {page.number}: {exc}"
+            else:
+                if similarity >= MIN_IMAGE_SIMILARITY:
+                    continue
+                reason = (f"page {page.number}: content identical to page {same[0].number}'s while the page images "
+                          f"differ (correlation {similarity:.2f}): not this page's content")
+            page.attributes["rejected_markdown"] = page.markdown[:2000]
+            page.markdown, page.blocks, page.status = "", [], PageStatus.FAILED
+            page.errors.append(reason)
+            failed.append(page.number)
+    return failed
+
+
+def finish_document(document: Document,
+                    opened: OpenedDocument | Callable[[], AbstractContextManager[OpenedDocument]] | None = None) -> None:
+    """Run the document-level passes on a converted ``document`` (in place): furniture by evidence
+    always, the duplicate-content invariant when ``opened`` (the open document, or a function
+    opening it) is given."""
+    review_furniture(document.pages)
+    if opened is None:
+        return
+    texts = [" ".join(words(page_text(p))) for p in document.pages
+             if p.status != PageStatus.FAILED and p.engine != "text"]
+    if len(texts) == len(set(texts)):
+        return  # nothing to compare: no rendering
+    context = nullcontext(opened) if isinstance(opened, OpenedDocument) else opened()
+    with context as doc:
+        check_duplicates(document.pages, doc)
+
+
+def ocr_regions(engine, handle: PageHandle, regions: list[tuple[float, float, float, float]],
+                dpi: float = 300.0) -> tuple[str, list[Block]] | None:
+    """OCR image regions (boxes in page points) of a page with a CPU OCR pipeline
+    (:class:`~folioflow.ocr.engines.ocr_pipeline.CpuOcrEngine`): the page is rendered once at ``dpi``
+    and each region cropped and read on its own. Returns ``(engine name, blocks in page points)``
+    (margin labels and headings become paragraphs: a region has no page margins), or ``None`` when
+    the page cannot be rendered."""
+    try:
+        image = handle.render(dpi=dpi)
+    except FolioflowError:
+        return None
+    gray = np.asarray(image.convert("L"))
+    sx = gray.shape[1] / max(handle.width, 1e-6)
+    sy = gray.shape[0] / max(handle.height, 1e-6)
+    blocks: list[Block] = []
+    for x0, y0, x1, y1 in regions:
+        crop = gray[max(0, int(y0 * sy)):int(y1 * sy), max(0, int(x0 * sx)):int(x1 * sx)]
+        if crop.size == 0 or min(crop.shape[:2]) < 16:
+            continue
+        try:
+            sub = engine.convert_image(np.ascontiguousarray(crop), handle.number, x1 - x0, y1 - y0,
+                                       dpi=crop.shape[1] * 72.0 / max(x1 - x0, 1e-6))
+        except FolioflowError:
+            continue
+        for block in sub.blocks:
+            if block.type == BlockType.FIGURE or not block.text.strip():
+                continue
+            if block.type in (BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER, BlockType.HEADING, BlockType.TITLE):
+                block = Block(type=BlockType.PARAGRAPH, text=block.text.lstrip("#").strip(), bbox=block.bbox,
+                              confidence=block.confidence)
+            if block.bbox is not None:
+                b = block.bbox
+                block.bbox = BBox(x0=b.x0 + x0, y0=b.y0 + y0, x1=b.x1 + x0, y1=b.y1 + y0)
+            blocks.append(block)
+    return engine.name, blocks

@@ -1,0 +1,104 @@
+"""Furniture by evidence (issue 23): running headers and footers are lines repeating in the same
+band across pages, or page numbers; everything else at a page's edge is body text, and what is
+taken as furniture stays in the chunks' metadata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from folioflow.chunking.chunker import Chunker
+from folioflow.chunking.tokens import default_counter
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.schema import BlockType, Document, SourceRef
+from tests.ocr import fidelity_docs as docs
+
+
+@pytest.fixture(scope="module")
+def converter():
+    conv = DocumentConverter(ConvertOptions(engine="text"))
+    yield conv
+    conv.close()
+
+
+@pytest.fixture(scope="module")
+def chunker():
+    return Chunker(default_counter())
+
+
+def convert(converter, path: Path) -> Document:
+    return converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+
+
+def furniture(document: Document) -> dict[int, list[str]]:
+    return {p.number: [b.text for b in p.blocks if b.type in (BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER)]
+            for p in document.pages}
+
+
+def test_one_page_title_near_the_top_is_body(converter, tmp_path):
+    path = docs.margin_pdf(tmp_path / "memo.pdf", [[(32.0, "Memorandum on the Harbour Lease", 11.0),
+                                                     *[(100.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(1))],
+                                                     (770.0, "3", 9.0)]])
+    document = convert(converter, path)
+    assert "Memorandum on the Harbour Lease" in document.pages[0].markdown
+    assert furniture(document) == {1: ["3"]}  # a page number is furniture even alone
+
+
+def test_only_line_of_a_tall_page_is_body(converter, tmp_path):
+    path = docs.margin_pdf(tmp_path / "tall.pdf", [[(40.0, "Borehole log BH-7 depth readings", 12.0)]],
+                           size=(612, 20000))
+    page = convert(converter, path).pages[0]
+    assert page.markdown.strip() == "Borehole log BH-7 depth readings"
+
+
+def test_top_lines_repeating_nowhere_are_body_and_running_headers_are_furniture(converter, chunker, tmp_path):
+    pages = []
+    for n in range(1, 4):
+        lines = [(30.0, "ACME HOLDINGS - CONFIDENTIAL", 9.0),  # a running header
+                 (48.0, f"Schedule {chr(64 + n)} to the credit agreement, section {n}", 9.0)]  # top, repeats nowhere
+        lines += [(110.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(n))]
+        lines.append((770.0, f"Page {n} of 3", 9.0))
+        pages.append(lines)
+    document = convert(converter, docs.margin_pdf(tmp_path / "schedules.pdf", pages))
+    for page in document.pages:
+        assert f"Schedule {chr(64 + page.number)} to the credit agreement" in page.markdown
+        assert "ACME HOLDINGS" not in page.markdown
+        assert furniture(document)[page.number] == ["ACME HOLDINGS - CONFIDENTIAL", f"Page {page.number} of 3"]
+    chunks = chunker.chunk(document)
+    assert all(c.metadata["page_headers"] == ["ACME HOLDINGS - CONFIDENTIAL"] for c in chunks)
+    assert any("Schedule B to the credit agreement" in c.text for c in chunks)
+
+
+def test_sentence_repeated_on_every_page_stays_in_the_body_once(converter, chunker, tmp_path):
+    legend = ("[***] Certain information in this exhibit has been omitted and filed separately with the "
+              "Securities and Exchange Commission.")
+    pages = [[*[(110.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(n))], (760.0, legend, 8.0)] for n in (1, 2, 3)]
+    document = convert(converter, docs.margin_pdf(tmp_path / "exhibit.pdf", pages))
+    assert legend in document.pages[0].markdown
+    assert all(legend not in p.markdown for p in document.pages[1:])
+    chunks = chunker.chunk(document)
+    assert sum(c.text.count("[***] Certain information") for c in chunks) == 1
+    assert any(legend in c.metadata.get("page_footers", []) for c in chunks)
+
+
+def test_furniture_pass_gives_the_whole_documents_answer_when_run_again(converter, tmp_path):
+    from folioflow.ocr.finish import review_furniture
+
+    document = convert(converter, docs.invoice_pdf(tmp_path / "invoice.pdf", pages=3))
+    before = [p.model_dump() for p in document.pages]
+    assert review_furniture(document.pages) == 0
+    assert [p.model_dump() for p in document.pages] == before
+    part = convert(converter, docs.invoice_pdf(tmp_path / "one.pdf", pages=1))
+    assert f"Invoice {docs.INVOICE_NUMBER}" in part.pages[0].markdown  # one page: repeats nowhere, body
+
+
+def test_header_only_invoice_number_reaches_chunk_metadata_and_the_sparse_text(converter, chunker, tmp_path):
+    from folioflow.indexing.indexer import _sparse_text
+
+    document = convert(converter, docs.invoice_pdf(tmp_path / "invoice.pdf"))
+    assert all(docs.INVOICE_NUMBER not in p.markdown for p in document.pages)
+    chunks = chunker.chunk(document)
+    assert chunks and all(docs.INVOICE_NUMBER not in c.text for c in chunks)
+    assert all(any(docs.INVOICE_NUMBER in h for h in c.metadata["page_headers"]) for c in chunks)
+    assert all(docs.INVOICE_NUMBER in _sparse_text(c) for c in chunks)
