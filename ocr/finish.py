@@ -27,8 +27,10 @@ the pass on a part of a document and then on the whole gives the whole's answer.
 is identical are compared on their rendered images (the correlation of 96 x 96 ink thumbnails);
 when the images differ (correlation below :data:`MIN_IMAGE_SIMILARITY`), every such page after
 the first is ``failed`` ("content identical to page N's while the page images differ"). Identical
-text from identical images (a blank form scanned twice) is left alone; text-layer pages are read
-from their own page's text objects and are not checked.
+text from identical images (a blank form scanned twice) is left alone, and so is a text of fewer
+than :data:`MIN_DUPLICATE_WORDS` words ("Notes", "Intentionally left blank", a lone page label):
+short texts recur on different pages legitimately and say nothing about a carried-over page.
+Text-layer pages are read from their own page's text objects and are not checked.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
 
-__all__ = ["BAND_TOLERANCE_PT", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates",
+__all__ = ["BAND_TOLERANCE_PT", "MIN_DUPLICATE_WORDS", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates",
            "finish_document", "ocr_regions", "review_furniture"]
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
@@ -59,6 +61,8 @@ SENTENCE_WORDS = 12
 MAX_FURNITURE_CHARS = 400
 #: Correlation of two pages' ink thumbnails below which their images differ.
 MIN_IMAGE_SIMILARITY = 0.8
+#: Identical texts shorter than this (words) are not compared: short labels recur legitimately.
+MIN_DUPLICATE_WORDS = 5
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?$",
                           re.IGNORECASE)
@@ -209,9 +213,9 @@ def check_duplicates(pages: list[Page], opened: OpenedDocument) -> list[int]:
     for page in pages:
         if page.status == PageStatus.FAILED or page.attributes.get("route") == "text" or page.engine == "text":
             continue
-        text = " ".join(words(page_text(page)))
-        if text:
-            groups[sha256_text(text)].append(page)
+        found = words(page_text(page))
+        if len(found) >= MIN_DUPLICATE_WORDS:
+            groups[sha256_text(" ".join(found))].append(page)
     failed = []
     for same in groups.values():
         if len(same) < 2:

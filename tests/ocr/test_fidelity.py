@@ -151,6 +151,27 @@ def test_pages_with_identical_text_but_different_images_are_caught(tmp_path):
     assert pages[0].status is PageStatus.OK and pages[2].status is PageStatus.OK
 
 
+def test_short_identical_texts_on_different_images_are_not_duplicates(tmp_path):
+    from folioflow.ocr.finish import MIN_DUPLICATE_WORDS, check_duplicates
+    from folioflow.ocr.render import open_document
+    from folioflow.ocr.schema import Page
+
+    path = tmp_path / "two.tif"
+    a = docs.text_image(docs.wrap(docs.FRAMES[0], 40), size=(1275, 1650))
+    b = docs.text_image(docs.wrap(docs.FRAMES[1] * 4, 40), size=(1275, 1650))
+    a.save(path, save_all=True, append_images=[b], dpi=(150, 150))
+    short = "## Notes to the accounts"  # a section label that recurs on different pages
+    long = "Quarterly rent for the warehouse was paid in full."
+    assert len(short.split()) - 1 < MIN_DUPLICATE_WORDS <= len(long.split())
+    pages = [Page(number=n, width=612, height=792, engine="tesseract", markdown=short, attributes={"route": "ocr"})
+             for n in (1, 2)]
+    with open_document(path) as opened:
+        assert check_duplicates(pages, opened) == []
+        for page in pages:
+            page.markdown = long
+        assert check_duplicates(pages, opened) == [2]  # the same check with a sentence-long text
+
+
 # -- OCR -------------------------------------------------------------------------------------------
 
 def test_handwritten_letter_is_partial_with_the_measured_reason(converter, tmp_path):
