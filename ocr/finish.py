@@ -24,7 +24,8 @@ sparse (BM25) index searches them, and ``folioflow show`` marks them. Decided fr
 the pass on a part of a document and then on the whole gives the whole's answer.
 
 **One page, one content** (:func:`check_duplicates`): pages read from pixels (OCR, VLM) whose text
-is identical are compared on their rendered images (the correlation of 96 x 96 ink thumbnails);
+is identical are compared on their rendered images (the correlation of 96 x 96 ink thumbnails, the
+best over the four quarter turns, since OCR reads a rotated scan upright);
 when the images differ (correlation below :data:`MIN_IMAGE_SIMILARITY`), every such page after
 the first is ``failed`` ("content identical to page N's while the page images differ"). Identical
 text from identical images (a blank form scanned twice) is left alone, and so is a text of fewer
@@ -201,9 +202,15 @@ def _thumbnail(handle: PageHandle) -> np.ndarray:
 
 
 def _similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """Correlation of two thumbnails (1.0: the same picture; blank pages count as the same)."""
-    norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
-    return float((a * b).sum()) / norm if norm > 1e-6 else 1.0
+    """Correlation of two thumbnails (1.0: the same picture; blank pages count as the same), the
+    best over the four quarter turns of ``a``: OCR reads a page turned by 90, 180 or 270 degrees
+    upright, so the same content scanned in another orientation is the same picture."""
+    best = -1.0
+    for turns in range(4):
+        turned = np.rot90(a, turns)
+        norm = float(np.sqrt((turned * turned).sum() * (b * b).sum()))
+        best = max(best, float((turned * b).sum()) / norm if norm > 1e-6 else 1.0)
+    return best
 
 
 def check_duplicates(pages: list[Page], opened: OpenedDocument) -> list[int]:

@@ -151,6 +151,24 @@ def test_pages_with_identical_text_but_different_images_are_caught(tmp_path):
     assert pages[0].status is PageStatus.OK and pages[2].status is PageStatus.OK
 
 
+def test_the_same_page_scanned_in_another_orientation_is_not_a_duplicate(tmp_path):
+    """docling's nemotron_multipage.pdf: one text scanned upright, upside down and turned 90 degrees."""
+    from folioflow.ocr.finish import check_duplicates
+    from folioflow.ocr.render import open_document
+    from folioflow.ocr.schema import Page
+
+    path = tmp_path / "turned.tif"
+    upright = docs.text_image(docs.wrap(docs.FRAMES[0], 40), size=(1275, 1650))
+    other = docs.text_image(docs.wrap(docs.FRAMES[1] * 4, 40), size=(1275, 1650))
+    upright.save(path, save_all=True, append_images=[upright.rotate(180), upright.rotate(90, expand=True), other],
+                 dpi=(150, 150))
+    text = "Quarterly rent for the warehouse was paid in full."
+    pages = [Page(number=n, width=612, height=792, engine="tesseract", markdown=text, attributes={"route": "ocr"})
+             for n in (1, 2, 3, 4)]
+    with open_document(path) as opened:
+        assert check_duplicates(pages, opened) == [4]  # turned copies are the same picture; page 4 is not
+
+
 def test_short_identical_texts_on_different_images_are_not_duplicates(tmp_path):
     from folioflow.ocr.finish import MIN_DUPLICATE_WORDS, check_duplicates
     from folioflow.ocr.render import open_document
