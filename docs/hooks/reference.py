@@ -95,7 +95,7 @@ def cli_markdown() -> str:
     """The CLI reference as Markdown: a command index, then one section per command."""
     commands = list(cli_commands())
     lines = ["| command | what it does |", "| --- | --- |"]
-    for path, command, ctx in commands[1:]:
+    for path, command, _ctx in commands[1:]:
         summary = command.get_short_help_str(limit=200) if hasattr(command, "get_short_help_str") else ""
         lines.append(f"| [{_code(path)}](#{_anchor(path)}) | {_escape(summary, table=True)} |")
     lines.append("")
