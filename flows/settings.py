@@ -15,7 +15,8 @@ Data directory layout (``data_dir``, default ``./.folioflow``)::
 
 The config file may also list ``sources`` (see :mod:`folioflow.flows.source_config`) and choose the task
 runner (``task_runner``: ``thread`` (default), ``dask`` or ``ray``). Every setting is documented by
-its field description; ``infra/ORCHESTRATION.md`` has the reference table.
+its field description, from which the docs site's settings reference (``docs/reference/settings.md``)
+is generated at build time; ``infra/ORCHESTRATION.md`` has an overview table.
 """
 
 from __future__ import annotations

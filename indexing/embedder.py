@@ -5,43 +5,26 @@ Default model: all-MiniLM-L6-v2 (384 dimensions, 256-token inputs), shipped on P
 sentence-transformers model name or local path works (``Embedder("BAAI/bge-small-en-v1.5")``).
 
 Devices (``device=None`` picks): CUDA when present, with fp16 weights and the fast path of
-:mod:`folioflow.indexing.gpu_encode` (tokenization ahead of the GPU, token-budget batches, pinned memory,
-one sync per call; several GPUs: one worker process per GPU; measured 9.6x plain ``encode`` on one
-H200, see that module); ``fast=False`` uses plain ``encode`` (and sentence-transformers'
-multi-process pool on several GPUs). Otherwise the CPU, where ``fast=True`` (the default, with the
-``torch`` backend) also runs :class:`~folioflow.indexing.gpu_encode.GpuEncoder`: each text is tokenized once,
-in a producer thread that overlaps the model, into length-sorted batches of at most
-``cpu_token_budget`` padded tokens, and the over-limit count comes from that same tokenization.
-Plain ``encode`` tokenizes twice (folioflow counts truncated inputs first) and pads batches of 32.
-Measured with ``tests/benchmarks/bench_cpu_embed.py --fast`` (see there): on 600 corpus pieces of 200 tokens, 89.5 vs 85.9 texts/s
-(1.04x); cut to varied lengths (``--mixed``), 187.7 vs 131.7 (1.43x), min cosine 0.99997 (2 threads,
-bf16 autocast, medians of 4 interleaved repetitions). Short texts gain most: a token budget packs
-many of them into one batch where plain ``encode`` runs 32. ``cpu_token_budget=4096``: of 2048, 4096
-and 8192 on 1,200 real chunk texts of the FinanceBench store, 4096 was fastest (100-104 texts/s
-against 81 for plain ``encode``; dev run).
-
-CPU backend, measured with ``tests/benchmarks/bench_cpu_embed.py --n 300`` (PYTHONPATH also
-holding optimum 2.1.0 + optimum-onnx 0.1.0 + onnx, installed to a scratch folder): sentence-
-transformers' ONNX backend (``backend="onnx"``) goes through ``optimum-onnx``, whose only release
-(0.1.0) requires ``transformers<4.58``; with the transformers 5.x that sentence-transformers 6
-requires, loading fails at import (``ImportError: cannot import name 'get_parameter_dtype' from
-'transformers.modeling_utils'``), with or without a pre-exported model, so it cannot export (or
-run) here, offline or not. To see what ONNX would buy, the benchmark exports the model with
-``torch.onnx.export`` and runs it with onnxruntime (2 threads, all graph optimisations) against
-sentence-transformers' PyTorch path on 300 corpus pieces of 200 tokens, same tokenization and
-pooling: min cosine 1.000000 (equivalent), 5.5 texts/s PyTorch vs 4.7 onnxruntime (0.84x; medians
-of 3 interleaved repetitions on this shared 2-core machine). ONNX is not faster here, so PyTorch
-is the CPU default; ``backend="onnx"`` is passed through for environments with a compatible optimum.
+:mod:`folioflow.indexing.gpu_encode` (tokenization ahead of the GPU, token-budget batches, pinned
+memory, one sync per call; several GPUs: one worker process per GPU); ``fast=False`` uses plain
+``encode`` (and sentence-transformers' multi-process pool on several GPUs). Otherwise the CPU, where
+``fast=True`` (the default, with the ``torch`` backend) also runs
+:class:`~folioflow.indexing.gpu_encode.GpuEncoder`: each text is tokenized once, in a producer thread
+that overlaps the model, into length-sorted batches of at most ``cpu_token_budget`` padded tokens, and
+the over-limit count comes from that same tokenization. Plain ``encode`` tokenizes twice (folioflow
+counts truncated inputs first) and pads batches of 32. ``cpu_token_budget=4096`` was the fastest of
+2048, 4096 and 8192 on real chunk texts. ONNX (``backend="onnx"``) is passed through for environments
+with a compatible ``optimum``; PyTorch is the CPU default because the ONNX path was not faster here. The
+measurements and their commands (``tests/benchmarks/bench_cpu_embed.py --fast``, ``--n 300``,
+``--precision``) are in ``docs/benchmarks.md``, "CPU embedding in detail".
 
 CPU precision (``precision``): ``"auto"`` runs the PyTorch path under ``torch.autocast("cpu",
 dtype=torch.bfloat16)`` when the CPU computes bf16 natively (AMX tiles or AVX512-BF16, as reported by
 ``torch.cpu``), fp32 otherwise; ``"bf16"`` and ``"fp32"`` force one. Weights stay fp32 (autocast runs
-the matrix products in bf16 and keeps layer norms and softmax in fp32). Measured on this machine
-(Xeon with AMX, 2 threads, 600 corpus pieces of 200 tokens, batch 32, ``tests/benchmarks/
-bench_cpu_embed.py --precision``): fp32 34.7 texts/s, autocast bf16 79.0 (2.28x), min cosine to
-fp32 0.99997 (equivalent for retrieval); casting the whole model to bf16 was faster (101 texts/s)
-but drifted to min cosine 0.996, and int8 dynamic quantization of the linear layers was no faster
-(35.3). Query and chunk vectors go through the same path, so they stay comparable.
+the matrix products in bf16 and keeps layer norms and softmax in fp32). Autocast keeps the vectors
+equivalent to fp32 for retrieval, where casting the whole model to bf16 drifted and int8 dynamic
+quantization was not faster (figures: ``docs/benchmarks.md``, "CPU embedding in detail"). Query and
+chunk vectors go through the same path, so they stay comparable.
 
 Inputs over the model's limit are truncated by the model (first ``max_tokens - 1`` tokens and the
 end token) and never silently: :attr:`Embedder.over_limit` counts them and each call that meets one

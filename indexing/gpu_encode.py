@@ -31,137 +31,15 @@ Inputs longer than the model's limit are truncated like ``encode`` does (first `
 tokens then ``[SEP]``) and **counted** (``EncodeResult.over_limit``); folioflow's chunker keeps
 every chunk within the limit, so the count is 0 in ingestion.
 
-Measured (``python tests/benchmarks/bench_gpu_embed.py --model <MiniLM fp16 copy> --text
-<corpus pieces> --n 20000 --n-large 100000 --reps 5`` on ``nvidia-h200-x2``: 2 H200, 32 cores,
-torch 2.11.0+cu130, sentence-transformers 6.0.1; texts are 20-220-word windows of FinanceBench and
-CUAD text, mean 120 words; medians of 5, every output within cosine 0.99995 of plain fp32)::
-
-    configuration                          20k texts/s   x fp32 b32  x fp16 b256   100k texts/s
-    plain encode, fp32, batch 32                 1,999        1.00         0.67              -
-    plain encode, fp16, batch 256                2,995        1.50         1.00              -
-    fast, 1 GPU, tokenizer in-thread            19,253        9.63         6.43         19,908
-    fast, 1 GPU, 16 tokenizer processes         16,269        8.14         5.43         21,157
-    fast, 2 GPUs, tokenizer in-thread           30,636       15.33        10.23         29,427
-    fast, 2 GPUs, 14 tokenizer procs each       24,473       12.24         8.17         33,898
-
-Where the time went (same 20k texts): plain fp16 spends 5.9 s tokenizing (sentence-transformers'
-per-input preprocessing) and 5.3 s in forward calls for a 6.7 s call: the two are serial. The fast
-path: tokenize+pad+pin alone 0.64 s, GPU loop alone 0.46 s, overlapped to 1.04 s. One GPU: 9.6x
-plain encode (goal 4x met). Two GPUs: 1.59x one GPU at 20k texts, 1.60x at 100k (goal 1.8x **not
-met**): the host, not the GPUs, is the limit. HF tokenizers' BERT WordPiece costs ~0.3 ms per
-120-word text per core, so tokenization already outruns one GPU's model time, and two GPUs with
-their tokenizer processes saturate the 32 cores. Reaching 1.8x needs cheaper tokenization (reuse
-the chunker's token ids, which it already computes to count tokens) or more cores per GPU.
-Tokenizer processes pay off only for large calls (at 100k texts, not at 20k): ``pool_min_texts``
-(default 32768 texts per GPU) switches between the two producers.
-
-Later session (another ``nvidia-h200-x2`` machine, same image): the pool's hand-off. Workers used to
-pickle their rows back through the result queue (15 MB per GPU at 20k texts, 77 MB at 100k); they
-now write them into one shared-memory array (where /dev/shm has room). ``python
-tests/benchmarks/bench_gpu_pool.py --model <MiniLM fp16 copy> --text <corpus pieces> --n 20000
---n-large 100000 --reps 5`` (both pools alive, alternating; medians; in-thread tokenizers)::
-
-    configuration                          texts   texts/s  call s  worker s  x 1 device
-    1 device                               20000     26538   0.754         -        1.00
-    1 device                              100000     24368   4.104         -        1.00
-    2 devices, rows via queue              20000     25891   0.772     0.661        0.98
-    2 devices, rows via queue             100000     27467   3.641     3.026        1.13
-    2 devices, rows via shared memory      20000     27933   0.716     0.663        1.05
-    2 devices, rows via shared memory     100000     30687   3.259     2.992        1.26
-
-Shared memory is 8-12% faster than the queue, but two GPUs are far from twice one (the 1.8x goal
-is not met; this machine's single GPU also ran faster than in the table above). The per-worker
-time says where it goes: each of two workers takes 0.66 s for its 10k texts, against 0.75 s for
-all 20k on one GPU alone, so two workers on one host slow each other down (host-side tokenization
-and the Python side of kernel launches); the hand-off itself (sort, sending texts, final copy) is
-0.05 s at 20k and 0.27 s at 100k.
-
-Later session (``nvidia-h200-x2``, same image): token ids, CPU pinning, a new hand-off. ``python
-tests/benchmarks/bench_gpu_pool.py --model <MiniLM fp16 copy> --text <corpus pieces> --n 20000
---n-large 100000 --reps 3`` first, on the hand-off above (rows round-robin by length, per-call
-shared memory) with ``encode_ids`` added. That host's tokenizer capacity: ``encode_batch`` 3,789
-texts/s on one core, 52,629 on all 32 (rayon), while one GPU alone embeds ~44k texts/s from ids;
-so texts cannot feed two GPUs (1.33x at 20k, 1.38x at 100k), ids did better (1.51x, 1.55x), and
-the hand-off was 0.27 s of the 1.47 s call at 100k. Pinning each worker to its own 16 cores
-(rayon, torch threads and affinity sized to the share) was slower, not faster: 1.22x/1.35x texts,
-1.37x/1.53x ids. Hence :mod:`folioflow.indexing.gpu_pool`'s design (contiguous ranges, arenas kept between
-calls, slabs copied out as each worker answers; pinning off by default). The same command with
-``--reps 5 --pin no``, twice in a row on one machine (whose tokenizer ran at 2,394 and 2,157
-texts/s on one core, 29,915 and 28,501 on all: a slower or busier host than the first)::
-
-    configuration       input   texts   run A texts/s  x 1 device   run B texts/s  x 1 device
-    1 device            texts   20000          16,671        1.00          15,627        1.00
-    2 devices           texts   20000          23,083        1.38          23,845        1.53
-    1 device              ids   20000          38,069        1.00          33,418        1.00
-    2 devices             ids   20000          57,301        1.51          55,337        1.66
-    1 device            texts  100000          16,376        1.00          16,230        1.00
-    2 devices           texts  100000          25,558        1.56          23,828        1.47
-    1 device              ids  100000          35,891        1.00          39,200        1.00
-    2 devices             ids  100000          65,905        **1.84**      59,053        1.51
-
-For token ids the hand-off is now small (median call minus median slowest worker: 0.03 s at 20k,
-0.04-0.05 s at 100k; dealing the inputs out 3 ms / 14 ms); texts still pay for pickling them to the
-workers (0.04-0.05 s at 20k, 0.28 s at 100k). Every output is within cosine 0.99999 of one GPU's
-from texts. The 1.8x goal is met once (token ids, 100k texts, run A) and not reliably: what is left
-is the workers themselves, each taking longer for its half than half of one GPU's time (run B, ids,
-100k: 1.65 s against 2.55 s / 2), i.e. two workers on one host still slow each other down, by 5% in
-run A and 30% in run B on the same machine. Why is not measured yet; the host's CPUs are the
-suspect (the same code varied this much on one machine, and the tokenizer's speed on all cores
-ranged from 28.5k to 52.6k texts/s between machines). From texts, two GPUs stay capped by the
-host's tokenizer throughput, whatever the hand-off.
-
-With that pool merged, ``bench_gpu_embed.py --n 20000 --n-large 100000 --reps 3`` (plain and fast
-paths side by side in one run; medians of 3), twice in a row on one ``nvidia-h200-x2`` machine::
-
-    configuration                         run 1 20k   run 1 100k   run 2 20k   run 2 100k
-    plain encode, fp32, batch 32               1,796            -       2,493            -
-    plain encode, fp16, batch 256              3,004            -       4,650            -
-    fast, 1 GPU, tokenizer in-thread          19,925       21,033      31,091       30,433
-    fast, 1 GPU, 16 tokenizer processes       12,407       24,938      13,533       31,816
-    fast, 2 GPUs, tokenizer in-thread         31,392       31,019      42,193       40,099
-    fast, 2 GPUs, tokenizer processes         15,639       47,808      15,096       37,524
-    best 2 GPUs / best 1 GPU                   1.58x        1.92x       1.36x        1.26x
-
-One GPU: 11.1x and 12.5x plain fp32 ``encode`` (6.6x and 6.7x plain fp16): the 4x goal is met in
-both runs. Two GPUs: 1.92x one at 100k texts in run 1, but 1.26-1.58x otherwise; the 1.8x goal is
-not reliably met (same host, minutes apart: the single GPU ran 1.5x faster in run 2 while two did
-not).
-
-Later session (``nvidia-h200-x2``: 32 cores, one socket, one NUMA node, both GPUs on it, NV18
-between them, so no pinning to a socket applies): where the two-GPU time goes. The host's
-tokenizer (``bench_tokenizer_scaling.py``, 1,500 texts per process) ran 2,831 texts/s in one
-process and 51,729 in 32 (``encode_batch``; ``encode_batch_fast``, now used: 3,558 and 64,072),
-one process with rayon 44,333 on 32 threads: per-process speed falls by 40% as processes are
-added. One GPU from token ids is GPU-bound at 41-44k texts/s (a 32k-token batch: 4.06 ms eager,
-4.00 ms as a replayed CUDA graph, so launches cost nothing to remove), so 1.8x one well-fed GPU
-needs 74-79k texts/s of tokenization, more than all 32 cores gave in any run (64k): from texts two
-GPUs cannot reach 1.8x of one GPU that is fed well, on this host. From token ids the pool scales:
-its workers take 1.22 s each for 50k texts against 2.26-2.31 s for 100k on one GPU, and the
-hand-off (call minus slowest worker) is 0.03-0.06 s. After ``encode_batch_fast`` and rows copied
-from the device straight into the pool's slab, ``bench_gpu_embed.py --n 20000 --n-large 100000
---reps 3`` (token-id rows added; ids computed before timing)::
-
-    configuration                               20k texts/s   100k texts/s   min cos vs fp32
-    plain encode, fp32, batch 32                      2,009              -           1.00000
-    plain encode, fp16, batch 256                     2,967              -           0.99954
-    fast, 1 GPU, tokenizer in-thread                 23,823         25,590           1.00000
-    fast, 1 GPU, 16 tokenizer processes              12,209         26,965           1.00000
-    fast, 1 GPU, token ids                           43,620         41,889           1.00000
-    fast, 2 GPUs, tokenizer in-thread                33,191         34,196           1.00000
-    fast, 2 GPUs, 14 tokenizer processes each        11,471         37,520           1.00000
-    fast, 2 GPUs, token ids                          80,433         79,495           1.00000
-    best 2 GPUs / best 1 GPU, texts                   1.39x          1.39x
-    best 2 GPUs / best 1 GPU, token ids               1.84x          1.90x
-
-(the same session's run before these changes: one GPU 18,722 and 25,879, two 27,457 and 32,298
-texts/s, 1.47x and 1.25x). ``bench_gpu_pool.py`` right after, same machine: token ids 1.87x (20k)
-and 1.84x (100k), texts 1.29x and 1.56x. One GPU: 11.9x (20k) and 13.4x (100k) plain fp32 from texts. Two GPUs:
-the 1.8x goal is met from token ids (which folioflow's chunker has) in both benchmarks, and not
-from texts, where the host's tokenizer is the limit. So on CUDA the ingest flow embeds from ids: the
-chunker keeps the ids of its own token count on each chunk (``Chunk.token_ids``), and the indexer
-hands them to ``Embedder.encode(texts, token_ids=...)`` (``Embedder.takes_token_ids``;
-``tests/benchmarks/bench_gpu_token_ids.py`` checks that path on the device: same vectors, one H200
-43,398 texts/s from ids against 25,358 from texts).
+What the measurements led to (the runs, with their commands, are in ``docs/benchmarks.md``, "GPU
+embedding in detail"; ``tests/benchmarks/bench_gpu_embed.py`` and ``bench_gpu_pool.py`` re-measure):
+one GPU is fed well from texts by an in-thread tokenizer; tokenizer processes pay off only for
+large calls, so ``pool_min_texts`` (texts per GPU) switches between the two producers. Two GPUs
+from texts are limited by the host's tokenizer throughput, not by the GPUs; from token ids they
+scale, so on CUDA the ingest flow embeds from the ids the chunker keeps on each chunk
+(``Chunk.token_ids``), through ``Embedder.encode(texts, token_ids=...)``
+(``Embedder.takes_token_ids``; ``tests/benchmarks/bench_gpu_token_ids.py`` checks that path on a
+device: the same vectors as from texts).
 """
 
 from __future__ import annotations

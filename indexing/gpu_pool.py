@@ -10,14 +10,13 @@ into the output arena, and the caller copies each slab out as soon as its worker
 the other workers may still run). Texts still travel pickled (each worker tokenizes its own range).
 Where /dev/shm has no room (containers often get 64 MB) inputs and rows go through the pipes.
 
-Why this shape, measured on ``nvidia-h200-x2`` (``bench_gpu_pool.py``; the figures are in
-:mod:`folioflow.indexing.gpu_encode`): with texts, the host's tokenizer is the limit (32 cores tokenized
-30-53k texts/s with rayon; one GPU alone embeds 34-45k texts/s from token ids), so two GPUs fed
-texts reach only 1.3-1.6x one. From token ids two GPUs reached 1.5x with the earlier hand-off (a
-fresh shared-memory block per call, rows dealt round-robin by length, ids gathered and pickled per
-worker, rows scattered back): 0.27 s of a 1.47 s call at 100k texts went to the hand-off; with this
-one 0.04-0.05 s (texts still travel pickled: 0.28 s at 100k). Pinning each worker to its own half
-of the cores (``pin_cpus``) made it slower, not faster.
+Why this shape (measured with ``tests/benchmarks/bench_gpu_pool.py`` on two H200s; the runs are in
+``docs/benchmarks.md``, "GPU embedding in detail"): with texts, the host's tokenizer is the limit,
+so two GPUs fed texts stay well short of twice one; from token ids they scale once the hand-off is
+small, which the arenas kept between calls and the contiguous ranges achieve (an earlier hand-off,
+a fresh shared-memory block per call with rows dealt round-robin by length, cost a large share of
+each call). Pinning each worker to its own half of the cores (``pin_cpus``) made it slower, not
+faster, so it is off by default.
 """
 
 from __future__ import annotations

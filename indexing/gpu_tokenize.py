@@ -15,12 +15,8 @@ Two producers yield the same batches from texts:
 
 A third, :func:`id_batches`, starts from token ids that were computed before (:class:`TokenIds`:
 folioflow's chunker tokenizes every chunk with the model's tokenizer to count its tokens) and only
-sorts, truncates and pads them, in numpy: no tokenizer runs. BERT WordPiece costs ~0.3 ms per
-120-word text per core, and on a host with two GPUs that is what limits throughput (see
-:mod:`folioflow.indexing.gpu_encode`). Measured on an H200 host (``bench_gpu_embed.py``), the
-  in-process tokenizer could not keep one GPU busy (tokenize+pad 1.06 s vs GPU 0.62 s for 20k
-  texts), and two GPUs sharing the host's rayon threads scaled only 1.3-1.6x: tokenization, not the
-  GPU, was the limit.
+sorts, truncates and pads them, in numpy: no tokenizer runs. On a host with two GPUs tokenization, not the GPU,
+limits throughput from texts (``docs/benchmarks.md``, "GPU embedding in detail").
 """
 
 from __future__ import annotations

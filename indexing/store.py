@@ -34,29 +34,11 @@ Backends (``StoreSettings.backend``):
   already exists in ``data_dir``, else :data:`EMBEDDED_DEFAULT`.
 
 Embedded default: **Edge**, by measurement (``python tests/benchmarks/bench_stores.py --n 100000
---small 10000``; real chunks: FinanceBench filings and CUAD contracts in 200-token windows, MiniLM
-vectors; 83 FinanceBench questions as queries; everything through this interface: dense + BM25 +
-payload, ``replace_document`` per 100-chunk document; shared 2-core machine)::
-
-    10k chunks, side by side       local mode      Edge    Edge/local
-    upsert points/s                        70     8,258       118x
-    optimize (HNSW build) s               0.0       2.1
-    ready points/s (incl. optimize)        70     2,985        43x
-    re-open s                            2.07      0.09
-    dense search p50 / p95 ms     10.2 / 74.4  1.05 / 1.52
-    hybrid search p95 ms                  343      1.30
-    recall@10 vs exact search          1.0000    0.9916
-    disk MB                                75        81
-
-    100k chunks, Edge: upsert 6,875 points/s; optimize 219 s (ready 429 points/s); re-open 0.98 s;
-    dense p50 3.42 ms, p95 16.5 ms; hybrid p95 2.16 ms; recall@10 0.9904; disk 469 MB.
-
-Local mode was not run on 100k: it commits every point to sqlite on its own (~4 ms a point here,
-profiled) and scans every payload in Python for filters, so 100k points would take it well over
-20 minutes to write; its exact search is slower at 10k already. Edge answers 49x faster at p95,
-writes two orders of magnitude faster and loses under 1% recall@10 to its HNSW index. Caveats:
-qdrant-edge-py is beta (0.9); its BM25 IDF counts deleted points until segments are optimised;
-flows should call :meth:`ChunkStore.optimize` after a bulk ingest.
+--small 10000``; the figures are in ``docs/benchmarks.md``, "Embedded store in detail"): it writes
+and searches far faster than local mode, which commits every point to sqlite on its own and scans
+payloads in Python for filters, for a small loss of recall to its HNSW index. Caveats:
+qdrant-edge-py is beta; its BM25 IDF counts deleted points until segments are optimised; flows
+should call :meth:`ChunkStore.optimize` after a bulk ingest.
 
 Embedded stores hold their folder exclusively: a second process (or a second store in the same
 process) opening the same data dir gets a :class:`StoreError` naming the holder's pid.

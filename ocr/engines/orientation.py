@@ -9,10 +9,8 @@ Orientation detectors (:class:`OrientationDetector` ``method``):
   ink's bounding box padded to a square, which fixes most of that.
 * ``"none"``: trust the page as rendered.
 
-Measured with ``tests/benchmarks/bench_orientation.py`` on 41 pages (the sample turned four ways,
-corpus scans with known orientation, CJK/Korean/paper images turned synthetically): rapid on the
-ink box 41/41 right at 56 ms/page, OSD 36/41 at 589 ms/page (wrong on dense CJK notes and a
-paper page), rapid on the raw page 38/41 (blind on docling's sparse rotated pages). Default: rapid.
+Default: rapid on the ink box, the most accurate and the fastest of the three in
+``tests/benchmarks/bench_orientation.py`` (figures: ``docs/benchmarks.md``, "CPU OCR engines in detail").
 
 All angles here are **clockwise degrees to apply** to the image to make it upright (the
 ``Page.rotation`` convention). Skew is estimated on a binarised, downscaled copy by maximising the

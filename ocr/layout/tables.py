@@ -4,13 +4,9 @@ Two detectors, both fed by PDFium's geometry (one parse of the page, see :mod:`f
 
 * **Ruled tables**: pdfplumber's ``TableFinder`` with the ``lines`` strategy (Nurminen's algorithm,
   as in Tabula) runs on the page's rules and rectangles. We pass it an adapter carrying the edges
-  we read with PDFium instead of letting pdfplumber parse the page again with pdfminer.six
-  (0.4-0.75 s per 10-K page against ~0.04 s for our whole PDFium read; measured on FinanceBench).
-  Chosen over camelot after measuring both on the ICDAR 2013 EU set in the corpus (76 tables,
-  ``tests/benchmarks/bench_tables_icdar.py``): pdfplumber ``lines`` recall 0.88 / precision
-  0.92, camelot ``lattice`` 0.92 / 1.00 but 4x slower (it renders every page and runs OpenCV),
-  camelot ``stream`` 0.70 / 0.53; this module as a whole (ruled + aligned) 0.99 / 0.95, and 0.99 / 0.97
-  since shaded columns are absorbed into their table (75 of 77 found tables true; 1.9 s).
+  we read with PDFium instead of letting pdfplumber parse the page again with pdfminer.six (many
+  times slower). Chosen over camelot after measuring both on the ICDAR 2013 EU set in the corpus
+  (``tests/benchmarks/bench_tables_icdar.py``; figures: ``docs/benchmarks.md``, "Table finding").
 * **Aligned tables** (unruled, or ruled only by row shading as in EDGAR filings, where
   ``lines`` yields one table per shaded row): runs of rows holding several text lines whose
   column bands line up; accepted when they have at least three columns or mostly numeric cells

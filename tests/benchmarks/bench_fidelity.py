@@ -36,7 +36,7 @@ Run: ``PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/benchmarks/bench_fidelity.py [
 ``--max-pages`` the first P pages of each document, ``--tesseract-pages`` runs the tesseract
 baseline on the first T pages of each born-digital document (it is slow; scans always get it).
 
-Measured: see the module's section in the report of issue 23 and README "Measured" (the machine
+Measured: see the module's section in the report of issue 23 and docs/benchmarks.md (the machine
 was shared while these ran; only ratios and recalls are meaningful, not seconds).
 """
 
