@@ -22,17 +22,42 @@ is generated at build time; ``infra/ORCHESTRATION.md`` has an overview table.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from folioflow.flows.source_config import SourceConfig
 from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["Settings", "load_settings"]
+
+# The settings file of the Settings() being built (set by load_settings for the duration of one call;
+# a ContextVar so that threads and tasks building settings at once do not see each other's file).
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("folioflow_config_file", default=None)
+
+
+class _SettingsFile(YamlConfigSettingsSource):
+    """pydantic-settings' YAML source with folioflow's errors: an unreadable file, bad YAML or a
+    top level that is not a mapping raise :class:`ConfigurationError` naming the file."""
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        try:
+            data = super()._read_file(file_path)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ConfigurationError(f"cannot read config {file_path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigurationError(f"config {file_path}: expected a mapping at the top level")
+        return data
 
 
 class Settings(BaseSettings):
@@ -112,7 +137,13 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, dotenv_settings, file_secret_settings
+        """Sources, highest precedence first: explicit values > environment (case-insensitive, as
+        pydantic-settings reads it) > the YAML settings file of :func:`load_settings` > defaults."""
+        config = _CONFIG_FILE.get()
+        if config is None:
+            return init_settings, env_settings, dotenv_settings, file_secret_settings
+        settings_file = _SettingsFile(settings_cls, yaml_file=config)
+        return init_settings, env_settings, dotenv_settings, file_secret_settings, settings_file
 
     @property
     def cache_dir(self) -> str:
@@ -150,30 +181,15 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
     Precedence: overrides > environment > file > defaults. Raises :class:`ConfigurationError`
     for an unreadable file or invalid values (the message names the field).
     """
-    values: dict[str, Any] = {}
     config = config or os.environ.get("FOLIOFLOW_CONFIG")
-    if config:
-        try:
-            loaded = yaml.safe_load(Path(config).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigurationError(f"cannot read config {config}: {exc}") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigurationError(f"config {config}: expected a mapping at the top level")
-        values.update(loaded.get("settings", loaded) if "settings" in loaded else loaded)
-    env_names = {name for name in os.environ}
-    for name, field in Settings.model_fields.items():
-        keys = {f"FOLIOFLOW_{name.upper()}"}
-        alias = field.validation_alias
-        if isinstance(alias, AliasChoices):
-            keys |= {str(choice) for choice in alias.choices}
-        if keys & env_names:
-            values.pop(name, None)  # the environment beats the file
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    path = Path(config) if config else None
+    if path is not None and not path.is_file():  # pydantic-settings skips a missing file silently
+        raise ConfigurationError(f"cannot read config {config}: no such file")
+    token = _CONFIG_FILE.set(path)
     try:
-        return Settings(**values)
-    except Exception as exc:  # pydantic.ValidationError -> one readable line per problem
-        errors = getattr(exc, "errors", None)
-        if callable(errors):
-            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors())
-            raise ConfigurationError(f"invalid settings: {detail}") from exc
-        raise ConfigurationError(f"invalid settings: {exc}") from exc
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:  # one readable line per problem
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigurationError(f"invalid settings: {detail}") from exc
+    finally:
+        _CONFIG_FILE.reset(token)
