@@ -8,9 +8,11 @@ truncated: ..." or "not a PDF or supported image: an HTML page ..." instead of "
 
 Rules, all from the bytes only (no parsing beyond a few markers; PDF 32000-1:2008 section 7.5):
 
-* **format**: known magic numbers (ZIP/OOXML, OLE2, HTML/XML, RTF, PostScript, GIF, BMP, WebP,
-  gzip, ISO media such as MP4, plain text) name what the bytes are; HEIC/HEIF/AVIF images are
-  recognised by the brands of their ``ftyp`` box (:func:`heif_kind`);
+* **format**: the ``filetype`` package's magic-number matchers (ZIP and OOXML, RTF, PostScript,
+  GIF, BMP, WebP, JPEG 2000, gzip, 7-Zip, RAR and its other formats) name what the bytes are; what
+  it does not match is checked here: an OLE2 compound file it cannot place (Outlook MSG), ISO media
+  such as MP4 by the brands of their ``ftyp`` box (:func:`iso_brands`; HEIC/HEIF/AVIF brands
+  ``filetype`` misses: :func:`heif_kind`), HTML, XML and plain text;
 * **header missing**: ``N G obj`` near the start without ``%PDF-`` is a PDF body without its
   header (pdf.js opens those; :func:`folioflow.ocr.render.open_document` restores the header);
 * **truncated**: no ``%%EOF`` in the last 1024 bytes (where Acrobat looks for it) once trailing
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+import filetype
+
 __all__ = ["EOF_WINDOW", "PDF_PADDING", "describe_format", "heif_kind", "iso_brands", "headerless_pdf", "pdf_tail_problem", "describe_pdfium_error", "is_encrypted", "format_bytes"]
 
 _OBJ = re.compile(rb"(?m)^\s*\d+\s+\d+\s+obj\b")
@@ -35,19 +39,26 @@ PDF_PADDING = b"\x00\t\n\x0c\r "
 #: Where readers look for ``%%EOF``: the last this many bytes before any padding.
 EOF_WINDOW = 1024
 
-_MAGIC: list[tuple[bytes, str]] = [
-    (b"PK\x03\x04", "a ZIP archive (DOCX, XLSX, PPTX or ZIP)"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE2 file (legacy Word/Excel/Outlook: DOC, XLS, MSG)"),
-    (b"{\\rtf", "an RTF document"),
-    (b"%!PS", "a PostScript file"),
-    (b"GIF87a", "a GIF image (unsupported: convert it to PNG)"),
-    (b"GIF89a", "a GIF image (unsupported: convert it to PNG)"),
-    (b"BM", "a BMP image (unsupported: convert it to PNG)"),
-    (b"\x1f\x8b", "a gzip archive"),
-    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
-    (b"Rar!", "a RAR archive"),
-    (b"\x00\x00\x00\x0cjP  ", "a JPEG 2000 image (unsupported: convert it to PNG)"),
-]
+#: What :func:`describe_format` calls formats that ``filetype`` recognises (by its MIME type); other
+#: images read "a <NAME> image (unsupported: convert it to PNG)", anything else "a <EXT> file (<MIME>)".
+_LABELS = {
+    "application/zip": "a ZIP archive (DOCX, XLSX, PPTX or ZIP)",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "a ZIP archive: a Word document (DOCX)",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "a ZIP archive: an Excel workbook (XLSX)",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "a ZIP archive: a PowerPoint presentation (PPTX)",
+    "application/epub+zip": "a ZIP archive: an EPUB e-book",
+    "application/msword": "an OLE2 file: a Word document (DOC)",
+    "application/vnd.ms-excel": "an OLE2 file: an Excel workbook (XLS)",
+    "application/vnd.ms-powerpoint": "an OLE2 file: a PowerPoint presentation (PPT)",
+    "application/rtf": "an RTF document",
+    "application/postscript": "a PostScript file",
+    "application/gzip": "a gzip archive",
+    "application/x-7z-compressed": "a 7-Zip archive",
+    "application/x-rar-compressed": "a RAR archive",
+}
+_IMAGE_NAMES = {"image/jpx": "JPEG 2000", "image/webp": "WebP", "image/apng": "animated PNG"}
+#: The OLE2 compound file signature; ``filetype`` matches DOC/XLS/PPT only, not other OLE2 files.
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
 #: ``ftyp`` brands of HEIF images with HEVC pictures (what phones save as .heic) and of generic HEIF.
@@ -96,12 +107,20 @@ def describe_format(head: bytes) -> str:
     ending with the leading bytes, e.g. ``"an HTML page (an error page saved as the document?);
     starts with b'<!DOCTYPE html>'"``."""
     start = head.lstrip()[:512].lower()
-    what = next((label for magic, label in _MAGIC if head.startswith(magic)), None)
-    if what is None and head[8:12] == b"WEBP" and head.startswith(b"RIFF"):
-        what = "a WebP image (unsupported: convert it to PNG)"
+    what: str | None = None
+    kind = filetype.guess(head) if head else None
     brands = iso_brands(head)
-    if what is None and brands:
+    if brands and (kind is None or not kind.mime.startswith("image/")):
         what = f"an ISO media file (MP4/MOV/3GP video or audio; brand {brands[0]!r})"
+    elif kind is not None and kind.mime in _LABELS:
+        what = _LABELS[kind.mime]
+    elif kind is not None and kind.mime.startswith("image/"):
+        name = _IMAGE_NAMES.get(kind.mime, kind.extension.upper())
+        what = f"a {name} image (unsupported: convert it to PNG)"
+    elif kind is not None:
+        what = f"a {kind.extension.upper()} file ({kind.mime})"
+    elif head.startswith(_OLE2):
+        what = "an OLE2 file (legacy Word/Excel/Outlook: DOC, XLS, MSG)"
     if what is None and (start.startswith((b"<!doctype html", b"<html")) or b"<html" in start[:256]):
         what = "an HTML page (an error page saved as the document?)"
     if what is None and start.startswith(b"<?xml"):

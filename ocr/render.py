@@ -1,10 +1,12 @@
 """Open PDFs and images and render their pages (pypdfium2 and Pillow).
 
-Formats are recognised by their bytes, never by the file name: PDF (``%PDF-`` in the first 1024
-bytes, as PDF readers accept), PNG, JPEG, TIFF (single- and multi-page), HEIC/HEIF (phone photos;
-decoded by pillow-heif) and AVIF (decoded by Pillow), the last two by the brands of their ``ftyp``
-box. Anything else raises :class:`~folioflow.ocr.errors.UnsupportedFormatError`, as does a HEIC/HEIF/AVIF
-file when its decoder is missing (the reason names the format and the missing decoder).
+Formats are recognised by their bytes, never by the file name (the ``filetype`` package's
+magic-number matchers, plus what it does not cover: ``%PDF-`` after offset 0, HEIF brands it does
+not know, a PDF without its header): PDF, PNG (an animated PNG reads as its first frame), JPEG,
+TIFF (single- and multi-page), HEIC/HEIF (phone photos; decoded by pillow-heif) and AVIF (decoded
+by Pillow). Anything else raises :class:`~folioflow.ocr.errors.UnsupportedFormatError`, as does a
+HEIC/HEIF/AVIF file when its decoder is missing (the reason names the format and the missing
+decoder).
 
 Thread safety: PDFium is not thread-safe, not even across different documents (pypdfium2's
 documentation), so every PDFium call in folioflow runs under :data:`PDFIUM_LOCK`. Parallel rendering
@@ -43,6 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import filetype
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
@@ -86,6 +89,8 @@ HEIC = "image/heic"
 HEIF = "image/heif"
 AVIF = "image/avif"
 _HEIF_MIME = {"heic": HEIC, "heif": HEIF, "avif": AVIF}
+#: ``filetype`` MIME types folioflow reads, mapped to the type it records (APNG is read as PNG).
+_SUPPORTED = {PDF: PDF, PNG: PNG, "image/apng": PNG, JPEG: JPEG, TIFF: TIFF, HEIC: HEIC, AVIF: AVIF}
 _HEIF_LOCK = threading.Lock()
 _heif_registered = False
 
@@ -120,14 +125,16 @@ def sniff_mime_type(head: bytes) -> str:
     """
     if not head:
         raise UnsupportedFormatError("empty file: 0 bytes")
+    guessed = filetype.guess(head)
+    if guessed is not None and guessed.mime in _SUPPORTED:
+        return _SUPPORTED[guessed.mime]
+    # Kept beside filetype, which matches PDF's signature at offset 0 only: PDF readers accept
+    # %PDF- anywhere in the first 1024 bytes (PDF Reference 1.7, Appendix H, implementation note
+    # 13), so a PDF behind a few bytes of junk (a mail or HTTP header saved with it) still opens.
     if b"%PDF-" in head[:1024]:
         return PDF
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return PNG
-    if head.startswith(b"\xff\xd8\xff"):
-        return JPEG
-    if head.startswith(b"II*\x00") or head.startswith(b"MM\x00*"):
-        return TIFF
+    # Kept too: filetype's HEIC/AVIF matchers know the major brands heic/avif (or mif1/msf1 listing
+    # them); heif_kind also reads heix/hevc/... (camera HEIC), avis (AVIF sequences) and plain HEIF.
     kind = heif_kind(head)
     if kind is not None:
         return _HEIF_MIME[kind]
@@ -457,6 +464,8 @@ def open_document(
     try:
         mime_type = sniff_mime_type(head)
     except UnsupportedFormatError:
+        # No signature library recognises a PDF whose header was lost (there is no magic number
+        # left); its objects do, and restoring the header lets PDFium open it as pdf.js does.
         if not headerless_pdf(head):
             raise
         source = b"%PDF-1.7\n" + (source if isinstance(source, bytes) else _read(source))

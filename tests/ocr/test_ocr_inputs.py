@@ -346,3 +346,64 @@ def test_corpus_vertical_japanese_page_uses_its_text_layer(corpus):
     page = document.pages[0]
     assert page.attributes["route"] == "text", page.attributes.get("route_reason")
     assert page.markdown == f"{RIGHT_COLUMN}\n\n{LEFT_COLUMN}", page.markdown
+
+
+def _image_bytes(fmt: str, **params) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (8, 8), "white").save(out, fmt, **params)
+    return out.getvalue()
+
+
+def test_sniffing_by_filetype_and_the_cases_it_leaves_to_folioflow():
+    """filetype names the formats; folioflow keeps %PDF- after junk, camera HEIC brands filetype
+    does not know, and the headerless-PDF diagnosis."""
+    import io
+    import zipfile
+
+    from PIL import Image
+
+    from folioflow.ocr.diagnose import describe_format
+    from folioflow.ocr.errors import UnsupportedFormatError
+    from folioflow.ocr.render import sniff_mime_type
+
+    assert sniff_mime_type(_image_bytes("PNG")) == "image/png"
+    apng = _image_bytes("PNG", save_all=True, append_images=[Image.new("RGB", (8, 8), "red")])
+    assert sniff_mime_type(apng) == "image/png"  # filetype says image/apng; Pillow reads frame 1
+    assert sniff_mime_type(_image_bytes("JPEG")) == "image/jpeg"
+    assert sniff_mime_type(_image_bytes("TIFF")) == "image/tiff"
+    assert sniff_mime_type(b"%PDF-1.7\n1 0 obj\n") == "application/pdf"
+    assert sniff_mime_type(b"Content-Type: application/pdf\r\n\r\n%PDF-1.4\n") == "application/pdf"
+    camera_heic = (24).to_bytes(4, "big") + b"ftypheix\x00\x00\x00\x00mif1heix" + bytes(64)
+    assert sniff_mime_type(camera_heic) == "image/heic"
+    for fmt, name in (("GIF", "a GIF image"), ("BMP", "a BMP image"), ("WEBP", "a WebP image"),
+                      ("JPEG2000", "a JPEG 2000 image")):
+        with pytest.raises(UnsupportedFormatError, match=f"^not a PDF or supported image: {name} \\(unsupported"):
+            sniff_mime_type(_image_bytes(fmt))
+    docx = io.BytesIO()
+    with zipfile.ZipFile(docx, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", "<w:document/>")
+    assert describe_format(docx.getvalue()).startswith("a ZIP archive: a Word document (DOCX)")
+    assert describe_format(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600)).startswith("an OLE2 file")
+    assert describe_format(b"7 0 obj\n<< /Type /Page >>\nendobj\n").startswith("a PDF body without its %PDF- header")
+    assert describe_format(b"Quarterly notes\n").startswith("plain text")
+
+
+def test_every_corpus_document_is_sniffed_as_its_extension_says(corpus):
+    from folioflow.ocr.render import sniff_mime_type
+
+    expected = {".pdf": "application/pdf", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+                ".tif": "image/tiff", ".tiff": "image/tiff"}
+    checked = 0
+    for path in sorted(corpus.rglob("*")):
+        suffix = path.suffix.lower()
+        if suffix not in expected or "E_malformed" in path.parts or not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            assert sniff_mime_type(fh.read(1024)) == expected[suffix], path
+        checked += 1
+    assert checked >= 100
