@@ -16,11 +16,11 @@ This module does not retry: the router (:mod:`folioflow.ocr.vlm.router`) decides
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from folioflow.ocr.errors import EndpointError, RequestRejectedError
 
@@ -59,15 +59,26 @@ class ServerLimits:
     kv_cache_max_concurrency: float | None = None
 
 
-_LABEL = re.compile(r'(max_num_seqs|kv_cache_max_concurrency)="([0-9.]+)"')
+_LIMIT_LABELS = ("max_num_seqs", "kv_cache_max_concurrency")
 
 
 def parse_limits(metrics: str) -> ServerLimits:
-    """:class:`ServerLimits` from Prometheus text (labels ``max_num_seqs="..."`` and
-    ``kv_cache_max_concurrency="..."`` on any metric; the first of each wins)."""
+    """:class:`ServerLimits` from the Prometheus text exposition format (as vLLM's ``/metrics``
+    answers; parsed by ``prometheus_client.parser``): labels ``max_num_seqs="..."`` and
+    ``kv_cache_max_concurrency="..."`` on any sample, the first numeric value of each wins. Text
+    that is not valid exposition format gives what was read before the bad line (never raises)."""
     found: dict[str, float] = {}
-    for key, value in _LABEL.findall(metrics):
-        found.setdefault(key, float(value))
+    try:
+        for family in text_string_to_metric_families(metrics):
+            for sample in family.samples:
+                for key in _LIMIT_LABELS:
+                    if key in sample.labels and key not in found:
+                        try:
+                            found[key] = float(sample.labels[key])
+                        except ValueError:
+                            continue
+    except ValueError:  # prometheus_client's parser raises ValueError on a malformed line
+        pass
     seqs = found.get("max_num_seqs")
     return ServerLimits(
         max_num_seqs=int(seqs) if seqs else None,
