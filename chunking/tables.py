@@ -164,6 +164,12 @@ def _pad(cells: list[str], n: int) -> list[str]:
     return (cells + [""] * n)[:n]
 
 
+# Kept instead of BeautifulSoup because it measurably wins: on the corpus' 46 HTML tables (OmniDocBench
+# ground truth, ICDAR 2013 tables with spans) the same row scan through bs4's html.parser builder (the
+# only bs4 backend with source positions, which the exact row markup needs) gave identical rows and
+# took 5.0x-14.4x as long over three runs on the 2-core reference machine, and bs4 with lxml took
+# 1.1x-2.3x as long for the parse alone, without positions. Command:
+# PYTHONPATH=.:$PYTHONPATH python tests/benchmarks/bench_swaps.py --only tables (docs/benchmarks.md).
 class _RowScanner(HTMLParser):
     """Finds the rows of the outermost table: source offsets, cells (text, rowspan, colspan, th)
     and whether each row sits in a ``<thead>``."""
