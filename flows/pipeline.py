@@ -81,13 +81,8 @@ class Pipeline:
 
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
-        return StoreSettings(
-            data_dir=s.data_dir,
-            url=s.qdrant_url,
-            api_key=s.qdrant_api_key,
-            collection=s.collection,
-            tenancy=s.tenancy,
-        )
+        """``s.store_settings()`` (see :meth:`folioflow.flows.settings.Settings.store_settings`)."""
+        return s.store_settings()
 
     @property
     def fingerprint(self) -> str:
