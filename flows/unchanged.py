@@ -18,7 +18,8 @@ and the caller runs the flow, which decides per document as before:
   the served model's id, asked from the endpoint);
 * any document new, changed, failed, or recorded under other settings or tenant;
 * with ``prune``, an indexed document under the given folders that is gone from disk;
-* the store cannot be opened (another process holds the embedded store: the flow reports it).
+* the store cannot be opened or read (another process holds the embedded store, the server is
+  unreachable: the flow reports it).
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ def run_if_unchanged(paths: Sequence[str], settings: Settings, prune: bool = Fal
     """The :class:`RunReport` of an ``ingest`` of local ``paths`` (files, folders, globs) whose
     documents are all indexed and unchanged, one ``skipped`` record each in discovery order, as
     the flow reports them; ``None`` when the flow must run (see module docstring). ``progress`` (an :class:`~folioflow.flows.tasks.IngestProgress`)
-    hears ``document_skipped`` for each. Never raises for a store it cannot open (returns
-    ``None``); other errors propagate."""
+    hears ``document_skipped`` for each. Never raises for a store it cannot open or read
+    (returns ``None``); raises :class:`~folioflow.ocr.errors.ConfigurationError` for invalid
+    chunking settings, as the flow would."""
     if force or settings.force or not paths or any("://" in p and not p.startswith("file://") for p in paths):
         return None
     if settings.ocr_endpoints and settings.engine != "text":
@@ -80,6 +82,8 @@ def run_if_unchanged(paths: Sequence[str], settings: Settings, prune: bool = Fal
         if prune and discovery.roots and stale_records(store, settings.source_name, {f.uri for f in discovery.files},
                                                        discovery.roots, still_there=local_file_exists):
             return None
+    except StoreError:  # unreachable server, missing registry: the flow reports it as it always has
+        return None
     finally:
         store.close()
     report = RunReport()
