@@ -20,13 +20,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from prefect import flow
 
 from folioflow.flows.artifacts import publish_run_artifacts
-from folioflow.flows.pipeline import Pipeline, local_path
+from folioflow.flows.pipeline import Pipeline, local_file_exists
 from folioflow.flows.report import DocumentReport, RunReport
 from folioflow.flows.runner import run_documents
 from folioflow.flows.settings import Settings, load_settings
@@ -84,7 +83,7 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
             # A file the folder walk skips (hidden, no or another extension) but an earlier run was
             # given by name is not gone: only files missing from disk are pruned.
             report.documents += pipeline.prune(settings.source_name, {f.uri for f in discovery.files}, discovery.roots,
-                                               labelled=False, still_there=_local_file_exists)
+                                               labelled=False, still_there=local_file_exists)
         for listing in listings:
             if prune and listing.complete:
                 roots = [_url_root(listing.source.url)] if listing.source in configs[len(source_names or ()):] else None
@@ -135,12 +134,6 @@ def ingest_flow(
             raise ConfigurationError("nothing to ingest: give paths, or configure sources (see infra/ORCHESTRATION.md)")
         sources = [s.name for s in settings.sources]
     return run_body("ingest", settings, paths or (), sources, prune, progress)
-
-
-def _local_file_exists(uri: str) -> bool:
-    """Whether the ``file://`` URI ``uri`` names a file on disk now."""
-    path = local_path(uri)
-    return path is not None and Path(path).is_file()
 
 
 def run_ingest(paths: Sequence[str], settings: Settings, prune: bool = False, force: bool = False,

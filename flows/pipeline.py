@@ -37,7 +37,7 @@ from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from folioflow.ocr.schema import Document, PageStatus
 
-__all__ = ["Pipeline", "Planned", "Prepared", "local_path", "page_failures", "page_note"]
+__all__ = ["Pipeline", "Planned", "Prepared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note"]
 
 
 class Pipeline:
@@ -81,13 +81,8 @@ class Pipeline:
 
     @staticmethod
     def store_settings(s: Settings) -> StoreSettings:
-        return StoreSettings(
-            data_dir=s.data_dir,
-            url=s.qdrant_url,
-            api_key=s.qdrant_api_key,
-            collection=s.collection,
-            tenancy=s.tenancy,
-        )
+        """``s.store_settings()`` (see :meth:`folioflow.flows.settings.Settings.store_settings`)."""
+        return s.store_settings()
 
     @property
     def fingerprint(self) -> str:
@@ -110,13 +105,7 @@ class Pipeline:
         ``status`` / ``failed_pages``, so the document is processed again (:meth:`Stages.plan`)."""
         assert self.store is not None
         record = self.store.get_document(file.doc_id)
-        if record is None:
-            return None
-        meta = record.metadata or {}
-        return Known(content_hash=record.content_hash, fingerprint=meta.get("fingerprint"),
-                     change_token=meta.get("change_token"), pages=record.pages, chunks=record.chunks,
-                     engines=tuple(record.engines), status=record.status, tenant=record.tenant,
-                     failed_pages=tuple(meta.get("failed_pages") or ()))
+        return None if record is None else Known.from_record(record)
 
     def remember_token(self, file: SourceFile, change_token: str) -> None:
         """Store ``file``'s new change token on its record when its bytes did not change (so the
@@ -192,13 +181,7 @@ class Pipeline:
         was indexed from (its ``file://`` URI's path; the recorded path for other URIs)."""
         assert self.store is not None
         pruned = []
-        for record in self.store.list_documents(source=source_name):
-            if record.uri in keep_uris:
-                continue
-            if roots is not None and not any(record.uri.startswith(root.rstrip("/") + "/") for root in roots):
-                continue
-            if still_there is not None and still_there(record.uri):
-                continue
+        for record in stale_records(self.store, source_name, keep_uris, roots, still_there):
             with self._write_lock:
                 self.store.delete_document(record.doc_id)
             shown = f"{source_name}:{record.path}" if labelled else local_path(record.uri) or record.path
@@ -249,6 +232,29 @@ def page_failures(document: Document) -> dict[int, str]:
     prefixed ``page N:`` once (``"page N: failed"`` when the page gave no reason)."""
     return {p.number: "; ".join(page_note(p.number, e) for e in p.errors) or f"page {p.number}: failed"
             for p in document.pages if p.status == PageStatus.FAILED}
+
+
+def stale_records(store: ChunkStore, source_name: str, keep_uris: set[str], roots: list[str] | None = None,
+                  still_there: Callable[[str], bool] | None = None) -> list[DocumentRecord]:
+    """The records of ``source_name`` that :meth:`Pipeline.prune` deletes: URI not in
+    ``keep_uris``, under one of ``roots`` (URI prefixes) when given, and not ``still_there(uri)``
+    when that is given."""
+    stale = []
+    for record in store.list_documents(source=source_name):
+        if record.uri in keep_uris:
+            continue
+        if roots is not None and not any(record.uri.startswith(root.rstrip("/") + "/") for root in roots):
+            continue
+        if still_there is not None and still_there(record.uri):
+            continue
+        stale.append(record)
+    return stale
+
+
+def local_file_exists(uri: str) -> bool:
+    """Whether the ``file://`` URI ``uri`` names a file on disk now."""
+    path = local_path(uri)
+    return path is not None and Path(path).is_file()
 
 
 def local_path(uri: str) -> str | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -38,6 +38,9 @@ from pydantic_settings import (
 
 from folioflow.flows.source_config import SourceConfig
 from folioflow.ocr.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from folioflow.indexing.store import StoreSettings
 
 __all__ = ["Settings", "load_settings"]
 
@@ -172,6 +175,14 @@ class Settings(BaseSettings):
     @property
     def documents_dir(self) -> Path:
         return self.data_dir / "documents"
+
+    def store_settings(self) -> StoreSettings:
+        """The :class:`~folioflow.indexing.store.StoreSettings` of these settings (data dir, Qdrant
+        URL and key, collection, tenancy), for :func:`~folioflow.indexing.store.open_store`."""
+        from folioflow.indexing.store import StoreSettings
+
+        return StoreSettings(data_dir=self.data_dir, url=self.qdrant_url, api_key=self.qdrant_api_key,
+                             collection=self.collection, tenancy=self.tenancy)
 
 
 def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:

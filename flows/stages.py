@@ -36,7 +36,7 @@ from folioflow.ocr.errors import ConfigurationError
 from folioflow.ocr.ids import sha256_bytes, sha256_text
 from folioflow.ocr.schema import Document, Page, SourceRef
 
-__all__ = ["StageSpec", "Known", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
+__all__ = ["StageSpec", "Known", "current_known", "unchanged_by_token", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
            "chunker_options", "index_fingerprint", "ocr_identity", "settings_change"]
 
 
@@ -71,6 +71,33 @@ class Known:
     status: str = "indexed"
     failed_pages: tuple[int, ...] = ()
     tenant: str | None = None
+
+    @classmethod
+    def from_record(cls, record: Any) -> Known:
+        """What a registry record (:class:`~folioflow.indexing.registry.DocumentRecord`) says."""
+        meta = record.metadata or {}
+        return cls(content_hash=record.content_hash, fingerprint=meta.get("fingerprint"),
+                   change_token=meta.get("change_token"), pages=record.pages, chunks=record.chunks,
+                   engines=tuple(record.engines), status=record.status, tenant=record.tenant,
+                   failed_pages=tuple(meta.get("failed_pages") or ()))
+
+
+def current_known(known: Known | None, fingerprint: str, tenant: str | None, force: bool = False) -> Known | None:
+    """``known`` when it can decide a skip: not ``force``, indexed with no failed page, under
+    ``fingerprint`` and for ``tenant`` (a new tenant must reach every point's payload); else
+    ``None`` (the document is processed). Whether it is skipped then depends on the change token
+    or content hash (:meth:`Stages.plan`)."""
+    if known is None or force or known.status != "indexed" or known.failed_pages:
+        return None
+    return known if known.fingerprint == fingerprint and known.tenant == tenant else None
+
+
+def unchanged_by_token(known: Known | None, fingerprint: str, tenant: str | None, change_token: str | None,
+                       force: bool = False) -> bool:
+    """Whether a document is skipped without reading its bytes: :func:`current_known` and the
+    same change token (etag, or size and mtime)."""
+    current = current_known(known, fingerprint, tenant, force)
+    return current is not None and change_token is not None and current.change_token == change_token
 
 
 @dataclass
@@ -218,9 +245,7 @@ class Stages:
         (see :func:`settings_change`), ``forced`` (``settings.force``), or ``unchanged (change
         token)`` / ``unchanged (content hash)`` when skipped. Raises ``OSError`` (transient reads),
         :class:`~folioflow.ocr.errors.SourceError` (unreadable document)."""
-        current = (known if known is not None and not self.settings.force and known.status == "indexed"
-                   and not known.failed_pages and known.fingerprint == self.spec.fingerprint
-                   and known.tenant == self.tenant_of(file) else None)  # a new tenant must reach every point's payload
+        current = current_known(known, self.spec.fingerprint, self.tenant_of(file), self.settings.force)
         if current is not None and current.change_token == file.change_token:
             return Planned(file, None, current.content_hash, self.source_ref(file), True, "unchanged (change token)",
                            current.pages)

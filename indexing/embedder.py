@@ -44,13 +44,21 @@ import numpy as np
 
 from folioflow.ocr.errors import EmbeddingError
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "cpu_has_native_bf16", "default_model_path", "torch_omp_thread_limit"]
+__all__ = ["DEFAULT_MODEL", "Embedder", "canonical_model_name", "cpu_has_native_bf16", "default_model_path", "torch_omp_thread_limit"]
 
 log = logging.getLogger(__name__)
 
 #: Canonical name of the default model (recorded in collections; its files come from the PyPI package).
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, "all-MiniLM-L6-v2", "default"}
+
+
+def canonical_model_name(model: str | Path | None) -> str:
+    """The name an :class:`Embedder` for ``model`` records (:attr:`Embedder.model_name`, part of
+    the index fingerprint): :data:`DEFAULT_MODEL` for ``None`` and the default's aliases, else
+    ``model`` as a string. Loads nothing."""
+    name = None if model is None else str(model)
+    return DEFAULT_MODEL if name is None or name in _DEFAULT_ALIASES else name
 
 
 def default_model_path() -> str:
@@ -142,7 +150,7 @@ class Embedder:
         if precision not in ("auto", "bf16", "fp32"):
             raise EmbeddingError(f"unknown embedding precision {precision!r}: use auto, bf16 or fp32")
         name = None if model is None else str(model)
-        self.model_name: str = DEFAULT_MODEL if name is None or name in _DEFAULT_ALIASES else name
+        self.model_name: str = canonical_model_name(model)
         self._path = default_model_path() if name in _DEFAULT_ALIASES else name
         self._device_arg, self._devices_arg = device, list(devices) if devices else None
         self.batch_size, self.backend, self.fast = batch_size, backend, fast

@@ -13,6 +13,7 @@ import typer
 
 from folioflow.flows.cli import app
 from folioflow.flows.cli.ingest_cmd import Collection, Config, DataDir, QdrantUrl, _quiet_models
+from folioflow.flows.cli.options import require_extra
 
 eval_app = typer.Typer(name="eval", no_args_is_help=True,
                        help="Evaluate OCR engines, retrieval and chunking on labelled documents (tables, JSON, plots).")
@@ -41,6 +42,8 @@ def eval_ocr(
     Test types: present, absent, order, table, math, baseline (semantics of olmOCR-bench, see
     ocr.evaluation.checks). Exits 1 on unreadable tests or a bad engine choice.
     """
+    if plot is not None:
+        require_extra("plot", "--plot")  # before the evaluation runs, not after it
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_ocr
 
@@ -69,6 +72,8 @@ def eval_retrieval(
     FinanceBench's 0-based evidence pages are converted to folioflow's 1-based pages; questions whose
     documents are not in the collection are skipped and counted.
     """
+    if plot is not None:
+        require_extra("plot", "--plot")  # before the evaluation runs, not after it
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_retrieval
     from folioflow.flows.cli.options import build_settings
@@ -91,6 +96,8 @@ def eval_chunks(
 ) -> None:
     """Chunk invariants over an ingested collection: tables or formulas cut, chunks over the token
     limit, chunks without (or with a wrong) heading path, words lost."""
+    if plot is not None:
+        require_extra("plot", "--plot")  # before the evaluation runs, not after it
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_chunks
     from folioflow.flows.cli.options import build_settings

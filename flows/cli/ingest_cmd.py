@@ -26,8 +26,29 @@ EPHEMERAL_STARTUP_TIMEOUT_S = "120"
 
 
 def _quiet_prefect(verbose: bool) -> None:
-    """Prefect's console logging would interleave with the progress bar; keep warnings only."""
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    """Prefect's own logging stays off the console unless ``verbose``. Call before Prefect is
+    imported: it reads these settings (environment variables, which the user's own values beat)
+    once, and its ephemeral API server, a subprocess writing to this process's stderr, inherits
+    them. Without ``verbose``:
+
+    * ``PREFECT_LOGGING_LEVEL=ERROR``: the client's loggers (``prefect``, ``prefect.client``, ...);
+    * ``PREFECT_SERVER_LOGGING_LEVEL=CRITICAL``: the server's (``prefect.server.*``, uvicorn,
+      fastapi). Its services log as warnings and errors what is routine for a short-lived
+      ephemeral server: the event queue dropping messages under a burst ("Subscription queue is
+      full" from ``prefect.server.utilities.messaging.memory``) and the task-run recorder's flush
+      cancelled at shutdown (an ERROR with a ``CancelledError`` traceback from
+      ``prefect.server.services.task_run_recorder``). The run's outcome never depends on them: the
+      summary and report are built in this process;
+    * ``PREFECT_INTERNAL_LOGGING_LEVEL=CRITICAL``: ``prefect._internal`` (its background workers).
+
+    With ``verbose``: ``PREFECT_LOGGING_LEVEL=INFO`` (flow and task run logs), the rest at Prefect's
+    defaults (server WARNING, internal ERROR)."""
+    if verbose:
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
+    else:
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
+        os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
+        os.environ.setdefault("PREFECT_INTERNAL_LOGGING_LEVEL", "CRITICAL")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", EPHEMERAL_STARTUP_TIMEOUT_S)
     _quiet_models()
@@ -77,7 +98,9 @@ def ingest(
 
     Unchanged documents are skipped: same size and mtime (the bytes are not read), else the same
     content hash, with the same embedding model, chunking and OCR settings; --force processes them
-    again. A document with failed pages is retried on the next run.
+    again. A document with failed pages is retried on the next run. When every document is
+    unchanged by size and mtime, the run ends there: no model is loaded and no Prefect flow run
+    (nor its ephemeral server) is started.
 
     Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
     exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable).
@@ -95,16 +118,20 @@ def ingest(
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
     from folioflow.flows.cli.ui import page_progress, print_run
-    from folioflow.flows.ephemeral import start_tied_server
-    from folioflow.flows.ingest import run_ingest
+    from folioflow.flows.unchanged import run_if_unchanged
     from folioflow.ocr.errors import FolioflowError
-
-    _mute_run_logs(verbose)
 
     with page_progress(progress) as bar:
         try:
-            start_tied_server()  # stopped even if this process is killed (flows/ephemeral.py)
-            result = run_ingest(paths, settings, prune=prune, force=force, progress=bar)
+            # All documents unchanged (registry, size and mtime): no model, no Prefect (flows/unchanged.py).
+            result = run_if_unchanged(paths, settings, prune=prune, force=force, progress=bar)
+            if result is None:
+                from folioflow.flows.ephemeral import start_tied_server
+                from folioflow.flows.ingest import run_ingest
+
+                _mute_run_logs(verbose)
+                start_tied_server()  # stopped even if this process is killed (flows/ephemeral.py)
+                result = run_ingest(paths, settings, prune=prune, force=force, progress=bar)
         except FolioflowError as exc:
             fail(f"ingest cannot proceed: {exc}")
         except RuntimeError as exc:

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import typer
 
-__all__ = ["build_settings", "fail"]
+__all__ = ["build_settings", "fail", "require_extra"]
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -25,4 +25,16 @@ def build_settings(config: Path | None = None, **overrides: Any):
     try:
         return load_settings(config, **overrides)
     except ConfigurationError as exc:
+        fail(str(exc))
+
+
+def require_extra(extra: str, what: str) -> None:
+    """Exit 1 with one line naming ``extra`` and its pip command unless it is installed
+    (:func:`folioflow.ocr.extras.require`; nothing is imported). Call before the work starts."""
+    from folioflow.ocr.errors import MissingExtraError
+    from folioflow.ocr.extras import require
+
+    try:
+        require(extra, what)
+    except MissingExtraError as exc:
         fail(str(exc))

@@ -27,11 +27,10 @@ QUERY_KEYS = ("text", "score", "search_score", "doc_id", "source", "source_name"
 
 
 def _open_store(settings: Settings, must_exist: bool = True):
-    from folioflow.flows.pipeline import Pipeline
     from folioflow.indexing.store import open_store
     from folioflow.ocr.errors import StoreError
 
-    store_settings = Pipeline.store_settings(settings)
+    store_settings = settings.store_settings()
     if must_exist and not settings.qdrant_url and not Path(store_settings.data_dir).exists():
         fail(f"no index under {settings.data_dir} (run `folioflow ingest` first, or pass --data-dir / --qdrant-url)")
     try:

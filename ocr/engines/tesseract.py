@@ -9,7 +9,8 @@
   the variable once, when it loads, and PyTorch's CPU wheel carries its own ``libgomp``: loaded after
   the variable is set, it would run the embedder on one thread (measured: CPU embedding 15.4 instead
   of 33.4 texts/s) and, under bf16 autocast with two torch threads, return wrong vectors (min cosine
-  -0.04 to fp32). So PyTorch, when installed, is imported first, and
+  -0.04 to fp32). So PyTorch, when installed, is imported first
+  (by :func:`load_tesserocr`, on first use: importing this module loads neither), and
   :class:`folioflow.indexing.embedder.Embedder` also caps torch's threads at the limit if it finds one. (The
   PyPI tesserocr wheel's bundled libtesseract is built without OpenMP; the variable matters for a
   tesserocr built against Debian's libtesseract.)
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import threading
 from pathlib import Path
 
@@ -32,15 +34,24 @@ from PIL import Image
 from folioflow.ocr.errors import EngineUnavailableError, OcrError
 from folioflow.ocr.postprocess.lines import OcrLine, OcrWord
 
-# PyTorch's own OpenMP runtime must load before the limit is set (see module docstring); conversion-only
-# installs have no torch
-with contextlib.suppress(ImportError):
-    import torch  # noqa: F401
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before tesserocr/libtesseract is loaded
-
-__all__ = ["TESSDATA", "TesseractRecognizer", "available_tesseract_languages"]
+__all__ = ["TESSDATA", "TesseractRecognizer", "available_tesseract_languages", "load_tesserocr"]
 
 TESSDATA = os.environ.get("TESSDATA_PREFIX", "/usr/share/tesseract-ocr/5/tessdata")
+
+
+def load_tesserocr():
+    """Import and return ``tesserocr``, the first time with ``OMP_THREAD_LIMIT=1`` set before
+    libtesseract loads and PyTorch (when installed; conversion-only installs have none) imported
+    before that, so torch's own OpenMP runtime does not read the limit (see module docstring).
+    Done here rather than at module import so that importing this module costs no torch.
+    Raises :class:`ImportError` when tesserocr is not installed."""
+    if "tesserocr" not in sys.modules:
+        with contextlib.suppress(ImportError):
+            import torch  # noqa: F401
+        os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    import tesserocr
+
+    return tesserocr
 
 
 def available_tesseract_languages(tessdata: str = TESSDATA) -> list[str]:
@@ -71,9 +82,7 @@ class TesseractRecognizer:
         """``tesseract <version> <langs>``, part of the engine's cache key."""
         if not self._version:
             try:
-                import tesserocr
-
-                self._version = tesserocr.tesseract_version().split()[1]
+                self._version = load_tesserocr().tesseract_version().split()[1]
             except (ImportError, IndexError):
                 return f"tesseract ? {'+'.join(self.languages)}"
         return f"tesseract {self._version} {'+'.join(self.languages)}"
@@ -82,7 +91,7 @@ class TesseractRecognizer:
         """Check tesserocr and the language packs, and create this thread's handle.
         Raises :class:`EngineUnavailableError` naming what is missing."""
         try:
-            import tesserocr  # noqa: F401
+            load_tesserocr()
         except ImportError as exc:
             raise EngineUnavailableError(f"tesseract: tesserocr is not installed ({exc})") from exc
         have = set(available_tesseract_languages(self.tessdata))
@@ -96,7 +105,7 @@ class TesseractRecognizer:
     def _api(self):
         api = getattr(self._local, "api", None)
         if api is None:
-            import tesserocr
+            tesserocr = load_tesserocr()
 
             api = tesserocr.PyTessBaseAPI(path=self.tessdata, lang="+".join(self.languages),
                                           psm=tesserocr.PSM.AUTO)
@@ -107,19 +116,19 @@ class TesseractRecognizer:
         """OCR a grayscale or RGB ``image`` (H, W[, 3] uint8). Returns lines in tesseract's reading
         order with word boxes in image pixels and confidences in [0, 1]. Raises :class:`OcrError`
         on timeout."""
-        import tesserocr
+        tesserocr = load_tesserocr()
 
         return self._run(image, tesserocr.PSM.AUTO)
 
     def recognize_cell(self, image: np.ndarray) -> list[OcrLine]:
         """OCR a small crop (a table cell) as one block of text (``PSM.SINGLE_BLOCK``): page
         segmentation drops isolated digits and short words that a cell often holds."""
-        import tesserocr
+        tesserocr = load_tesserocr()
 
         return self._run(image, tesserocr.PSM.SINGLE_BLOCK)
 
     def _run(self, image: np.ndarray, psm) -> list[OcrLine]:
-        import tesserocr
+        tesserocr = load_tesserocr()
         from tesserocr import RIL
 
         api = self._api()
@@ -160,7 +169,7 @@ class TesseractRecognizer:
         """Tesseract OSD on ``image``: (clockwise degrees the page must be rotated to be upright,
         confidence (15 = reasonably confident, per tesseract), script name). Returns
         ``(0, 0.0, "")`` when OSD finds too little text."""
-        import tesserocr
+        tesserocr = load_tesserocr()
 
         api = getattr(self._local, "osd", None)
         if api is None:

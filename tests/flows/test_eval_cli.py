@@ -122,3 +122,27 @@ def test_plot_without_matplotlib_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the 'plot' extra were not installed
     with pytest.raises(ConfigurationError, match=r"pip install 'folioflow\[plot\]'"):
         bar_chart({"a": {"x": 0.5}}, tmp_path / "no.png", "t", "share")
+
+
+def test_plot_without_matplotlib_fails_before_the_evaluation(tmp_path, monkeypatch):
+    """``--plot`` with the `plot` extra missing: one line naming it, and no evaluation started (the
+    missing index would otherwise be the error)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the 'plot' extra were not installed
+    result = invoke("eval", "chunks", "--data-dir", str(tmp_path / "empty"), "--plot", str(tmp_path / "p.png"))
+    assert result.exit_code == 1
+    assert "needs the `plot` extra" in result.output and "pip install 'folioflow[plot]'" in result.output
+    assert "no index" not in result.output
+    result = invoke("eval", "chunks", "--data-dir", str(tmp_path / "empty"))  # no --plot: the evaluation runs
+    assert result.exit_code == 1 and "no index" in result.output
+
+
+def test_watch_files_without_watchfiles_names_the_extra(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "watchfiles", None)  # as if the 'orchestration' extra were not installed
+    result = invoke("watch-files")
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "`orchestration` extra" in lines[0] and "watchfiles" in lines[0], result.output

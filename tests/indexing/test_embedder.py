@@ -137,7 +137,8 @@ import json, sys
 import numpy as np
 sys.path.insert(0, {root!r})
 if {tesseract_first}:
-    import folioflow.ocr.engines.tesseract  # sets OMP_THREAD_LIMIT=1 for tesseract
+    from folioflow.ocr.engines.tesseract import load_tesserocr
+    load_tesserocr()  # sets OMP_THREAD_LIMIT=1 for tesseract
 import torch
 from folioflow.indexing.embedder import Embedder, torch_omp_thread_limit
 from folioflow.ocr.samples import SAMPLE_FACTS
@@ -169,7 +170,7 @@ def _probe(env_limit: str | None, tesseract_first: bool) -> dict:
 
 @pytest.mark.slow
 def test_tesseract_thread_limit_does_not_reach_the_embedder():
-    """Importing the tesseract engine (which sets OMP_THREAD_LIMIT=1) leaves torch's OpenMP
+    """Loading tesserocr through the tesseract engine (which sets OMP_THREAD_LIMIT=1) leaves torch's OpenMP
     runtime unlimited, and bf16 vectors stay equivalent to fp32."""
     control = _probe(None, tesseract_first=False)
     got = _probe(None, tesseract_first=True)
