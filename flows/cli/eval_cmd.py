@@ -41,6 +41,15 @@ def eval_ocr(
     Test types: present, absent, order, table, math, baseline (semantics of olmOCR-bench, see
     ocr.evaluation.checks). Exits 1 on unreadable tests or a bad engine choice.
     """
+    from folioflow.flows.cli.options import need
+
+    if plot is not None:
+        need("plot", "--plot")
+    for name in engine or ["auto"]:
+        if name == "ocr" or name.startswith("ocr:"):
+            need("ocr", f"--engine {name}")
+        elif name == "vlm" or ocr_endpoint:
+            need("vlm", "--engine vlm")
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_ocr
 
@@ -71,9 +80,12 @@ def eval_retrieval(
     """
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_retrieval
-    from folioflow.flows.cli.options import build_settings
+    from folioflow.flows.cli.options import build_settings, need, require_extras
 
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
+    require_extras(settings)
+    if plot is not None:
+        need("plot", "--plot")
     run_eval_retrieval(settings, questions, k, modes, own_doc, limit, tenant, per_question, json_out, plot)
 
 
@@ -93,7 +105,10 @@ def eval_chunks(
     limit, chunks without (or with a wrong) heading path, words lost."""
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_chunks
-    from folioflow.flows.cli.options import build_settings
+    from folioflow.flows.cli.options import build_settings, need, require_extras
 
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
+    require_extras(settings)
+    if plot is not None:
+        need("plot", "--plot")
     run_eval_chunks(settings, document or [], failures, json_out, plot, max_tokens)
