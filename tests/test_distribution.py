@@ -86,7 +86,8 @@ def test_the_core_wheel_runs_the_main_job_from_an_empty_folder(dist, tmp_path):
     _run([str(pip), "check"], cwd=tmp_path)
 
     # no global import name; the templates are package data; importing it loads no torch
-    assert _run([str(python), "-c", "import ocr"], cwd=work, check=False).returncode != 0
+    out = _run([str(python), "-c", "import ocr"], cwd=work, check=False)
+    assert out.returncode == 1 and "No module named 'ocr'" in out.stderr, out.stderr
     code = ("import sys, importlib.resources as r, folioflow\n"
             "assert (r.files('folioflow.infra') / 'prefect.yaml').is_file()\n"
             "assert 'torch' not in sys.modules and 'prefect' not in sys.modules\n"
