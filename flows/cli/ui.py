@@ -20,6 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from folioflow.flows.report import RunReport
 
@@ -102,8 +103,8 @@ def failures_table(report: RunReport) -> Table | None:
     table = Table(title="Failures", show_header=True, header_style="bold red")
     table.add_column("document", overflow="fold")
     table.add_column("reason", overflow="fold")
-    for doc in failed:
-        table.add_row(doc.source, doc.error or "unknown")
+    for doc in failed:  # plain text: a reason such as "pip install 'folioflow[ocr]'" is not rich markup
+        table.add_row(Text(doc.source), Text(doc.error or "unknown"))
     return table
 
 

@@ -17,7 +17,11 @@ from folioflow.ocr.errors import FolioflowError
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import Page, PageStatus
 
-__all__ = ["PageEngine", "failed_page"]
+__all__ = ["DEFAULT_CPU_ENGINE", "PageEngine", "failed_page"]
+
+#: the CPU OCR engine used when none is configured (one of folioflow.ocr.engines.cpu.CPU_ENGINES); here,
+#: not in that module, so that settings and cache keys name it without importing OpenCV (the ``ocr`` extra)
+DEFAULT_CPU_ENGINE = "auto"
 
 
 def failed_page(page: PageHandle, engine: str, reason: str) -> Page:

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from folioflow.ocr.engines.auto_ocr import AutoCpuEngine
-from folioflow.ocr.engines.base import PageEngine
+from folioflow.ocr.engines.base import DEFAULT_CPU_ENGINE, PageEngine
 from folioflow.ocr.engines.ocr_pipeline import CpuOcrEngine
 from folioflow.ocr.engines.rapid import RapidOcrRecognizer
 from folioflow.ocr.engines.tesseract import TesseractRecognizer
@@ -67,7 +67,6 @@ class RapidOcrEngine(CpuOcrEngine):
 
 CPU_ENGINES: dict[str, Callable[..., PageEngine]] = {
     "auto": AutoCpuEngine, "tesseract": TesseractEngine, "rapidocr": RapidOcrEngine}
-DEFAULT_CPU_ENGINE = "auto"
 
 
 def get_cpu_engine(name: str | None = None, languages: list[str] | None = None) -> PageEngine:

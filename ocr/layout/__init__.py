@@ -4,3 +4,6 @@ lines (:mod:`folioflow.ocr.layout.lines`), reading order (:mod:`folioflow.ocr.la
 (:mod:`folioflow.ocr.layout.blocks`), tables (:mod:`folioflow.ocr.layout.tables`) and formulas
 (:mod:`folioflow.ocr.layout.formulas`). All coordinates are page points in display space (top-left origin,
 y down, ``/Rotate`` applied), as in :mod:`folioflow.ocr.schema`."""
+
+#: the API is in the modules named above; nothing is re-exported here
+__all__: list[str] = []

@@ -6,3 +6,6 @@ Modules: :mod:`~folioflow.ocr.postprocess.lines` (the shared line/word types), :
 (paragraphs, headings, page furniture, Markdown) and :mod:`~folioflow.ocr.postprocess.textmetrics`
 (character error rate and word recall used by tests and benchmarks).
 """
+
+#: the API is in the modules named above; nothing is re-exported here
+__all__: list[str] = []

@@ -60,10 +60,10 @@ def test_bad_options_exit_non_zero(inputs, tmp_path):
     assert invoke(str(inputs), "-o", str(tmp_path / "o"), "--format", "docx").exit_code != 0
     assert invoke(str(inputs), "-o", str(tmp_path / "o"), "--page-range", "x-").exit_code == 2
     result = invoke(str(inputs), "-o", str(tmp_path / "o"), "--ocr-endpoint", "http://localhost:9/v1")
-    try:
-        import folioflow.ocr.vlm  # noqa: F401
-    except ImportError:
-        assert result.exit_code == 2 and "vLLM engine not available in this build" in result.output
+    from folioflow.ocr.extras import installed
+
+    if not installed("vlm"):
+        assert result.exit_code == 1 and "pip install 'folioflow[vlm]'" in result.output
 
 
 @pytest.mark.corpus
