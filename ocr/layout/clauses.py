@@ -26,7 +26,9 @@ clause ("### 11. Choice Of Law") is inserted before the paragraph, which stays w
 included (``attributes["clause"]["synthetic"]``). A clause number set apart from its title by a tab
 ("1." | "DEFINITIONS" on one row: two blocks) is joined to the block on its right. A bare label
 ("ARTICLE VIII", "Item 8.") followed by a short title block takes that title in. Headings found
-by typography that read as such a form get the form's level, so levels agree across pages.
+by typography that read as such a form get the form's level, so levels agree across pages; a
+"heading" that is a signature label ("By:", "Name:", "Title:": large ink on a scan) becomes a
+paragraph.
 
 The pass is idempotent: it removes the headings it inserted before it runs, and the blocks it
 changed carry :data:`CLAUSE` so :func:`~folioflow.ocr.layout.blocks.relevel_headings` leaves them
@@ -67,6 +69,8 @@ _SMALL_WORDS = {"of", "and", "the", "to", "in", "for", "on", "or", "a", "an", "b
                 "under", "from", "into", "no", "not", "its", "&", "-", "–", "—", "/", "non"}
 _RUN_IN = re.compile(r"^(.{2,90}?)([.:]|\s[-–—])\s+(?=\S)")
 _TITLE_KINDS = ("part", "article", "item", "annex", "section")
+#: A signature label set large enough to look like a heading ("By: ____" on a scan).
+_SIGNATURE_LABEL = re.compile(r"^(?:By|Name|Title|Its|Date|Signature|Witness)\s*:", re.IGNORECASE)
 
 
 @dataclass
@@ -270,6 +274,12 @@ def mark_clause_headings(pages: list[Page]) -> int:
         for i, heading in reversed(inserts.get(id(page), [])):
             page.blocks.insert(i, heading)
     changed += _recitals_and_title(built, top)
+    for page in built:
+        for block in page.blocks:
+            if block.type == BlockType.HEADING and _SIGNATURE_LABEL.match(_plain(block)):
+                block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
+                block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
+                changed += 1
     for page in built:
         page.markdown = page_markdown(page.blocks)
     return changed

@@ -79,3 +79,21 @@ def test_cuad_contract_chunks_mostly_name_a_clause(corpus, name):
     assert len(headed) >= 0.9 * len(chunks)
     assert len(naming) >= 0.7 * len(chunks), [c.heading_path for c in chunks if c not in naming][:10]
     assert any(c.metadata.get(ROLE) == PARTIES for c in chunks)
+
+
+@pytest.mark.slow
+def test_a_scanned_contract_gets_clause_paths_and_roles_through_cpu_ocr(tmp_path):
+    """The clause pass runs on CPU OCR pages too (their Markdown is built from their blocks); a
+    signature label OCR took for a heading ("By:" with its rule) becomes text of the signature block."""
+    from folioflow.ocr.samples import write_scanned_copy
+
+    scan = write_scanned_copy(write_contract_pdf(tmp_path / "run_in.pdf", "run_in"), tmp_path / "run_in.tif", dpi=200)
+    converter = DocumentConverter(ConvertOptions(engine="ocr", guard=False, fidelity=False))
+    chunks = Chunker(default_counter()).chunk(
+        converter.convert(DocumentInput(data=scan, source=SourceRef(uri=scan.as_uri(), path=scan.name))))
+    for title, opening in CONTRACT_CLAUSES["run_in"]:
+        holding = [c for c in chunks if opening in c.text]
+        assert holding and all(c.heading_path[-1:] == [title] for c in holding), (title, [c.heading_path for c in holding])
+    signature = [c for c in chunks if c.metadata.get(ROLE) == SIGNATURE]
+    assert signature and "Name: Jane Smith" in "\n".join(c.text for c in signature)
+    assert not any(t.startswith("By") for c in chunks for t in c.heading_path)
