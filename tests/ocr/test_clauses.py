@@ -99,3 +99,22 @@ def test_the_pass_is_idempotent_and_survives_relevel(converted):
     relevel_headings(document.pages)
     mark_clause_headings(document.pages)
     assert [p.markdown for p in document.pages] == before
+
+
+def test_a_real_filing_keeps_part_and_item_above_its_statements(corpus):
+    """Amazon's 2017 10-K sets "Item 8." and its title apart (two blocks) and "PART II" at body size:
+    the item label takes its title in, and the audit report's headings sit under Part II > Item 8."""
+    path = corpus / "A_finance/financebench/pdfs/AMAZON_2017_10K.pdf"
+    if not path.is_file():
+        pytest.skip(f"FinanceBench filing not in the corpus: {path}")
+    from folioflow.chunking.chunker import Chunker
+    from folioflow.chunking.tokens import default_counter
+
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False, page_range="17,35-36"))
+    document = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    headings = _headings(document)
+    assert (1, "PART II") in headings
+    assert (2, "Item 8. Financial Statements and Supplementary Data") in headings
+    chunks = Chunker(default_counter()).chunk(document)
+    opinion = [c for c in chunks if c.heading_path[-1:] == ["Opinion on the Financial Statements"]]
+    assert opinion and opinion[0].heading_path[:2] == ["PART II", "Item 8. Financial Statements and Supplementary Data"]
