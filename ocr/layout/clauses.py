@@ -125,6 +125,8 @@ def clause_title(text: str) -> ClauseTitle | None:
         depth = len(m.group(1).split(".")) if kind in ("number", "section") else 1
         if kind in ("number", "letter") and not rest:
             return None
+        if kind == "number" and label.isdigit() and rest != rest.upper():
+            return None  # "345 Park Avenue": a bare integer opens a title only in capitals ("1 GRANT")
         if _standalone(rest) and (kind in _TITLE_KINDS or _title_words(rest.rstrip("."), 15)):
             return ClauseTitle(kind, " ".join([label, rest]).strip().rstrip(".:"), run_in=False, depth=depth)
         run = _RUN_IN.match(rest)

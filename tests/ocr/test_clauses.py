@@ -41,6 +41,7 @@ def test_clause_titles_are_read_from_the_text(text, kind, title, run_in):
     "Schedule 4 of the Escrow Agreement shall be signed by both.",
     "Section 14 hereof, the term of this Agreement",
     "2020 was a year of growth for the Company.",
+    "345 Park Avenue, San Jose, California 95110-2704",          # an address, not clause 345
 ])
 def test_sentences_and_references_are_no_titles(text):
     assert clause_title(text) is None
