@@ -14,7 +14,8 @@ form                                                   heading level
 ``EXHIBIT A``, ``Schedule 3``, ``Annex I``, ...        2
 ``RECITALS`` / ``BACKGROUND`` / first ``WHEREAS``      the document's top clause level (2 or 3)
 ``Section 5.02``, ``11. Choice Of Law``, ``8.05 X.``   3 (+1 per extra number depth: "1.1" under "1.")
-``(a) Title`` (a lettered sub-clause with a title)     one below the deepest numbered clause
+``(a) Title``, ``a. Title`` (lettered, with a title)   one below the deepest numbered clause
+``Training. We will ...`` (unnumbered run-in title)    one below the deepest numbered clause
 a contract title on page 1 ("SUPPLY AGREEMENT")        1 (when no title was found by typography)
 =====================================================  =========================================
 
@@ -57,8 +58,13 @@ _FORMS: list[tuple[str, re.Pattern[str]]] = [
                          rf"([A-Z]{{1,2}}(?:-\d{{1,2}})?|\d{{1,2}}(?!\.\d)|{_ROMAN})\b\.?", re.IGNORECASE)),
     ("section", re.compile(r"^(?:SECTION|§)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?", re.IGNORECASE)),
     ("number", re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)(?:\.|\))?(?=\s|$)")),
-    ("letter", re.compile(r"^\((?:[a-z]{1,2}|[ivxlc]{1,5}|\d{1,2})\)(?=\s|$)", re.IGNORECASE)),
+    ("letter", re.compile(r"^(?:\((?:[a-zA-Z]{1,2}|[ivxlcIVXLC]{1,5}|\d{1,2})\)|(?:[a-z]|[ivx]{1,4})[.)])(?=\s|$)")),
 ]
+#: An unnumbered run-in title: up to six capitalised words, the last of three letters or more (not
+#: an initial: "John S. Smith"), ended by a period before a capitalised sentence ("Training. We will ...").
+_PLAIN_RUN_IN = re.compile(r"^((?:[A-Z][\w’'-]*|of|and|the|to|in|for|on|or|a|an|by|with|upon|under|non-)"
+                           r"(?:[ /](?:[A-Z][\w’'-]*|of|and|the|to|in|for|on|or|a|an|by|with|upon|under)){0,5})\.\s+(?=[A-Z“\"])")
+_NOT_TITLES = {"mr", "mrs", "ms", "dr", "inc", "co", "corp", "ltd", "llc", "no", "st", "jr", "sr", "u.s"}
 _RECITALS = re.compile(r"^(?:RECITALS?|BACKGROUND|PREAMBLE|W\s?I\s?T\s?N\s?E\s?S\s?S\s?E\s?T\s?H)\s*[:.]?$", re.IGNORECASE)
 _WHEREAS = re.compile(r"^WHEREAS\b")
 _CONTRACT_WORDS = re.compile(r"\b(?:AGREEMENT|CONTRACT|LICEN[CS]E|LEASE|AMENDMENT|ADDENDUM|MEMORANDUM|DEED|"
@@ -133,6 +139,12 @@ def clause_title(text: str) -> ClauseTitle | None:
         if run and _title_words(run.group(1), 10) and len(rest) > run.end():
             return ClauseTitle(kind, f"{label} {run.group(1).strip()}", run_in=True, depth=depth)
         return None
+    plain = _PLAIN_RUN_IN.match(text)
+    if plain:
+        words = plain.group(1).split()
+        last = words[-1].strip("’'-").lower()
+        if len(last) >= 3 and last not in _NOT_TITLES and len(text) - plain.end() >= 40:
+            return ClauseTitle("run_in", plain.group(1), run_in=True)
     return None
 
 
@@ -253,7 +265,7 @@ def mark_clause_headings(pages: list[Page]) -> int:
             return fixed[t.kind]
         if t.kind == "number":
             return min(6, 3 + t.depth - base)
-        return min(6, deepest + 1)
+        return min(6, deepest + 1)  # a lettered sub-clause or an unnumbered run-in title
 
     changed = 0
     inserts: dict[int, list[tuple[int, Block]]] = {}

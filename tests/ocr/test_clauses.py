@@ -24,6 +24,8 @@ from folioflow.ocr.schema import BlockType, Document, SourceRef
     ("11. Choice Of Law. This Agreement shall be governed by the laws of Texas.", "number", "11. Choice Of Law", True),
     ("8.05 GOVERNING LAW. This Agreement shall be governed by Delaware law.", "number", "8.05 GOVERNING LAW", True),
     ("(a) Notices. All notices shall be in writing.", "letter", "(a) Notices", True),
+    ("a. Term. This Agreement shall become effective on the date first written above.", "letter", "a. Term", True),
+    ("Training. We will provide you with the initial training specified in the Manual.", "run_in", "Training", True),
     ("RECITALS", "recitals", "RECITALS", False),
     ("EXHIBIT A", "annex", "EXHIBIT A", False),
     ("PART II", "part", "PART II", False),
@@ -42,6 +44,9 @@ def test_clause_titles_are_read_from_the_text(text, kind, title, run_in):
     "Section 14 hereof, the term of this Agreement",
     "2020 was a year of growth for the Company.",
     "345 Park Avenue, San Jose, California 95110-2704",          # an address, not clause 345
+    "John S. D'Orazio, President and Chief Executive Officer of the Company",  # an initial, not a title
+    "Mr. Parmelee brings over 25 years of technology industry experience to the board.",
+    "A. Club owns and operates the National Football League team in Jacksonville.",  # a lettered recital
 ])
 def test_sentences_and_references_are_no_titles(text):
     assert clause_title(text) is None
