@@ -154,12 +154,6 @@ def _plain(block: Block) -> str:
     return block.text.strip()
 
 
-def _same_row(a: BBox | None, b: BBox | None) -> bool:
-    if a is None or b is None:
-        return False
-    return min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0) and b.x0 >= a.x1 - 1
-
-
 def _union(a: BBox | None, b: BBox | None) -> BBox | None:
     if a is None or b is None:
         return a or b
