@@ -7,7 +7,9 @@ Pipeline (one module per step):
 2. :mod:`folioflow.chunking.headers` - repeating page headers/footers found and set aside as metadata.
 3. Tables continued on the next page (same column count, nothing but furniture between) are
    merged (:func:`folioflow.chunking.tables.merge_continued`); a caption right before a table travels with it.
-4. :mod:`folioflow.chunking.sections` - the heading tree across pages gives every block its heading path.
+4. :mod:`folioflow.chunking.sections` - the heading tree across pages gives every block its heading path;
+   :mod:`folioflow.chunking.roles` - a contract's party, definitions and signature blocks become
+   sections of their own, their chunks marked with ``metadata["role"]``.
 5. :mod:`folioflow.chunking.pieces` - blocks become unsplittable pieces within the section's budget.
 6. :mod:`folioflow.chunking.packing` - pieces are packed greedily and every chunk is checked exactly.
 
@@ -32,6 +34,7 @@ from folioflow.chunking.headers import collect_furniture, engine_furniture, mark
 from folioflow.chunking.packing import join_pieces, pack, repair
 from folioflow.chunking.parse import MdBlock, ParsedPage, parse_markdown
 from folioflow.chunking.pieces import Measure, Piece, block_pieces
+from folioflow.chunking.roles import ROLE, split_by_role
 from folioflow.chunking.schema import Chunk, ChunkKind, PageBBox, pack_token_ids
 from folioflow.chunking.sections import Section, build_sections, contextualize, fit_heading_path
 from folioflow.chunking.tables import compact_tables, merge_continued, parse_table
@@ -45,7 +48,9 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: Bump when the chunks made from the same document and options change (part of the index
 #: fingerprint, :func:`folioflow.flows.stages.index_fingerprint`, so indexed documents are re-chunked).
 #: 2: engine page headers/footers kept as chunk metadata; repeated sentences stay in the body once.
-CHUNKER_VERSION = "2"
+#: 3: contract party/definitions/signature blocks in chunks of their own (``metadata["role"]``); the
+#: converter's clause headings (:mod:`folioflow.ocr.layout.clauses`) change the sections.
+CHUNKER_VERSION = "3"
 
 
 def document_title(document: Document) -> str:
@@ -130,7 +135,9 @@ class Chunker:
             blocks = [b for p in pages for b in p.blocks]
         if self.options.merge_continued_tables:
             blocks = self._merge_tables(blocks, pages)
-        sections = build_sections(blocks, infer_levels=self.options.infer_heading_levels)
+        with_roles = split_by_role(build_sections(blocks, infer_levels=self.options.infer_heading_levels))
+        sections = [s for s, _ in with_roles]
+        roles = [r for _, r in with_roles]
         tokens = self.measure.content_batch([b.text for b in blocks])
         block_tokens = {id(b): n for b, n in zip(blocks, tokens, strict=True)}
         title = self._title_lines(document)
@@ -147,7 +154,7 @@ class Chunker:
         else:
             counts = iter(self._count_batch(texts))
         chunks: list[Chunk] = []
-        for section, (rendered, budget, groups) in zip(sections, plans, strict=True):
+        for section, role, (rendered, budget, groups) in zip(sections, roles, plans, strict=True):
             known = [next(counts) for _ in groups]
 
             def measure(group: list[Piece], rendered: list[str] = rendered) -> int:
@@ -156,7 +163,7 @@ class Chunker:
 
             for group, n in repair(groups, measure, self.max_tokens, budget, known):
                 chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, embeds[id(group)], n,
-                                               furniture, len(title)))
+                                               furniture, len(title), role))
         self._number_parts(chunks)
         if self._ids_batch is not None:
             self._attach_token_ids(chunks, token_ids)
@@ -330,8 +337,9 @@ class Chunker:
 
     def _make_chunk(self, document: Document, index: int, section: Section, rendered: list[str],
                     group: list[Piece], embed: str, n: int, furniture: dict[int, dict[str, list[str]]],
-                    title_lines: int = 0) -> Chunk:
-        """The chunk of ``group``; ``embed``: its embedded text (:meth:`_embed`), ``n``: its tokens."""
+                    title_lines: int = 0, role: str | None = None) -> Chunk:
+        """The chunk of ``group``; ``embed``: its embedded text (:meth:`_embed`), ``n``: its tokens;
+        ``role``: its section's role (:mod:`folioflow.chunking.roles`), kept as ``metadata["role"]``."""
         text = join_pieces(group)
         kinds = {p.kind for p in group}
         kind = ChunkKind(kinds.pop()) if len(kinds) == 1 else ChunkKind.MIXED
@@ -346,6 +354,8 @@ class Chunker:
         for p in group:
             for key, value in p.meta.items():
                 meta.setdefault(key, value)
+        if role:
+            meta[ROLE] = role
         if title_lines:
             meta["document_title"] = rendered[0]
         if rendered[title_lines:] != section.path:

@@ -8,8 +8,11 @@ converted document's Markdown, independently of the chunker's parser):
 * ``formulas_cut``: a display formula no chunk holds whole (:func:`~folioflow.chunking.invariants.formula_failures`);
 * ``over_limit``: the embedded text (heading path + text) counts more tokens than the limit with the
   model's own tokenizer (recounted here, not read from the stored count);
-* ``no_heading_path``: a chunk without heading path holding a paragraph that sits under an ATX
-  heading of the source Markdown;
+* ``no_heading_path``: every chunk whose heading path is empty. The reason says whether the
+  chunker lost a path (the chunk holds a paragraph under an ATX heading of the source Markdown:
+  ``expected ...``) or the converted Markdown has no heading above the chunk (``no heading above it
+  in the converted Markdown``: the conversion found no title, e.g. a contract whose clause titles
+  are body text). Both count: a document without any heading reports every chunk;
 * ``wrong_heading_path``: a paragraph whose chunk's heading path differs from the ATX headings above
   it as written (:func:`~folioflow.chunking.invariants.path_failures`), page furniture the chunker set aside
   excluded. A signal to review rather than a proven fault: the chunker may nest numbered headings
@@ -84,7 +87,7 @@ def evaluate_document_chunks(document: Document | None, chunks: list[Chunk], cou
     """Check ``chunks`` of ``document`` (see module docstring). ``counter``: the embedding model's
     :class:`~folioflow.chunking.tokens.TokenCounter`; ``max_tokens``: the chunk limit the collection was built
     with. Without the converted ``document`` only ``over_limit`` and heading-path presence (chunks
-    with an empty path although some chunk of the document has one) are checked, and ``note`` says so."""
+    with an empty path) are checked, and ``note`` says so."""
     report = DocumentChunkReport(doc_id=chunks[0].doc_id if chunks else (document.doc_id if document else ""),
                                  path=path, chunks=len(chunks))
     counts = counter.count_batch([c.embed_text for c in chunks]) if chunks else []
@@ -92,9 +95,8 @@ def evaluate_document_chunks(document: Document | None, chunks: list[Chunk], cou
                               for c, n in zip(chunks, counts, strict=True) if n > max_tokens])
     if document is None:
         report.note = "converted document not found: table, formula, heading and coverage checks skipped"
-        if any(c.heading_path for c in chunks):
-            report.add("no_heading_path", [f"chunk {c.index} (p.{c.page_start}) has no heading path"
-                                           for c in chunks if not c.heading_path and c.index > 0])
+        report.add("no_heading_path", [f"chunk {c.index} (p.{c.page_start}) has no heading path"
+                                       for c in chunks if not c.heading_path])
         return report
     texts = [c.text for c in chunks]
     facts = source_facts(document)
@@ -114,7 +116,9 @@ def evaluate_document_chunks(document: Document | None, chunks: list[Chunk], cou
             if start in text and not c.heading_path:
                 orphans.setdefault(c.index, f"chunk {c.index} (p.{c.page_start}) has no heading path; "
                                             f"expected {' > '.join(expected)[:80]!r}")
-    report.add("no_heading_path", list(orphans.values()))
+    report.add("no_heading_path", [orphans.get(c.index) or f"chunk {c.index} (p.{c.page_start}) has no heading "
+                                   "path; no heading above it in the converted Markdown"
+                                   for c in chunks if not c.heading_path])
     report.add("wrong_heading_path", [r for r in path_failures(headed, chunks) if "heading path [] " not in r])
     report.add("words_lost", coverage_failures(document, chunks))
     return report

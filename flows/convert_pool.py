@@ -28,6 +28,7 @@ from pathlib import Path
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.finish import finish_document
 from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.layout.clauses import mark_clause_headings
 from folioflow.ocr.render import RenderLimits, open_document
 from folioflow.ocr.schema import Document, DocumentStatus, Page, PageStatus
 
@@ -76,6 +77,7 @@ def merge(parts: list[Document], started: float, item: DocumentInput | None = No
     errors = [e for part in parts for e in part.errors]
     document = head.model_copy(update={"pages": pages, "errors": errors})
     relevel_headings(document.pages)  # each part judged its headings alone: judge them over the whole document
+    mark_clause_headings(document.pages)  # clause levels (top clause level, number depths) over the whole document
     opener = None
     if item is not None:
         opener = partial(open_document, item.data, password=item.password, limits=limits)

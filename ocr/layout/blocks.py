@@ -26,12 +26,15 @@ from folioflow.ocr.layout.order import reading_order
 from folioflow.ocr.layout.tables import TableResult, to_pipe_table
 from folioflow.ocr.schema import BBox, Block, BlockType, Page
 
-__all__ = ["HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "page_markdown", "reads_as_sentence",
+__all__ = ["CLAUSE", "HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "page_markdown", "reads_as_sentence",
            "relevel_headings"]
 
 #: ``Block.attributes`` key of a text-layer heading's typography: ``{"size": points, "bold": bool,
 #: "lines": int}`` (read by :func:`relevel_headings`).
 HEADING_FONT = "font"
+#: ``Block.attributes`` key of a block the clause pass (:mod:`folioflow.ocr.layout.clauses`) made or
+#: changed; :func:`relevel_headings` leaves such blocks alone.
+CLAUSE = "clause"
 
 _BULLET = re.compile(r"^([•·▪◦●○■□–\-*])\s+")
 _ENUM = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivxlc]{1,5})[.)])\s+", re.IGNORECASE)
@@ -324,7 +327,8 @@ def relevel_headings(pages: list[Page]) -> int:
     paragraph when it is no heading at the document's scale (and back, as the pass is computed
     from the typography, not from the current level: running it on a part of a document, then on
     the whole, gives the whole's answer). A title block keeps its type. A changed page's Markdown
-    is rebuilt from its blocks. Pages of other engines are left alone. Returns the number of
+    is rebuilt from its blocks. Pages of other engines, and blocks the clause pass marked
+    (:data:`CLAUSE`), are left alone. Returns the number of
     blocks changed.
     """
     body = document_body_size(pages)
@@ -335,7 +339,7 @@ def relevel_headings(pages: list[Page]) -> int:
         touched = False
         for block in page.blocks:
             font = block.attributes.get(HEADING_FONT)
-            if not font or block.type == BlockType.TITLE:
+            if not font or block.type == BlockType.TITLE or block.attributes.get(CLAUSE):
                 continue
             plain = block.text[block.level + 1:] if block.type == BlockType.HEADING and block.level else block.text
             level = heading_level(float(font["size"]), body, int(font["lines"]), bool(font["bold"]), plain)

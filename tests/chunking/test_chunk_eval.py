@@ -63,3 +63,23 @@ def test_without_the_converted_document_only_limits_and_paths_are_checked():
     report = evaluate_document_chunks(None, chunks, default_counter(), 256)
     assert report.note and "skipped" in report.note
     assert report.counts["no_heading_path"] == 1 and report.counts["tables_cut"] == 0
+
+
+def test_every_chunk_without_a_heading_path_counts_even_without_headings_in_the_markdown():
+    """A contract whose clause titles stayed body text has no ATX heading at all: each of its chunks
+    lacks a heading path, and each is counted (the count was 0 when only chunks under a heading of
+    the Markdown were)."""
+    body = "\n\n".join(f"{n}. The Supplier shall deliver the goods of order {n} within thirty days of the purchase "
+                       f"order and the Buyer shall pay each invoice within sixty days. " + prose(2, n) for n in range(1, 9))
+    doc = make_doc(body, body.replace("order", "shipment"))
+    chunks = Chunker(default_counter()).chunk(doc)
+    assert len(chunks) > 2 and not any(c.heading_path for c in chunks)
+    report = evaluate_document_chunks(doc, chunks, default_counter(), 256)
+    assert report.counts["no_heading_path"] == len(chunks)
+    assert all("no heading above it" in why for cat, why in report.failures if cat == "no_heading_path")
+    headed = make_doc("# Supply Agreement\n\n" + body)
+    chunks = Chunker(default_counter()).chunk(headed)
+    assert evaluate_document_chunks(headed, chunks, default_counter(), 256).counts["no_heading_path"] == 0
+    assert evaluate_document_chunks(None, chunks, default_counter(), 256).counts["no_heading_path"] == 0
+    bare = Chunker(default_counter()).chunk(doc)
+    assert evaluate_document_chunks(None, bare, default_counter(), 256).counts["no_heading_path"] == len(bare)

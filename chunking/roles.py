@@ -1,0 +1,135 @@
+"""Roles of contract blocks that a clause question should not land on: parties, definitions, signature.
+
+A contract's party block ("This Agreement is made ... by and between X and Y"), its defined-terms
+block and its signature blocks ("IN WITNESS WHEREOF", "By: ___ Name: Title:") hold the words of
+almost every question (the parties' names, "Agreement", defined terms) and answer few. Each is
+kept whole in chunks of its own, and those chunks carry ``Chunk.metadata["role"]`` (:data:`ROLE`)
+so a ranker can demote them. Found from the text:
+
+* ``parties``: among the first :data:`PREAMBLE_BLOCKS` content blocks of the document, a paragraph
+  that says the agreement is made/entered into/dated ... between/among ...;
+* ``definitions``: every block of a section whose title names definitions ("1. DEFINITIONS",
+  "Defined Terms", "Interpretation"), and runs of two or more paragraphs that each define a term
+  (``“Affiliate” shall mean ...``, ``"Term" has the meaning ...``);
+* ``signature``: from a paragraph opening with "IN WITNESS WHEREOF" or saying the agreement is
+  "executed as of the date first above written" (or the first block holding signature labels
+  ``By:``/``Name:``/``Title:``, or one label and a signature rule ``____`` or ``/s/``) on, through
+  the following blocks of its section and the following non-clause sections whose blocks are all
+  short (a signatory's name set as a heading), until a clause, exhibit or schedule heading, a
+  paragraph of more than :data:`SIGNATURE_MAX_WORDS` words, or the opening of a next agreement
+  ("WHEREAS", "NOW, THEREFORE", a party block).
+
+:func:`split_by_role` cuts sections where the role changes, so the packer never puts a role's
+blocks in a chunk with other text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from folioflow.chunking.parse import MdBlock
+from folioflow.chunking.sections import Section
+from folioflow.ocr.layout.clauses import clause_title
+
+__all__ = ["DEFINITIONS", "PARTIES", "PREAMBLE_BLOCKS", "ROLE", "ROLES", "SIGNATURE", "SIGNATURE_MAX_WORDS",
+           "block_roles", "split_by_role"]
+
+#: ``Chunk.metadata`` key of a chunk's role (absent for ordinary content).
+ROLE = "role"
+PARTIES, DEFINITIONS, SIGNATURE = "parties", "definitions", "signature"
+#: Every role value, for rankers and filters.
+ROLES = (PARTIES, DEFINITIONS, SIGNATURE)
+#: Content blocks from the start of a document searched for the party block.
+PREAMBLE_BLOCKS = 8
+#: A signature run ends at a paragraph longer than this.
+SIGNATURE_MAX_WORDS = 60
+
+_PARTIES = re.compile(r"\b(?:is|are|was)?\s*(?:made|entered\s+into|dated|executed|effective)\b.{0,400}?"
+                      r"\b(?:by\s+and\s+between|by\s+and\s+among|between|among)\b", re.IGNORECASE | re.DOTALL)
+_AGREEMENT = re.compile(r"\b(?:agreement|contract|amendment|addendum|license|lease)\b", re.IGNORECASE)
+_DEFINITIONS_TITLE = re.compile(r"\b(?:definitions?|defined\s+terms|interpretation)\b", re.IGNORECASE)
+_DEFINES = re.compile(r"^\W*(?:\d{1,3}(?:\.\d{1,3})*\.?\s*)?(?:\([a-z0-9]{1,4}\)\s*)?[“\"‘'][^”\"’']{1,80}[”\"’']"
+                      r"[^.]{0,80}?\b(?:shall\s+mean|means|mean|shall\s+have\s+the\s+meaning|has\s+the\s+meaning|"
+                      r"shall\s+include|includes|refers\s+to)\b", re.IGNORECASE)
+_WITNESS = re.compile(r"^\W*IN\s+WITNESS\s+WHEREOF\b|^[^.]{0,80}\b(?:executed|signed)\b[^.]{0,60}\bas\s+of\s+the\s+"
+                      r"(?:date|day)\b[^.]{0,40}\b(?:first\s+)?(?:above\s+)?written", re.IGNORECASE)
+_SIGNATURE_LABEL = re.compile(r"(?:^|\s)(?:By|Name|Title|Its|Signature|Signed|Date)\s*:", re.IGNORECASE)
+_OPENING = re.compile(r"^\W*(?:WHEREAS|NOW,?\s+THEREFORE|RECITALS?)\b", re.IGNORECASE)
+_RULE = re.compile(r"_{4,}|/s/")
+#: Words of a block that may carry a signature run into a following section (a signatory's name or
+#: title set as a heading, the next party's block).
+_SIGNATURE_SECTION_WORDS = 25
+
+
+def _words(block: MdBlock) -> int:
+    return len(block.text.split())
+
+
+def _signature_block(block: MdBlock) -> bool:
+    labels = len(_SIGNATURE_LABEL.findall(block.text))
+    return _words(block) <= SIGNATURE_MAX_WORDS and (labels >= 2 or (labels >= 1 and bool(_RULE.search(block.text))))
+
+
+def _clause_heading(section: Section) -> bool:
+    return bool(section.path) and clause_title(section.path[-1]) is not None
+
+
+def block_roles(sections: list[Section]) -> dict[int, str]:
+    """The role of each block that has one, by ``id(block)`` (see the module docstring)."""
+    roles: dict[int, str] = {}
+    content = [b for s in sections for b in s.blocks]
+    for block in content[:PREAMBLE_BLOCKS]:
+        if block.kind == "paragraph" and _PARTIES.search(block.text) and _AGREEMENT.search(block.text):
+            roles[id(block)] = PARTIES
+            break
+    signing = False
+    for section in sections:
+        title = section.path[-1] if section.path else ""
+        if signing and section.heading is not None and (
+                _clause_heading(section) or any(_words(b) > _SIGNATURE_SECTION_WORDS for b in section.blocks)):
+            signing = False
+        if section.path and _DEFINITIONS_TITLE.search(title) and len(title.split()) <= 8:
+            for block in section.blocks:
+                roles.setdefault(id(block), DEFINITIONS)
+            continue
+        run: list[MdBlock] = []
+        for block in section.blocks:
+            if _WITNESS.match(block.text) or (not signing and _signature_block(block)):
+                signing = True
+            elif signing and (_OPENING.match(block.text) or _PARTIES.search(block.text[:300]) and _AGREEMENT.search(block.text)):
+                signing = False  # the next agreement (an addendum's recitals or preamble) begins
+            elif signing and (block.kind in ("table",) and _words(block) > 4 * SIGNATURE_MAX_WORDS
+                              or block.kind != "table" and _words(block) > SIGNATURE_MAX_WORDS):
+                signing = False
+            if signing:
+                roles[id(block)] = SIGNATURE
+            if block.kind == "paragraph" and _DEFINES.match(block.text):
+                run.append(block)
+                continue
+            if len(run) >= 2:
+                roles.update({id(b): DEFINITIONS for b in run if id(b) not in roles})
+            run = []
+        if len(run) >= 2:
+            roles.update({id(b): DEFINITIONS for b in run if id(b) not in roles})
+    return roles
+
+
+def split_by_role(sections: list[Section]) -> list[tuple[Section, str | None]]:
+    """``sections`` cut into runs of consecutive blocks of one role, each with its role (``None``:
+    ordinary content). A section's heading stays with its first run; the runs keep its path."""
+    roles = block_roles(sections)
+    out: list[tuple[Section, str | None]] = []
+    for section in sections:
+        if not any(id(b) in roles for b in section.blocks):
+            out.append((section, None))
+            continue
+        current: Section | None = None
+        role: str | None = None
+        for block in section.blocks:
+            r = roles.get(id(block))
+            if current is None or r != role:
+                current = Section(path=list(section.path), heading=section.heading if current is None else None)
+                role = r
+                out.append((current, role))
+            current.blocks.append(block)
+    return out

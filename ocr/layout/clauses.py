@@ -1,0 +1,323 @@
+"""Clause structure of contracts and filings as headings, read from the text itself.
+
+A document post-pass over the blocks of every page whose Markdown is built from its blocks (text
+layer and CPU OCR pages; VLM pages keep the model's Markdown), run after
+:func:`~folioflow.ocr.layout.blocks.relevel_headings`. Typography often does not mark a clause title
+(body size, not bold, or a run-in title at the start of its paragraph), so the title is recognised
+by its form:
+
+=====================================================  =========================================
+form                                                   heading level
+=====================================================  =========================================
+``PART II``                                            1
+``ARTICLE VIII`` / ``Article 5``, ``Item 8.``          2
+``EXHIBIT A``, ``Schedule 3``, ``Annex I``, ...        2
+``RECITALS`` / ``BACKGROUND`` / first ``WHEREAS``      the document's top clause level (2 or 3)
+``Section 5.02``, ``11. Choice Of Law``, ``8.05 X.``   3 (+1 per extra number depth: "1.1" under "1.")
+``(a) Title``, ``a. Title`` (lettered, with a title)   one below the deepest numbered clause
+``Training. We will ...`` (unnumbered run-in title)    one below the deepest numbered clause
+a contract title on page 1 ("SUPPLY AGREEMENT")        1 (when no title was found by typography)
+=====================================================  =========================================
+
+A clause title is either the whole block (short, title-like: at most 15 words, not a sentence,
+see :func:`~folioflow.ocr.layout.blocks.reads_as_sentence`) and the block becomes the heading, or
+a *run-in* title that opens a paragraph ("11. Choice Of Law. This Agreement shall be governed
+..."; a title of at most 10 capitalised words ended by ``.``/``:``): then a heading naming the
+clause ("### 11. Choice Of Law") is inserted before the paragraph, which stays whole, clause number
+included (``attributes["clause"]["synthetic"]``). A clause number set apart from its title by a tab
+("1." | "DEFINITIONS" on one row: two blocks) is joined to the block on its right. A bare label
+("ARTICLE VIII", "Item 8.") followed by a short title block takes that title in. Headings found
+by typography that read as such a form get the form's level, so levels agree across pages; a
+"heading" that is a signature label ("By:", "Name:", "Title:": large ink on a scan) becomes a
+paragraph.
+
+The pass is idempotent: it removes the headings it inserted before it runs, and the blocks it
+changed carry :data:`CLAUSE` so :func:`~folioflow.ocr.layout.blocks.relevel_headings` leaves them
+alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from folioflow.ocr.layout.blocks import CLAUSE, page_markdown, reads_as_sentence
+from folioflow.ocr.schema import BBox, Block, BlockType, Page
+
+__all__ = ["CLAUSE", "ClauseTitle", "clause_title", "mark_clause_headings"]
+
+# CLAUSE (from blocks): the ``Block.attributes`` key set on every block this pass made or changed:
+# ``{"kind": str, "level": int, "synthetic": bool}`` (``synthetic``: a heading inserted before its paragraph).
+
+_ROMAN = r"[IVXLC]{1,6}"
+_FORMS: list[tuple[str, re.Pattern[str]]] = [
+    ("part", re.compile(rf"^PART\s+({_ROMAN}|\d{{1,2}})\b\.?", re.IGNORECASE)),
+    ("article", re.compile(rf"^ARTICLE\s+({_ROMAN}|\d{{1,3}}|[A-Z])\b\.?", re.IGNORECASE)),
+    ("item", re.compile(r"^ITEM\s+(\d{1,2}[A-D]?)\b\.?", re.IGNORECASE)),
+    ("annex", re.compile(rf"^(?:EXHIBIT|SCHEDULE|ANNEX|APPENDIX|ADDENDUM|ATTACHMENT)\s+"
+                         rf"([A-Z]{{1,2}}(?:-\d{{1,2}})?|\d{{1,2}}(?!\.\d)|{_ROMAN})\b\.?", re.IGNORECASE)),
+    ("section", re.compile(r"^(?:SECTION|§)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?", re.IGNORECASE)),
+    ("number", re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)(?:\.|\))?(?=\s|$)")),
+    ("letter", re.compile(r"^(?:\((?:[a-zA-Z]{1,2}|[ivxlcIVXLC]{1,5}|\d{1,2})\)|(?:[a-z]|[ivx]{1,4})[.)])(?=\s|$)")),
+]
+#: An unnumbered run-in title: up to six capitalised words, the last of three letters or more (not
+#: an initial: "John S. Smith"), ended by a period before a capitalised sentence ("Training. We will ...").
+_PLAIN_RUN_IN = re.compile(r"^((?:[A-Z][\w’'-]*|of|and|the|to|in|for|on|or|a|an|by|with|upon|under|non-)"
+                           r"(?:[ /](?:[A-Z][\w’'-]*|of|and|the|to|in|for|on|or|a|an|by|with|upon|under)){0,5})\.\s+(?=[A-Z“\"])")
+_NOT_TITLES = {"mr", "mrs", "ms", "dr", "inc", "co", "corp", "ltd", "llc", "no", "st", "jr", "sr", "u.s"}
+_RECITALS = re.compile(r"^(?:RECITALS?|BACKGROUND|PREAMBLE|W\s?I\s?T\s?N\s?E\s?S\s?S\s?E\s?T\s?H)\s*[:.]?$", re.IGNORECASE)
+_WHEREAS = re.compile(r"^WHEREAS\b")
+_CONTRACT_WORDS = re.compile(r"\b(?:AGREEMENT|CONTRACT|LICEN[CS]E|LEASE|AMENDMENT|ADDENDUM|MEMORANDUM|DEED|"
+                             r"TERMS AND CONDITIONS)\b")
+#: A clause number alone in a block ("1.", "1.1", "(a)", "3)"); a bare integer only before a heading.
+_BARE_NUMBER = re.compile(r"^(?:\(?[a-z0-9]{1,3}(?:\.\d{1,3})*[.)]|\d{1,3}(?:\.\d{1,3})+|\d{1,3})$", re.IGNORECASE)
+_SMALL_WORDS = {"of", "and", "the", "to", "in", "for", "on", "or", "a", "an", "by", "with", "at", "as", "upon",
+                "under", "from", "into", "no", "not", "its", "&", "-", "–", "—", "/", "non"}
+_RUN_IN = re.compile(r"^(.{2,90}?)([.:]|\s[-–—])\s+(?=\S)")
+_TITLE_KINDS = ("part", "article", "item", "annex", "section")
+#: A signature label set large enough to look like a heading ("By: ____" on a scan).
+_SIGNATURE_LABEL = re.compile(r"^(?:By|Name|Title|Its|Date|Signature|Witness)\s*:", re.IGNORECASE)
+
+
+@dataclass
+class ClauseTitle:
+    """A clause title read from a block's text: ``kind`` (part, article, item, annex, section,
+    number, letter, recitals), ``title`` (the words naming the clause, number included),
+    ``run_in`` (the title opens a longer paragraph) and ``depth`` (numbers in "1.2.3": 3)."""
+
+    kind: str
+    title: str
+    run_in: bool
+    depth: int = 1
+
+
+def _title_words(text: str, max_words: int) -> bool:
+    """Words of a title: at most ``max_words``, each capitalised, upper-case, a number or a small
+    connector ("of", "and"), with at least one letter."""
+    words = text.split()
+    if not words or len(words) > max_words or not any(ch.isalpha() for ch in text):
+        return False
+    for w in words:
+        core = w.strip("\"“”'‘’(),;")
+        if not core or core.lower() in _SMALL_WORDS:
+            continue
+        if not (core[0].isupper() or core[0].isdigit() or core[0] in "$§"):
+            return False
+    return True
+
+
+def _standalone(rest: str) -> bool:
+    bare = rest.rstrip("\u201d\"')]} ")
+    return (len(rest.split()) <= 15 and len(rest) <= 120 and not reads_as_sentence(rest)
+            and not bare.endswith((",", ";")) and (not rest or rest[:1].isupper() or rest[:1] in "\"“(-–—:"))
+
+
+def clause_title(text: str) -> ClauseTitle | None:
+    """The clause title ``text`` (a block's plain text, no ``#`` marks) opens, or ``None``.
+
+    ``"ARTICLE VIII"`` -> article, ``"Section 5.02 Governing Law"`` -> section, ``"11. Choice Of Law.
+    This Agreement shall ..."`` -> number, run-in, title ``"11. Choice Of Law"``; ``"(a) Notices.
+    All notices ..."`` -> letter, run-in; ``"RECITALS"`` -> recitals. A numbered or lettered
+    sentence ("1. The Company shall pay ...") is no title."""
+    text = " ".join(text.split())
+    if _RECITALS.match(text):
+        return ClauseTitle("recitals", text.rstrip(":."), run_in=False)
+    for kind, pattern in _FORMS:
+        m = pattern.match(text)
+        if not m:
+            continue
+        label, rest = text[:m.end()].strip(), text[m.end():].strip()
+        rest = rest.lstrip("-–—:").strip() if kind in _TITLE_KINDS else rest
+        depth = len(m.group(1).split(".")) if kind in ("number", "section") else 1
+        if kind in ("number", "letter") and not rest:
+            return None
+        if kind == "number" and label.isdigit() and rest != rest.upper():
+            return None  # "345 Park Avenue": a bare integer opens a title only in capitals ("1 GRANT")
+        if _standalone(rest) and (kind in _TITLE_KINDS or _title_words(rest.rstrip("."), 15)):
+            return ClauseTitle(kind, " ".join([label, rest]).strip().rstrip(".:"), run_in=False, depth=depth)
+        run = _RUN_IN.match(rest)
+        if run and _title_words(run.group(1), 10) and len(rest) > run.end():
+            return ClauseTitle(kind, f"{label} {run.group(1).strip()}", run_in=True, depth=depth)
+        return None
+    plain = _PLAIN_RUN_IN.match(text)
+    if plain:
+        words = plain.group(1).split()
+        last = words[-1].strip("’'-").lower()
+        if len(last) >= 3 and last not in _NOT_TITLES and len(text) - plain.end() >= 40:
+            return ClauseTitle("run_in", plain.group(1), run_in=True)
+    return None
+
+
+def _plain(block: Block) -> str:
+    if block.type in (BlockType.HEADING, BlockType.TITLE) and block.text.startswith("#"):
+        return block.text.lstrip("#").strip()
+    return block.text.strip()
+
+
+def _union(a: BBox | None, b: BBox | None) -> BBox | None:
+    if a is None or b is None:
+        return a or b
+    return BBox(x0=min(a.x0, b.x0), y0=min(a.y0, b.y0), x1=max(a.x1, b.x1), y1=max(a.y1, b.y1))
+
+
+_TEXT_TYPES = (BlockType.PARAGRAPH, BlockType.LIST_ITEM, BlockType.HEADING)
+
+
+def _row_partner(number: Block, blocks: list[Block]) -> Block | None:
+    """The text block whose first line is on ``number``'s row, nearest to its right (a clause
+    number in a margin column is read before the column of clause text)."""
+    a = number.bbox
+    if a is None:
+        return None
+    height = max(a.y1 - a.y0, 1e-6)
+    right = [b for b in blocks if b is not number and b.type in _TEXT_TYPES and b.bbox is not None
+             and b.bbox.x0 >= a.x1 - 1 and abs(b.bbox.y0 - a.y0) < 0.6 * height
+             and not _BARE_NUMBER.match(_plain(b))]
+    return min(right, key=lambda b: b.bbox.x0 if b.bbox is not None else 0.0, default=None)
+
+
+def _joined(first: str, block: Block, bbox: BBox | None, heading: bool) -> Block:
+    """``block`` with ``first`` put before its text (as a heading when ``heading``)."""
+    text = f"{first} {_plain(block)}"
+    if not heading:
+        return Block(type=block.type, text=text, bbox=bbox, level=block.level,
+                     attributes={**block.attributes, CLAUSE: {"kind": "joined", "level": None, "synthetic": False}})
+    level = block.level if block.type == BlockType.HEADING and block.level else 3
+    return Block(type=BlockType.HEADING, text="#" * level + " " + text, bbox=bbox, level=level,
+                 attributes={**block.attributes, CLAUSE: {"kind": "joined", "level": level, "synthetic": False}})
+
+
+def _join_numbers(blocks: list[Block]) -> list[Block]:
+    """A clause number alone in a block joins the text block whose first line is on its row (a
+    bare integer only when that block is a heading); a bare label ("ARTICLE VIII", "Item 8.") takes
+    in a short title block right after it."""
+    replaced: dict[int, Block] = {}
+    dropped: set[int] = set()
+    for block in blocks:
+        plain = _plain(block)
+        if block.type not in _TEXT_TYPES or not _BARE_NUMBER.match(plain):
+            continue
+        partner = _row_partner(block, blocks)
+        if partner is None or id(partner) in replaced or (plain.isdigit() and partner.type != BlockType.HEADING):
+            continue
+        replaced[id(partner)] = _joined(plain, partner, _union(block.bbox, partner.bbox),
+                                        heading=partner.type == BlockType.HEADING)
+        dropped.add(id(block))
+    merged = [replaced.get(id(b), b) for b in blocks if id(b) not in dropped]
+    out: list[Block] = []
+    i = 0
+    while i < len(merged):
+        block = merged[i]
+        nxt = merged[i + 1] if i + 1 < len(merged) else None
+        plain = _plain(block)
+        label = clause_title(plain) if block.type in _TEXT_TYPES else None
+        if nxt is not None and label is not None and nxt.type in (BlockType.PARAGRAPH, BlockType.HEADING) \
+                and label.kind in _TITLE_KINDS and label.title == plain.rstrip(".:") \
+                and re.fullmatch(r"\S+\s+\S+", label.title) and clause_title(_plain(nxt)) is None:
+            title = clause_title(f"{plain} {_plain(nxt)}")
+            if title is not None and not title.run_in:
+                out.append(_joined(plain, nxt, _union(block.bbox, nxt.bbox), heading=True))
+                i += 2
+                continue
+        out.append(block)
+        i += 1
+    return out
+
+
+def _contract_title(block: Block) -> bool:
+    plain = _plain(block)
+    return (block.type in (BlockType.PARAGRAPH, BlockType.HEADING) and len(plain.split()) <= 12
+            and plain == plain.upper() and bool(_CONTRACT_WORDS.search(plain)) and not reads_as_sentence(plain)
+            and clause_title(plain) is None)
+
+
+def mark_clause_headings(pages: list[Page]) -> int:
+    """Clause titles of a whole document become headings with levels (see the module docstring).
+    Changes ``pages`` in place (blocks, and the Markdown of a changed page rebuilt from its blocks);
+    pages whose Markdown is not their blocks' (VLM output) are left alone. Returns the number of
+    headings made or re-levelled."""
+    built = [p for p in pages if p.blocks and p.markdown == page_markdown(p.blocks)]
+    found: list[tuple[Page, int, ClauseTitle]] = []
+    for page in built:
+        page.blocks = _join_numbers([b for b in page.blocks if not (b.attributes.get(CLAUSE) or {}).get("synthetic")])
+        for i, block in enumerate(page.blocks):
+            if block.type in _TEXT_TYPES:
+                title = clause_title(_plain(block))
+                if title is not None:
+                    found.append((page, i, title))
+    if not found and not built:
+        return 0
+    kinds = {t.kind for _, _, t in found}
+    numbered = [t.depth for _, _, t in found if t.kind == "number"]
+    base = min(numbered) if numbered else 1
+    top = 2 if kinds & {"article", "item", "part"} else 3
+    deepest = max([3 + d - base for d in numbered] + [3]) if numbered else 3
+
+    def level(t: ClauseTitle) -> int:
+        fixed = {"part": 1, "article": 2, "item": 2, "annex": 2, "section": 3, "recitals": top}
+        if t.kind in fixed:
+            return fixed[t.kind]
+        if t.kind == "number":
+            return min(6, 3 + t.depth - base)
+        return min(6, deepest + 1)  # a lettered sub-clause or an unnumbered run-in title
+
+    changed = 0
+    inserts: dict[int, list[tuple[int, Block]]] = {}
+    for page, i, title in found:
+        block = page.blocks[i]
+        lvl = level(title)
+        mark = {"kind": title.kind, "level": lvl, "synthetic": False}
+        if title.run_in:
+            if block.type == BlockType.HEADING:
+                continue  # a heading that reads as a run-in clause is left as typography made it
+            heading = Block(type=BlockType.HEADING, text="#" * lvl + " " + title.title, bbox=block.bbox, level=lvl,
+                            attributes={CLAUSE: {**mark, "synthetic": True}})
+            inserts.setdefault(id(page), []).append((i, heading))
+            block.attributes[CLAUSE] = mark
+        else:
+            block.type, block.level, block.text = BlockType.HEADING, lvl, "#" * lvl + " " + _plain(block)
+            block.attributes[CLAUSE] = mark
+        changed += 1
+    for page in built:
+        for i, heading in reversed(inserts.get(id(page), [])):
+            page.blocks.insert(i, heading)
+    changed += _recitals_and_title(built, top)
+    for page in built:
+        for block in page.blocks:
+            if block.type == BlockType.HEADING and _SIGNATURE_LABEL.match(_plain(block)):
+                block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
+                block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
+                changed += 1
+    for page in built:
+        page.markdown = page_markdown(page.blocks)
+    return changed
+
+
+def _recitals_and_title(pages: list[Page], top: int) -> int:
+    """A "Recitals" heading before the first ``WHEREAS`` paragraph that no recitals heading precedes,
+    and a level-1 heading for an upper-case contract title among the first blocks of the first page
+    when the page has no title or level-1 heading."""
+    changed = 0
+    if pages and pages[0].number == 1:
+        first = pages[0]
+        body = [b for b in first.blocks if b.type not in (BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER)]
+        if not any(b.type == BlockType.TITLE or (b.type == BlockType.HEADING and b.level == 1) for b in body):
+            for block in body[:6]:
+                if _contract_title(block):
+                    block.type, block.level, block.text = BlockType.HEADING, 1, "# " + _plain(block)
+                    block.attributes[CLAUSE] = {"kind": "title", "level": 1, "synthetic": False}
+                    changed += 1
+                    break
+    last_heading: Block | None = None
+    for page in pages:
+        for i, block in enumerate(page.blocks):
+            if block.type in (BlockType.HEADING, BlockType.TITLE):
+                last_heading = block
+            elif block.type == BlockType.PARAGRAPH and _WHEREAS.match(block.text):
+                if last_heading is None or (last_heading.attributes.get(CLAUSE) or {}).get("kind") != "recitals":
+                    heading = Block(type=BlockType.HEADING, text="#" * top + " Recitals", bbox=block.bbox, level=top,
+                                    attributes={CLAUSE: {"kind": "recitals", "level": top, "synthetic": True}})
+                    page.blocks.insert(i, heading)
+                    return changed + 1
+                return changed
+    return changed

@@ -1,0 +1,99 @@
+"""Contracts through conversion and chunking: every clause chunk's heading path names its clause,
+clause numbers stay in the text, party/definitions/signature blocks are chunks of their own with
+``metadata["role"]``; real CUAD contracts keep heading paths that name clauses."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from folioflow.chunking.chunker import Chunker
+from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, SIGNATURE
+from folioflow.chunking.tokens import default_counter
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.sample_contracts import CONTRACT_CLAUSES, CONTRACT_STYLES, write_contract_pdf
+from folioflow.ocr.schema import SourceRef
+
+CLAUSE_TITLE = re.compile(r"^\s*(\(?[0-9]{1,3}(\.[0-9]{1,3})*[.)]?\s|\(?[a-z]\)|article\b|section\b|recitals?\b|"
+                          r"exhibit\b|schedule\b|annex\b|appendix\b)", re.IGNORECASE)
+
+
+def _convert(path):
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    return converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+
+
+@pytest.fixture(scope="module")
+def contract_chunks(tmp_path_factory):
+    root = tmp_path_factory.mktemp("contract_chunks")
+    chunker = Chunker(default_counter())
+    return {s: chunker.chunk(_convert(write_contract_pdf(root / f"{s}.pdf", s))) for s in CONTRACT_STYLES}
+
+
+@pytest.mark.parametrize("style", CONTRACT_STYLES)
+def test_each_clause_chunk_names_its_clause_and_keeps_its_number(contract_chunks, style):
+    chunks = contract_chunks[style]
+    for title, opening in CONTRACT_CLAUSES[style]:
+        holding = [c for c in chunks if opening in c.text]
+        assert holding, opening
+        assert all(c.heading_path and c.heading_path[-1] == title for c in holding), (title, [c.heading_path for c in holding])
+        if style in ("run_in", "decimal"):
+            number = title.split()[0]
+            assert any(c.text.startswith(f"{number} ") for c in holding), (number, holding[0].text[:40])
+
+
+@pytest.mark.parametrize("style", CONTRACT_STYLES)
+def test_party_definitions_and_signature_blocks_are_chunks_of_their_own(contract_chunks, style):
+    chunks = contract_chunks[style]
+    by_role = {role: [c for c in chunks if c.metadata.get(ROLE) == role] for role in (PARTIES, DEFINITIONS, SIGNATURE)}
+    assert all(len(found) == 1 for found in by_role.values()), {r: len(f) for r, f in by_role.items()}
+    parties, definitions, signature = by_role[PARTIES][0], by_role[DEFINITIONS][0], by_role[SIGNATURE][0]
+    assert parties.text.startswith("This Master Supply Agreement") and "WHEREAS" not in parties.text
+    assert '"Affiliate" means' in definitions.text and '"Effective Date" means' in definitions.text
+    assert "The term of this Agreement" not in definitions.text
+    assert signature.text.startswith("IN WITNESS WHEREOF")
+    assert all(w in signature.text for w in ("By:", "Name: Jane Smith", "Title: President"))
+    assert "governed by the laws" not in signature.text and "Folding cartons" not in signature.text
+    plain = [c for c in chunks if ROLE not in c.metadata]
+    assert plain and not any("IN WITNESS" in c.text or "Name: Jane" in c.text for c in plain)
+
+
+CUAD = "B_legal/cuad/pdfs"
+#: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
+#: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered
+#: sub-clauses (Driven Deliveries).
+CUAD_CONTRACTS = ["Part_II/Sponsorship/GAINSCOINC_01_21_2010-EX-10.41-SPONSORSHIP AGREEMENT.PDF",
+                  "Part_III/Manufacturing/Apollo Endosurgery - Manufacturing and Supply Agreement.PDF",
+                  "Part_II/Consulting_Agreements/DRIVENDELIVERIES,INC_05_22_2020-EX-10.4-CONSULTING AGREEMENT.PDF"]
+
+
+@pytest.mark.parametrize("name", CUAD_CONTRACTS)
+def test_cuad_contract_chunks_mostly_name_a_clause(corpus, name):
+    path = corpus / CUAD / name
+    if not path.is_file():
+        pytest.skip(f"CUAD contract not in the corpus: {path}")
+    chunks = Chunker(default_counter()).chunk(_convert(path))
+    headed = [c for c in chunks if c.heading_path]
+    naming = [c for c in chunks if any(CLAUSE_TITLE.match(t) for t in c.heading_path)]
+    assert len(headed) >= 0.9 * len(chunks)
+    assert len(naming) >= 0.7 * len(chunks), [c.heading_path for c in chunks if c not in naming][:10]
+    assert any(c.metadata.get(ROLE) == PARTIES for c in chunks)
+
+
+@pytest.mark.slow
+def test_a_scanned_contract_gets_clause_paths_and_roles_through_cpu_ocr(tmp_path):
+    """The clause pass runs on CPU OCR pages too (their Markdown is built from their blocks); a
+    signature label OCR took for a heading ("By:" with its rule) becomes text of the signature block."""
+    from folioflow.ocr.samples import write_scanned_copy
+
+    scan = write_scanned_copy(write_contract_pdf(tmp_path / "run_in.pdf", "run_in"), tmp_path / "run_in.tif", dpi=200)
+    converter = DocumentConverter(ConvertOptions(engine="ocr", guard=False, fidelity=False))
+    chunks = Chunker(default_counter()).chunk(
+        converter.convert(DocumentInput(data=scan, source=SourceRef(uri=scan.as_uri(), path=scan.name))))
+    for title, opening in CONTRACT_CLAUSES["run_in"]:
+        holding = [c for c in chunks if opening in c.text]
+        assert holding and all(c.heading_path[-1:] == [title] for c in holding), (title, [c.heading_path for c in holding])
+    signature = [c for c in chunks if c.metadata.get(ROLE) == SIGNATURE]
+    assert signature and "Name: Jane Smith" in "\n".join(c.text for c in signature)
+    assert not any(t.startswith("By") for c in chunks for t in c.heading_path)

@@ -1,0 +1,126 @@
+"""folioflow.ocr.layout.clauses: clause titles read from the text become headings with levels, on
+generated contracts and a generated filing converted by the text-layer engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.layout.clauses import clause_title, mark_clause_headings
+from folioflow.ocr.sample_contracts import (
+    CONTRACT_CLAUSES,
+    CONTRACT_STYLES,
+    write_contract_pdf,
+    write_filing_pdf,
+)
+from folioflow.ocr.schema import BlockType, Document, SourceRef
+
+
+@pytest.mark.parametrize(("text", "kind", "title", "run_in"), [
+    ("ARTICLE VIII", "article", "ARTICLE VIII", False),
+    ("Section 5.02", "section", "Section 5.02", False),
+    ("Section 5.02 Governing Law", "section", "Section 5.02 Governing Law", False),
+    ("11. Choice Of Law. This Agreement shall be governed by the laws of Texas.", "number", "11. Choice Of Law", True),
+    ("8.05 GOVERNING LAW. This Agreement shall be governed by Delaware law.", "number", "8.05 GOVERNING LAW", True),
+    ("(a) Notices. All notices shall be in writing.", "letter", "(a) Notices", True),
+    ("a. Term. This Agreement shall become effective on the date first written above.", "letter", "a. Term", True),
+    ("Training. We will provide you with the initial training specified in the Manual.", "run_in", "Training", True),
+    ("RECITALS", "recitals", "RECITALS", False),
+    ("EXHIBIT A", "annex", "EXHIBIT A", False),
+    ("PART II", "part", "PART II", False),
+    ("Item 8. Financial Statements and Supplementary Data", "item", "Item 8. Financial Statements and Supplementary Data", False),
+])
+def test_clause_titles_are_read_from_the_text(text, kind, title, run_in):
+    found = clause_title(text)
+    assert found is not None and (found.kind, found.title, found.run_in) == (kind, title, run_in)
+
+
+@pytest.mark.parametrize("text", [
+    "1) The Company shall pay the fee within thirty days.",      # a numbered sentence, not a title
+    "(i) displaying prominent identification of the Sponsor",    # a lettered list item
+    "Exhibit 10.41",                                              # an EDGAR exhibit number
+    "Schedule 4 of the Escrow Agreement shall be signed by both.",
+    "Section 14 hereof, the term of this Agreement",
+    "2020 was a year of growth for the Company.",
+    "345 Park Avenue, San Jose, California 95110-2704",          # an address, not clause 345
+    "John S. D'Orazio, President and Chief Executive Officer of the Company",  # an initial, not a title
+    "Mr. Parmelee brings over 25 years of technology industry experience to the board.",
+    "A. Club owns and operates the National Football League team in Jacksonville.",  # a lettered recital
+])
+def test_sentences_and_references_are_no_titles(text):
+    assert clause_title(text) is None
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    """Each generated contract style and the filing, converted by the text layer."""
+    root = tmp_path_factory.mktemp("contracts")
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    paths = {s: write_contract_pdf(root / f"{s}.pdf", s) for s in CONTRACT_STYLES}
+    paths["filing"] = write_filing_pdf(root / "filing.pdf")
+    return {name: converter.convert(DocumentInput(data=p, source=SourceRef(uri=p.as_uri(), path=p.name)))
+            for name, p in paths.items()}
+
+
+def _headings(document: Document) -> list[tuple[int, str]]:
+    return [(b.level or 0, b.text.lstrip("#").strip()) for p in document.pages for b in p.blocks
+            if b.type in (BlockType.HEADING, BlockType.TITLE)]
+
+
+@pytest.mark.parametrize("style", CONTRACT_STYLES)
+def test_every_clause_title_is_a_heading_and_its_text_stays_whole(converted, style):
+    document = converted[style]
+    headings = _headings(document)
+    titles = [t for _, t in headings]
+    markdown = "\n\n".join(p.markdown for p in document.pages)
+    for title, opening in CONTRACT_CLAUSES[style]:
+        assert title in titles, (title, titles)
+        assert opening in markdown
+    if style in ("run_in", "decimal"):  # run-in: the paragraph keeps its number and title
+        for title, opening in CONTRACT_CLAUSES[style]:
+            assert any(ln.startswith(title + ".") and opening in ln for ln in markdown.splitlines()), title
+    assert headings[0] == (1, "MASTER SUPPLY AGREEMENT")
+    assert any(t == "Recitals" for t in titles) and any(t.startswith("EXHIBIT A") for t in titles)
+
+
+def test_article_section_and_sub_clause_levels_nest(converted):
+    levels = dict((t, lvl) for lvl, t in _headings(converted["article"]))
+    assert levels["ARTICLE II GENERAL TERMS"] == 2
+    assert levels["Section 2.03 Payment"] == 3
+    assert levels["(a) Late Payment"] == 4
+    assert levels["EXHIBIT A Product Specifications"] == 2
+    assert levels["Recitals"] == 2  # the top clause level: recitals close before Article I
+
+
+def test_filing_part_item_and_notes_keep_their_levels_across_pages(converted):
+    headings = _headings(converted["filing"])
+    assert headings[:2] == [(1, "PART II"), (2, "Item 8. Financial Statements and Supplementary Data")]
+    assert [lvl for lvl, t in headings if t.startswith("Note ")] == [3, 3]
+
+
+def test_the_pass_is_idempotent_and_survives_relevel(converted):
+    document = converted["run_in"].model_copy(deep=True)
+    before = [p.markdown for p in document.pages]
+    relevel_headings(document.pages)
+    mark_clause_headings(document.pages)
+    assert [p.markdown for p in document.pages] == before
+
+
+def test_a_real_filing_keeps_part_and_item_above_its_statements(corpus):
+    """Amazon's 2017 10-K sets "Item 8." and its title apart (two blocks) and "PART II" at body size:
+    the item label takes its title in, and the audit report's headings sit under Part II > Item 8."""
+    path = corpus / "A_finance/financebench/pdfs/AMAZON_2017_10K.pdf"
+    if not path.is_file():
+        pytest.skip(f"FinanceBench filing not in the corpus: {path}")
+    from folioflow.chunking.chunker import Chunker
+    from folioflow.chunking.tokens import default_counter
+
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False, page_range="17,35-36"))
+    document = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    headings = _headings(document)
+    assert (1, "PART II") in headings
+    assert (2, "Item 8. Financial Statements and Supplementary Data") in headings
+    chunks = Chunker(default_counter()).chunk(document)
+    opinion = [c for c in chunks if c.heading_path[-1:] == ["Opinion on the Financial Statements"]]
+    assert opinion and opinion[0].heading_path[:2] == ["PART II", "Item 8. Financial Statements and Supplementary Data"]
