@@ -21,7 +21,12 @@ tenant. With tenancy on (the store's setting), a retriever without a tenant rais
 :class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
 
-``glossary`` (default :data:`folioflow.indexing.glossary.FINANCE`): a query naming a glossary term ("income
+``profile`` (default ``auto``): the ranking defaults for the kind of documents in the collection,
+``finance``, ``legal`` or ``general``, inferred from the documents' titles unless named
+(:mod:`folioflow.indexing.profiles`). It sets ``glossary``, ``distinct_pages`` and ``page_decay``
+(below) unless the caller gives them.
+
+``glossary`` (``finance`` profile: :data:`folioflow.indexing.glossary.FINANCE`): a query naming a glossary term ("income
 statement", "capex") is searched with the documents' wording appended, in both the dense and the
 sparse query (:mod:`folioflow.indexing.glossary`; ``glossary=None`` searches the query as given).
 
@@ -87,6 +92,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
+from folioflow.indexing.profiles import infer_profile, profile_options
 from folioflow.indexing.routing import TitleRouter, fuse_rankings
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import SearchFilter
@@ -98,7 +104,9 @@ log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
-                "page_decay")
+                "page_decay", "profile")
+#: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
+_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay")
 #: Candidates fetched per requested result when ``distinct_pages`` collapses chunks of one page.
 DISTINCT_PAGES_FETCH = 4
 #: Weight of a page's other candidate chunks in its hybrid page score (module docstring).
@@ -123,7 +131,10 @@ class FolioRetriever(BaseRetriever):
     documents answers ``[]``); ``sparse`` defaults to the BM25 settings recorded with the collection;
     ``glossary``: an :class:`~folioflow.indexing.glossary.Glossary` for query expansion, or None;
     ``route_titles``: document routing by title (:mod:`folioflow.indexing.routing`); ``page_decay``: weight of a
-    page's other chunks in hybrid page scoring (module docstring; 0 turns it off).
+    page's other chunks in hybrid page scoring (module docstring; 0 turns it off); ``profile``:
+    ``auto`` (default: inferred from the collection's document titles), ``finance``, ``legal`` or
+    ``general`` (:mod:`folioflow.indexing.profiles`): it sets ``glossary``, ``distinct_pages`` and
+    ``page_decay`` unless they are given explicitly (to the constructor or the call).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -141,6 +152,7 @@ class FolioRetriever(BaseRetriever):
     page_decay: float = PAGE_DECAY
     route_titles: bool = True
     glossary: Any = FINANCE
+    profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
     tenant: str | None = None
@@ -169,8 +181,13 @@ class FolioRetriever(BaseRetriever):
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
         if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
+        profile = self.resolve_profile(opts["tenant"], opts["sources"], opts["profile"])
+        for key, value in profile_options(profile).items():
+            if key not in kwargs and key not in self.model_fields_set:
+                opts[key] = value
+        glossary = opts.get("glossary", self.glossary)
         mode = opts["mode"]
-        searched = self.glossary.expand(query) if self.glossary is not None else query
+        searched = glossary.expand(query) if glossary is not None else query
         dense = self._embed_query(searched) if mode in ("dense", "hybrid") or opts["mmr"] else None
         sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
@@ -252,6 +269,18 @@ class FolioRetriever(BaseRetriever):
         both = next((hit for hit, _ in scored if hit.id == agreed), None)
         return scored, both
 
+    def resolve_profile(self, tenant: str | None = None, sources: list[str] | None = None,
+                        profile: str | None = None) -> str:
+        """The profile in force (:mod:`folioflow.indexing.profiles`): ``profile`` (default: this
+        retriever's) unless it is ``auto``, else the one inferred from the titles of the documents
+        this caller may see (read with the title router's registry view). Raises ``ValueError`` for
+        an unknown name."""
+        name = profile or self.profile
+        if name != "auto":
+            profile_options(name)  # ValueError for an unknown name
+            return name
+        return self._router(tenant, sources).profile
+
     def _router(self, tenant: str | None, sources: list[str] | None) -> TitleRouter:
         """The title router over the documents this caller may see (its tenant, its sources),
         rebuilt from the registry when older than :data:`ROUTER_REFRESH_S`."""
@@ -266,7 +295,9 @@ class FolioRetriever(BaseRetriever):
                 return TitleRouter({})
             if len(self._routers) >= MAX_ROUTERS:  # many tenants: forget the oldest view
                 self._routers.pop(next(iter(self._routers)))
-            built = (time.monotonic(), TitleRouter.from_records(records))
+            router = TitleRouter.from_records(records)
+            router.profile = infer_profile(router.titles.values())
+            built = (time.monotonic(), router)
             self._routers[key] = built
         return built[1]
 
