@@ -110,7 +110,8 @@ def test_weak_chunks_cannot_outnumber_a_strong_one():
 
 
 def test_page_scores_are_bounded_on_a_real_store(store, embedder):
-    retriever = FolioRetriever(store=store, embedder=embedder, k=40, route_titles=False, glossary=None)
+    retriever = FolioRetriever(store=store, embedder=embedder, k=40, route_titles=False, glossary=None,
+                               distinct_pages=True)
     query = "Which courts decide disputes under the agreement, and which law applies?"
     chunks = retriever.invoke(query, distinct_pages=False)
     best: dict = {}
@@ -124,7 +125,7 @@ def test_page_scores_are_bounded_on_a_real_store(store, embedder):
 
 
 def test_k_results_whatever_the_page_layout(store, embedder):
-    retriever = FolioRetriever(store=store, embedder=embedder, k=5, route_titles=False)
+    retriever = FolioRetriever(store=store, embedder=embedder, k=5, route_titles=False, distinct_pages=True)
     initech = store.list_documents()[1 if store.list_documents()[0].path.startswith("Acme") else 0].doc_id
     for mode in ("dense", "sparse", "hybrid"):
         query = "Can either party terminate this agreement, and on how much notice?"
