@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def folioflow(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home)}
+    # the caller's PYTHONPATH after the root: a worktree's package farm (devenv.sh) then stays in force
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(home)}
     env.pop("PREFECT_API_URL", None)  # ephemeral mode, as on a fresh machine
     return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900, stdin=subprocess.DEVNULL)
