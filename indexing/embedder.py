@@ -296,6 +296,21 @@ class Embedder:
                         self.max_tokens)
         return np.ascontiguousarray(emb, dtype=np.float32)
 
+    def encode_query(self, text: str) -> np.ndarray:
+        """Embed one search query: (dimension,) float32, L2-normalised, computed alone (no other
+        text in its batch, so no padding) in fp32 on the plain path, whatever ``precision`` and
+        the fast path do for documents. bf16 autocast rounds activations to 8 bits of mantissa, and
+        the fast path's batches depend on what else is encoded; a query's vector, and so its
+        ranking, would then depend on the process. Raises :class:`EmbeddingError`."""
+        model = self.model
+        try:
+            with self._lock:
+                emb = model.encode([text], batch_size=1, normalize_embeddings=True, convert_to_numpy=True,
+                                   show_progress_bar=False)
+        except Exception as exc:
+            raise EmbeddingError(f"embedding the query failed: {exc}".splitlines()[0]) from exc
+        return np.ascontiguousarray(emb[0], dtype=np.float32)
+
     def _autocast(self):
         import contextlib
 

@@ -13,14 +13,20 @@ dense similarity to the question, which need not decrease. ``score_threshold`` a
 mode's score, inside Qdrant.
 
 Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) and ``hybrid``
-(both, fused by Reciprocal Rank Fusion inside Qdrant: prefetch + fusion on every backend, so no
-client-side fusion is needed). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
-Relevance on the dense vector, also inside Qdrant). Filters: doc ids, sources, kinds, page range,
+(both, fused by Reciprocal Rank Fusion, ``sum 1/(RRF_K + rank)``: the retriever runs the dense and
+the sparse search and fuses them itself, ties broken by point id, so that the fusion is the same
+in every process). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
+Relevance on the dense vector, inside Qdrant). Filters: doc ids, sources, kinds, page range,
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
 :class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
 
-``glossary`` (default :data:`folioflow.indexing.glossary.FINANCE`): a query naming a glossary term ("income
+``profile`` (default ``auto``): the ranking defaults for the kind of documents in the collection,
+``finance``, ``legal`` or ``general``, inferred from the documents' titles unless named
+(:mod:`folioflow.indexing.profiles`). It sets ``glossary``, ``distinct_pages`` and ``page_decay``
+(below) unless the caller gives them.
+
+``glossary`` (``finance`` profile: :data:`folioflow.indexing.glossary.FINANCE`): a query naming a glossary term ("income
 statement", "capex") is searched with the documents' wording appended, in both the dense and the
 sparse query (:mod:`folioflow.indexing.glossary`; ``glossary=None`` searches the query as given).
 
@@ -34,24 +40,41 @@ search that found the chunk. It is skipped when the call already restricts ``doc
 MMR. Titles are read from the store's registry and re-read at most every :data:`ROUTER_REFRESH_S`
 seconds.
 
-``distinct_pages`` (default on): at most one chunk per page, the best ranked; the ``k`` results
-are then ``k`` different pages (a chunk is keyed by its document and first page). Several parts of
-one long table, or a table and the paragraph under it, often rank side by side: collapsed, the
-results reach further down the ranking, which is what a citing answer needs. Measured with
-``tests/benchmarks/bench_retrieval.py`` (figures in the README); ``distinct_pages=False`` returns
-the plain chunk ranking.
+``distinct_pages`` (default on): at most one chunk per page, the best ranked, first; the ``k``
+results are then ``k`` different pages (a chunk is keyed by its document and first page). Several
+parts of one long table, or a table and the paragraph under it, often rank side by side:
+collapsed, the results reach further down the ranking, which is what a citing answer needs. When
+the candidates hold fewer than ``k`` pages (a two-page contract), the results are filled up with the
+further chunks of the pages already returned, in chunk rank order, each marked
+``page_repeat=True`` (the others ``False``) and scored at most the last distinct page's score: ``k``
+results whenever the store has ``k`` matching chunks. ``distinct_pages=False`` returns the plain
+chunk ranking.
 
 ``page_decay`` (default :data:`PAGE_DECAY`, hybrid mode with ``distinct_pages``): pages are ranked
-by their chunks together, ``page score = best chunk's RRF score + page_decay x the sum of the
-page's other candidates' RRF scores`` (a MaxP-plus-sum aggregation of passage scores into a
-document score, as in Dai and Callan, SIGIR 2019, at page level). A statement split into three
-table chunks that all match a question then outranks a page with one slightly better chunk. The
-candidates are the top :data:`PAGE_CANDIDATES` fused chunks whatever ``k`` is, so ``k=4`` and
-``k=10`` agree on their common prefix. ``score`` is then the page score. Dense and sparse modes keep
-the best chunk's rank (their cosine or BM25 scores are not on one scale with a sum of others);
-``page_decay=0`` turns it off. The value was chosen with
-``tests/benchmarks/retrieval_fusion_variants.py`` on the FinanceBench questions of the retrieval
-benchmark, the same questions it is scored on (figures in the README).
+by their chunks together, ``page score = best + page_decay x min(rest, best)``, ``best`` the page's
+best chunk's RRF score and ``rest`` the sum of its other candidates' (a MaxP-plus-sum aggregation
+of passage scores, as in Dai and Callan, SIGIR 2019, at page level, with the sum capped so that
+the other chunks count at most as one more copy of the best: see :func:`aggregate_pages` for the
+bound this gives). A statement split into three table chunks that all match a question then
+outranks a page with one slightly better chunk, but no number of weak chunks outranks a strong
+one. The candidates are the top :data:`PAGE_CANDIDATES` fused chunks whatever ``k`` is, so ``k=4``
+and ``k=10`` agree on their common prefix. ``score`` is then the page score. Dense and sparse
+modes keep the best chunk's rank; ``page_decay=0`` turns it off. The value 0.3 was chosen with
+``tests/benchmarks/retrieval_fusion_variants.py`` on FinanceBench questions of the retrieval
+benchmark (the uncapped sum then), the same questions it is scored on.
+
+Agreement first (hybrid mode, no MMR): a chunk that both the dense and the sparse search rank first
+is the first result, whatever page scoring, title routing or the glossary would do (its score is
+raised to the former first result's when lower, so scores still never increase down the list).
+When title routing fires, the same rule applies first to the search inside the routed documents:
+agreement inside the documents the question names outranks agreement elsewhere (in a shared store
+of contracts, every governing-law clause agrees with "which law governs the Pareteum agreement").
+
+Determinism: the same query on the same store gives the same ranking in every process. The query
+is embedded alone, in fp32 (:meth:`~folioflow.indexing.embedder.Embedder.encode_query`: bf16
+autocast and the fast path's batch composition would change its vector by process); hits with
+equal scores are ordered by point id; hybrid fusion is done here, in that order; routing,
+page scoring and the fill keep first-seen order on ties.
 """
 
 from __future__ import annotations
@@ -69,6 +92,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
+from folioflow.indexing.profiles import infer_profile, profile_options
 from folioflow.indexing.routing import TitleRouter, fuse_rankings
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import SearchFilter
@@ -80,13 +104,17 @@ log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
-                "page_decay")
+                "page_decay", "profile")
+#: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
+_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay")
 #: Candidates fetched per requested result when ``distinct_pages`` collapses chunks of one page.
 DISTINCT_PAGES_FETCH = 4
 #: Weight of a page's other candidate chunks in its hybrid page score (module docstring).
 PAGE_DECAY = 0.3
 #: Fused chunks (at least) that hybrid page scoring aggregates, whatever ``k`` is.
 PAGE_CANDIDATES = 40
+#: Reciprocal Rank Fusion constant of hybrid search (``1 / (RRF_K + rank)``, Cormack et al. 2009; Qdrant's default).
+RRF_K = 60
 #: Seconds a title router is reused before the registry is read again (new documents get routed).
 ROUTER_REFRESH_S = 60.0
 #: Title routers kept at once (one per tenant and sources filter).
@@ -103,7 +131,10 @@ class FolioRetriever(BaseRetriever):
     documents answers ``[]``); ``sparse`` defaults to the BM25 settings recorded with the collection;
     ``glossary``: an :class:`~folioflow.indexing.glossary.Glossary` for query expansion, or None;
     ``route_titles``: document routing by title (:mod:`folioflow.indexing.routing`); ``page_decay``: weight of a
-    page's other chunks in hybrid page scoring (module docstring; 0 turns it off).
+    page's other chunks in hybrid page scoring (module docstring; 0 turns it off); ``profile``:
+    ``auto`` (default: inferred from the collection's document titles), ``finance``, ``legal`` or
+    ``general`` (:mod:`folioflow.indexing.profiles`): it sets ``glossary``, ``distinct_pages`` and
+    ``page_decay`` unless they are given explicitly (to the constructor or the call).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -121,6 +152,7 @@ class FolioRetriever(BaseRetriever):
     page_decay: float = PAGE_DECAY
     route_titles: bool = True
     glossary: Any = FINANCE
+    profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
     tenant: str | None = None
@@ -149,46 +181,105 @@ class FolioRetriever(BaseRetriever):
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
         if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
+        profile = self.resolve_profile(opts["tenant"], opts["sources"], opts["profile"])
+        for key, value in profile_options(profile).items():
+            if key not in kwargs and key not in self.model_fields_set:
+                opts[key] = value
+        glossary = opts.get("glossary", self.glossary)
         mode = opts["mode"]
-        searched = self.glossary.expand(query) if self.glossary is not None else query
-        dense = self.embedder.encode([searched])[0] if mode in ("dense", "hybrid") or opts["mmr"] else None
+        searched = glossary.expand(query) if glossary is not None else query
+        dense = self._embed_query(searched) if mode in ("dense", "hybrid") or opts["mmr"] else None
         sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
         k = opts["k"]
-        aggregate = bool(opts["distinct_pages"] and mode == "hybrid" and not opts["mmr"] and opts["page_decay"])
-        depth = k * DISTINCT_PAGES_FETCH if opts["distinct_pages"] else k
+        distinct = bool(opts["distinct_pages"])
+        aggregate = bool(distinct and mode == "hybrid" and not opts["mmr"] and opts["page_decay"])
+        depth = k * DISTINCT_PAGES_FETCH if distinct else k
         if aggregate:
             depth = max(depth, PAGE_CANDIDATES)
-        fetch_k = max(opts["fetch_k"] or 0, depth) or None
-        search = dict(mode=mode, k=depth, score_threshold=opts["score_threshold"],
-                      mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None, fetch_k=fetch_k)
-        hits = self.store.search(dense, sparse, filter=flt, **search)
-        ranked = [(hit, hit.score) for hit in hits]
+        fetch_k = max(opts["fetch_k"] or 0, depth)
+        search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
+                      mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None)
+        ranked, unanimous = self._search(dense, sparse, flt, **search)
         routed = (self._router(opts["tenant"], opts["sources"]).route(query)
                   if opts["route_titles"] and not opts["doc_ids"] and not opts["mmr"] else None)
         if routed:
-            inside = self.store.search(dense, sparse, filter=replace(flt, doc_ids=routed), **search)
-            ranked = fuse_rankings([hits, inside])  # (hit, fused RRF score), best first
-        if aggregate:
-            ranked = aggregate_pages(ranked, opts["page_decay"])
-        docs: list[Document] = []
+            inside, agreed_inside = self._search(dense, sparse, replace(flt, doc_ids=routed), **search)
+            unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
+            ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]])
+        order = aggregate_pages(ranked, opts["page_decay"]) if aggregate else list(ranked)
+        if unanimous is not None:
+            order = _put_first(order, unanimous, distinct)
+        picked: list[tuple[Any, float, bool]] = []  # (hit, score, page_repeat)
         pages: set[tuple[str, int]] = set()
-        for hit, score in ranked:
-            if len(docs) == k:
+        for hit, score in order:
+            if len(picked) == k:
                 break
-            meta = hit_metadata(hit.payload, score)
-            meta["search_score"] = float(hit.score)
-            if opts["distinct_pages"]:
-                page = _page_key(meta)
+            if distinct:
+                page = _page_key(hit.payload.get("metadata") or {})
                 if page in pages:
                     continue
                 pages.add(page)
+            picked.append((hit, score, False))
+        if distinct and len(picked) < k:  # fewer distinct pages than k: fill up with their other chunks
+            taken = {hit.id for hit, _, _ in picked}
+            floor = picked[-1][1] if picked else float("inf")
+            for hit, score in ranked:
+                if len(picked) == k:
+                    break
+                if hit.id not in taken:
+                    floor = min(floor, score)
+                    picked.append((hit, floor, True))
+        docs: list[Document] = []
+        for hit, score, repeat in picked:
+            meta = hit_metadata(hit.payload, score)
+            meta["search_score"] = float(hit.score)
+            meta["page_repeat"] = repeat
             if opts["tenant"] and meta.get("tenant") != opts["tenant"]:  # defence in depth; Qdrant filtered already
                 raise TenancyError(f"store returned a chunk of another tenant for tenant {opts['tenant']!r}")
             meta["id"] = hit.id
             docs.append(Document(page_content=hit.payload.get("page_content", ""), metadata=meta, id=hit.id))
         return docs
 
+    def _embed_query(self, text: str) -> Any:
+        """The query's dense vector: the embedder's ``encode_query`` (one text, fp32, the same in
+        every process) when it has one, else ``encode([text])[0]``."""
+        encode_query = getattr(self.embedder, "encode_query", None)
+        return encode_query(text) if callable(encode_query) else self.embedder.encode([text])[0]
+
+    def _search(self, dense: Any, sparse: Any, flt: SearchFilter, *, mode: str, depth: int, fetch_k: int,
+                threshold: float | None, mmr_diversity: float | None) -> tuple[list[tuple[Any, float]], Any]:
+        """``([(hit, score)] best first, the hit ranked first by both dense and sparse search or
+        None)``. Hybrid without MMR runs the dense and the sparse search (``fetch_k`` each) and
+        fuses them here by Reciprocal Rank Fusion, :data:`RRF_K`, so that ties are broken the same
+        way in every process (by score, then point id); ``threshold`` then applies to the fused
+        score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
+        if mode != "hybrid" or mmr_diversity is not None:
+            hits = self.store.search(dense, sparse, mode=mode, k=depth, filter=flt, score_threshold=threshold,
+                                     mmr_diversity=mmr_diversity, fetch_k=fetch_k)
+            if mmr_diversity is None:
+                hits = _stable(hits)
+            return [(hit, hit.score) for hit in hits], None
+        by_dense = _stable(self.store.search(dense, None, mode="dense", k=fetch_k, filter=flt))
+        by_sparse = _stable(self.store.search(None, sparse, mode="sparse", k=fetch_k, filter=flt))
+        fused = fuse_rankings([by_dense, by_sparse], k=RRF_K)[:depth]
+        scored = [(replace(hit, score=score), score) for hit, score in fused
+                  if threshold is None or score >= threshold]
+        agreed = by_dense[0].id if by_dense and by_sparse and by_dense[0].id == by_sparse[0].id else None
+        both = next((hit for hit, _ in scored if hit.id == agreed), None)
+        return scored, both
+
+    def resolve_profile(self, tenant: str | None = None, sources: list[str] | None = None,
+                        profile: str | None = None) -> str:
+        """The profile in force (:mod:`folioflow.indexing.profiles`): ``profile`` (default: this
+        retriever's) unless it is ``auto``, else the one inferred from the titles of the documents
+        this caller may see (read with the title router's registry view). Raises ``ValueError`` for
+        an unknown name."""
+        name = profile or self.profile
+        if name != "auto":
+            profile_options(name)  # ValueError for an unknown name
+            return name
+        return self._router(tenant, sources).profile
 
     def _router(self, tenant: str | None, sources: list[str] | None) -> TitleRouter:
         """The title router over the documents this caller may see (its tenant, its sources),
@@ -204,9 +295,30 @@ class FolioRetriever(BaseRetriever):
                 return TitleRouter({})
             if len(self._routers) >= MAX_ROUTERS:  # many tenants: forget the oldest view
                 self._routers.pop(next(iter(self._routers)))
-            built = (time.monotonic(), TitleRouter.from_records(records))
+            router = TitleRouter.from_records(records)
+            router.profile = infer_profile(router.titles.values())
+            built = (time.monotonic(), router)
             self._routers[key] = built
         return built[1]
+
+
+def _stable(hits: list[Any]) -> list[Any]:
+    """Hits best first, equal scores ordered by point id (a store may return ties in any order)."""
+    return sorted(hits, key=lambda hit: (-hit.score, hit.id))
+
+
+def _put_first(order: list[tuple[Any, float]], first: Any, distinct: bool) -> list[tuple[Any, float]]:
+    """``order`` with the chunk ``first`` moved to the front, scored at least the former first
+    entry's score; with ``distinct``, its page's entry moves and is represented by ``first``."""
+    page = _page_key(first.payload.get("metadata") or {})
+    pos = next((i for i, (hit, _) in enumerate(order) if hit.id == first.id), None)
+    if pos is None and distinct:
+        pos = next((i for i, (hit, _) in enumerate(order) if _page_key(hit.payload.get("metadata") or {}) == page), None)
+    if pos is None:  # not among the candidates (a score threshold dropped it): nothing to move
+        return order
+    hit, score = order.pop(pos)
+    top = order[0][1] if order else score
+    return [(hit if hit.id == first.id else first, max(score, top)), *order]
 
 
 def _page_key(meta: dict[str, Any]) -> tuple[str, int]:
@@ -216,15 +328,21 @@ def _page_key(meta: dict[str, Any]) -> tuple[str, int]:
 
 def aggregate_pages(ranked: list[tuple[Any, float]], decay: float) -> list[tuple[Any, float]]:
     """One ``(best hit, page score)`` per page, best page first: ``ranked`` is ``(hit, score)``
-    pairs of chunks, best first (payload ``metadata.doc_id`` and ``page_start`` name the page); the
-    page score is its first (best) chunk's score plus ``decay`` times the sum of the page's other
-    chunks' scores. Ties keep the order of the pages' best chunks."""
+    pairs of chunks, best first (payload ``metadata.doc_id`` and ``page_start`` name the page).
+
+    ``page score = best + decay x min(rest, best)``: ``best`` is the page's first (best) chunk's
+    score, ``rest`` the sum of its other chunks' scores. The other chunks together count at most
+    as much as one more copy of the best chunk, so a page scores at most ``(1 + decay) x best``
+    however many chunks it has: a page whose best chunk scores below ``a / (1 + decay)`` never
+    outranks a page with a chunk scoring ``a``. Without the cap, enough weak chunks (each a
+    partial match of common words) would outrank any single strong chunk. Ties keep the order of
+    the pages' best chunks."""
     pages: dict[tuple[str, int], list] = {}
     for hit, score in ranked:
         entry = pages.setdefault(_page_key(hit.payload.get("metadata") or {}), [hit, score, 0.0])
         if entry[0] is not hit:
             entry[2] += score
-    scored = [(hit, best + decay * rest) for hit, best, rest in pages.values()]
+    scored = [(hit, best + decay * min(rest, best)) for hit, best, rest in pages.values()]
     scored.sort(key=lambda pair: -pair[1])
     return scored
 
@@ -240,7 +358,8 @@ class FolioEmbeddings(Embeddings):
         return self.embedder.encode(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embedder.encode([text])[0].tolist()
+        encode_query = getattr(self.embedder, "encode_query", None)
+        return (encode_query(text) if callable(encode_query) else self.embedder.encode([text])[0]).tolist()
 
 
 def format_docs(docs: list[Document]) -> str:

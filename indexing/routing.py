@@ -8,7 +8,11 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
 :class:`TitleRouter` matches the question against titles:
 
 * A title's terms are its alphanumeric words, lowercased, plus any year (``19xx``/``20xx``) inside
-  them (``2023Q2`` gives ``2023q2`` and ``2023``). Left out: one-character words, English function
+  them (``2023Q2`` gives ``2023q2`` and ``2023``), plus the names glued inside a word as file
+  names write them: CamelCase parts and their join without a trailing legal form
+  (``PareteumCorp`` -> ``pareteum``; ``ElPolloLocoHoldingsInc`` -> ``elpolloloco``, matched by
+  "El Pollo Loco"), and a word with a glued legal form (:data:`LEGAL_FORMS`) stripped
+  (``TUNIUCORP`` -> ``tuniu``). Left out: one-character words, English function
   words (``of``, ``the``, ...) and, with four or more titles, terms in more than half of them
   (``10k`` in a store of annual reports): they cannot tell documents apart.
 * In a question written in sentence case (its first word capitalised, not mostly capitals),
@@ -70,15 +74,55 @@ STOP_WORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", 
 #: All-capitals question words that are finance abbreviations, not names: never prefix matches.
 ABBREVIATIONS = frozenset(
     ["usd", "eur", "gbp", "fy", "ytd", "qtd", "yoy", "qoq", "ttm", "ltm", "eps", "gaap", "sec", "ceo", "cfo", "coo", "llc", "inc", "ltd", "plc", "corp", "co", "roa", "roe", "roic", "fcf", "cagr", "ebit", "ebitda", "ebitdar", "capex", "cogs", "sga", "ppe", "nav", "aum", "dso", "dpo", "dio", "tbd", "na", "nyse"])
+#: Legal forms and group words that file names glue to a party's name (``PareteumCorp``,
+#: ``TUNIUCORP``, ``ElPolloLocoHoldingsInc``); longest first, so ``corporation`` goes before ``corp``.
+LEGAL_FORMS = tuple(sorted(
+    ["inc", "incorporated", "corp", "corporation", "co", "company", "llc", "ltd", "limited", "plc", "lp", "llp",
+     "sa", "nv", "ag", "gmbh", "holdings", "holding", "group", "technology", "technologies", "international",
+     "enterprises", "partners", "com"], key=len, reverse=True))
+#: Shortest name left after stripping a glued legal form (``TUNIUCORP`` -> ``tuniu``; ``ACMECO`` -> ``acme``).
+MIN_NAME_STEM = 4
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _AMOUNT = re.compile(r"\$\s*[0-9][0-9.,]*(?:[A-Za-z]{1,2}\b)?")  # $3M, $1.2bn, $ 450
+
+
+def _name_stems(word: str) -> set[str]:
+    """Shorter forms of one title word that name the same party: its CamelCase parts and their
+    joins without trailing legal forms (``PareteumCorp`` -> ``pareteum``, ``corp``;
+    ``ElPolloLocoHoldingsInc`` -> ``el``, ``pollo``, ``loco``, ``elpolloloco``, ``elpollolocoholdings``),
+    and a word in one case with glued trailing legal forms stripped (``TUNIUCORP`` -> ``tuniu``,
+    ``SENMIAOTECHNOLOGYLTD`` -> ``senmiaotechnology``, ``senmiao``)."""
+    out: set[str] = set()
+    parts = [p.lower() for p in _CAMEL.findall(word)]
+    if len(parts) > 1:
+        out.update(parts)
+        while len(parts) > 1 and parts[-1] in LEGAL_FORMS:
+            parts = parts[:-1]
+            out.add("".join(parts))
+    low = word.lower()
+    stripped = len(parts) <= 1  # a word in one case: its glued legal forms are found by their spelling
+    while stripped:
+        stripped = False
+        for form in LEGAL_FORMS:
+            if low.endswith(form) and len(low) - len(form) >= MIN_NAME_STEM:
+                low = low[: -len(form)]
+                out.add(low)
+                stripped = True
+                break
+    return {t for t in out if len(t) > 1 and t not in STOP_WORDS and not t.isdigit()}
 
 
 def title_terms(title: str) -> set[str]:
     """The matchable terms of a title (see the module docstring): lowercased words of two or more
-    characters that are not function words, plus the years inside words."""
-    words = [w.lower() for w in _WORD.findall(title)]
+    characters that are not function words, the years inside words, and the shorter names of glued
+    words (:func:`_name_stems`)."""
+    raw = _WORD.findall(title)
+    words = [w.lower() for w in raw]
     terms = {w for w in words if len(w) > 1 and w not in STOP_WORDS}
     terms.update(y for w in words for y in _YEAR.findall(w))
+    for w in raw:
+        if not w.isdigit():
+            terms.update(_name_stems(w))
     return terms
 
 
@@ -112,6 +156,9 @@ class TitleRouter:
 
     def __init__(self, titles: Mapping[str, str], max_documents: int = 16):
         self.max_documents = max_documents
+        self.titles = dict(titles)
+        #: The collection's retrieval profile, set by whoever infers it (:mod:`folioflow.indexing.profiles`).
+        self.profile = "general"
         terms = {doc_id: title_terms(title) for doc_id, title in titles.items()}
         df = Counter(t for doc_terms in terms.values() for t in doc_terms)
         n = len(terms)

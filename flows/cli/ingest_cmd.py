@@ -161,8 +161,9 @@ def query(
     text: Annotated[str, typer.Argument(help="The question or search text")],
     k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return", min=1)] = 5,
     mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
-    distinct_pages: Annotated[bool, typer.Option("--distinct-pages/--all-chunks", help="At most one chunk per page (the best ranked), or the plain chunk ranking")] = True,
-    glossary: Annotated[str, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), none, or a JSON/YAML file of {pattern, expansion} entries")] = "finance",
+    profile: Annotated[str, typer.Option("--profile", help="Ranking defaults: auto (the collection's, inferred from its documents' file names and shown by `folioflow status`), finance, legal or general")] = "auto",
+    distinct_pages: Annotated[bool | None, typer.Option("--distinct-pages/--all-chunks", help="At most one chunk per page (the best ranked; further chunks of those pages fill up to k), or the plain chunk ranking [default: the profile's]")] = None,
+    glossary: Annotated[str | None, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), none, or a JSON/YAML file of {pattern, expansion} entries [default: the profile's]")] = None,
     route_titles: Annotated[bool, typer.Option("--route-titles/--no-route-titles", help="Also search inside the documents whose titles (file names, or `title` metadata) the question names, and fuse the two rankings")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table")] = False,
     doc_id: Annotated[list[str] | None, typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,
@@ -181,9 +182,10 @@ def query(
     is shown as "search").
 
     --json prints a list of objects with keys text, score, search_score,
-    doc_id, source (the document's URI), source_name (its configured
-    source), page_start, page_end (1-based), heading_path (list of strings),
-    kind, path and chunk_index.
+    doc_id, source (the configured source it came from), uri (the
+    document's URI), page_start, page_end (1-based), heading_path (list of
+    strings), kind, page_repeat (a further chunk of a page already listed),
+    path and chunk_index.
 
     Exits 1 (reason on stderr) when there is no index, or when a --doc or --source
     filter matches no indexed document; 0 otherwise, also when nothing matches
@@ -196,7 +198,7 @@ def query(
     from folioflow.flows.cli.query_view import print_results, run_query
 
     hits = run_query(settings, text, k=k, mode=mode, doc_ids=doc_id, source=source, tenant=tenant,
-                     distinct_pages=distinct_pages, glossary=glossary, route_titles=route_titles)
+                     distinct_pages=distinct_pages, glossary=glossary, route_titles=route_titles, profile=profile)
     print_results(hits, as_json=as_json)
 
 

@@ -22,8 +22,11 @@ __all__ = ["QUERY_KEYS", "run_query", "print_results", "print_status", "print_do
 #: Keys of every object printed by ``folioflow query --json`` (the documented contract).
 #: ``score`` ranks the hits (best first, never increasing); ``search_score`` is the mode's own score
 #: (cosine, BM25 or RRF), different from ``score`` when title routing re-ranked the hits.
-QUERY_KEYS = ("text", "score", "search_score", "doc_id", "source", "source_name", "page_start", "page_end",
-              "heading_path", "kind")
+#: ``source`` is the configured source the document came from (what ``--source`` filters on) and
+#: ``uri`` the document's URI: the names of the retriever's metadata and the registry (docs/retrieval.md).
+#: ``page_repeat``: a further chunk of a page already listed, filling up to ``k`` (distinct pages).
+QUERY_KEYS = ("text", "score", "search_score", "doc_id", "source", "uri", "page_start", "page_end",
+              "heading_path", "kind", "page_repeat")
 
 
 def _open_store(settings: Settings, must_exist: bool = True):
@@ -40,27 +43,36 @@ def _open_store(settings: Settings, must_exist: bool = True):
 
 
 def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", doc_ids=None, source=None,
-              tenant=None, distinct_pages: bool = True, glossary: str | None = "finance",
-              route_titles: bool = True) -> list[dict]:
-    """Search with :class:`folioflow.indexing.retriever.FolioRetriever` (``distinct_pages``: at most one
-    chunk per page; ``glossary``: ``finance``, ``none`` or a glossary file, see
-    :func:`folioflow.indexing.glossary.load_glossary`; ``route_titles``: document routing by title, see
+              tenant=None, distinct_pages: bool | None = None, glossary: str | None = None,
+              route_titles: bool = True, profile: str = "auto") -> list[dict]:
+    """Search with :class:`folioflow.indexing.retriever.FolioRetriever` (``profile``: ``auto`` (the
+    collection's, inferred from its documents' titles), ``finance``, ``legal`` or ``general``, see
+    :mod:`folioflow.indexing.profiles`; ``distinct_pages``: at most one chunk per page, ``glossary``:
+    ``finance``, ``none`` or a glossary file (:func:`folioflow.indexing.glossary.load_glossary`),
+    each None for the profile's; ``route_titles``: document routing by title, see
     :mod:`folioflow.indexing.routing`); returns one dict per hit with
     :data:`QUERY_KEYS` (plus ``path`` and ``chunk_index``), in rank order: ``score`` is the
     ranking score (title routing's fused score when it re-ranked, else the mode's) and
-    ``search_score`` the mode's own; ``source`` is the document's URI, ``source_name`` the
-    configured source it came from (what ``--source`` filters on). Fails (exit 1, reason on
+    ``search_score`` the mode's own; ``source`` is the configured source the document came from
+    (what ``--source`` filters on) and ``uri`` the document's URI. Fails (exit 1, reason on
     stderr) when there is no index, or when ``doc_ids`` (see :func:`resolve_document`) or
     ``source`` match no indexed document (of ``tenant``, when given)."""
     from folioflow.indexing.embedder import Embedder
     from folioflow.indexing.glossary import load_glossary
+    from folioflow.indexing.profiles import PROFILE_NAMES
     from folioflow.indexing.retriever import FolioRetriever
     from folioflow.ocr.errors import FolioflowError, TenancyError
 
     if mode not in ("dense", "sparse", "hybrid"):
         fail(f"--mode must be dense, sparse or hybrid, not {mode!r}")
+    if profile not in PROFILE_NAMES:
+        fail(f"--profile must be one of {', '.join(PROFILE_NAMES)}, not {profile!r}")
+    chosen: dict = {}
+    if distinct_pages is not None:
+        chosen["distinct_pages"] = distinct_pages
     try:
-        terms = load_glossary(glossary)
+        if glossary is not None:
+            chosen["glossary"] = load_glossary(glossary)
     except FolioflowError as exc:
         fail(str(exc))
     store = _open_store(settings)
@@ -79,7 +91,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
             embedder.warm_up()
         retriever = FolioRetriever(store=store, embedder=embedder, k=k, mode=cast("Mode", mode), doc_ids=doc_ids,  # checked above
                                    sources=[source] if source else None, tenant=tenant,
-                                   distinct_pages=distinct_pages, glossary=terms, route_titles=route_titles)
+                                   route_titles=route_titles, profile=profile, **chosen)
         documents = retriever.invoke(text)
     except FolioflowError as exc:
         fail(str(exc))
@@ -93,14 +105,15 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
             "score": float(meta.get("score", 0.0)),
             "search_score": float(meta.get("search_score", meta.get("score", 0.0))),
             "doc_id": meta.get("doc_id"),
-            "source": meta.get("uri") or meta.get("source"),
-            "source_name": meta.get("source"),
+            "source": meta.get("source"),
+            "uri": meta.get("uri"),
             "page_start": int(meta.get("page_start", 0)),
             "page_end": int(meta.get("page_end", 0)),
             "heading_path": list(meta.get("heading_path") or []),
             "kind": meta.get("kind"),
             "path": meta.get("path"),
             "chunk_index": meta.get("chunk_index"),
+            "page_repeat": bool(meta.get("page_repeat")),
         })
     return hits
 
@@ -174,7 +187,7 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
         heading = " > ".join(hit["heading_path"]) or "(no heading)"
         search = hit.get("search_score", hit["score"])
         routed = f" (search {search:.4f})" if search != hit["score"] else ""
-        stdout.print(f"[bold]{rank}. {hit['path'] or hit['source']}[/bold]  {pages}  "
+        stdout.print(f"[bold]{rank}. {hit['path'] or hit['uri']}[/bold]  {pages}  "
                      f"[dim]score {hit['score']:.4f}{routed}  {hit['kind']}[/dim]")
         stdout.print(f"   [cyan]{heading}[/cyan]")
         body = hit["text"].strip()
@@ -183,7 +196,8 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
 
 
 def print_status(settings: Settings, as_json: bool = False, documents: bool = False) -> None:
-    """Documents, pages and chunks in the index, per source (from the documents registry); with
+    """Documents, pages and chunks in the index, per source (from the documents registry), and the
+    retrieval profile ``query`` uses by default (``profile``, :func:`folioflow.indexing.profiles.infer_profile`); with
     ``documents``, one row per document (source, path, doc id, pages, chunks, status and the
     number of failed pages) as well, then every recorded error (failed pages, failed documents);
     JSON adds ``failed_pages`` and ``errors`` to each document. Fails (exit 1, reason on stderr)
@@ -206,8 +220,12 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
         row["pages"] += record.pages
         row["chunks"] += record.chunks
         row["failed"] += record.status != "indexed"
+    from folioflow.indexing.profiles import infer_profile
+    from folioflow.ocr.schema import source_title
+
+    profile = infer_profile(source_title(r.path or r.uri, (r.metadata or {}).get("meta.title")) for r in records)
     summary = {"collection": settings.collection, "location": settings.qdrant_url or str(settings.data_dir),
-               "documents": len(records), "chunks": points, "sources": dict(per_source)}
+               "documents": len(records), "chunks": points, "sources": dict(per_source), "profile": profile}
     if documents:
         summary["document_list"] = [
             {"doc_id": r.doc_id, "source": r.source, "path": r.path, "uri": r.uri, "pages": r.pages,
@@ -225,6 +243,8 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
     table.add_row("[bold]total", str(len(records)), str(sum(r["pages"] for r in per_source.values())),
                   str(points), str(sum(r["failed"] for r in per_source.values())))
     stdout.print(table)
+    stdout.print(f"retrieval profile: [bold]{profile}[/bold] (inferred from the documents' titles; "
+                 "`query --profile` overrides)")
     if documents:
         docs = Table(title="Documents", header_style="bold")
         for column in ("source", "path", "doc id", "pages", "chunks", "status"):

@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def folioflow(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home)}
+    # the caller's PYTHONPATH after the root: a worktree's package farm (devenv.sh) then stays in force
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(home)}
     env.pop("PREFECT_API_URL", None)  # ephemeral mode, as on a fresh machine
     return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900, stdin=subprocess.DEVNULL)
@@ -50,10 +52,13 @@ def test_ingest_query_status_show(tmp_path):
     assert hits[0]["heading_path"] == ["2 Risk-Adjusted Return"]
 
     per_page = json.loads(folioflow("query", "fund", "-k", "5", "--json", cwd=tmp_path, home=home).stdout)
-    assert sorted(hit["page_start"] for hit in per_page) == [1, 2]  # by default one chunk per page: two pages
+    distinct = [hit for hit in per_page if not hit["page_repeat"]]
+    assert sorted(hit["page_start"] for hit in distinct) == [1, 2]  # by default one chunk per page: two pages
+    assert per_page[:2] == distinct and len(per_page) == 5  # then further chunks of those pages, up to k
+    assert {hit["source"] for hit in per_page} == {"default"} and per_page[0]["uri"].endswith("sample.pdf")
 
     plain = folioflow("query", "fund", "-k", "5", "--json", "--glossary", "none", cwd=tmp_path, home=home)
-    assert plain.returncode == 0 and len(json.loads(plain.stdout)) == 2
+    assert plain.returncode == 0 and len(json.loads(plain.stdout)) == 5
     bad = folioflow("query", "fund", "--glossary", str(tmp_path / "no-such-glossary.yaml"), cwd=tmp_path, home=home)
     assert bad.returncode != 0 and "cannot read glossary" in bad.stderr
 
@@ -63,6 +68,7 @@ def test_ingest_query_status_show(tmp_path):
 
     status = folioflow("status", "--json", cwd=tmp_path, home=home)
     summary = json.loads(status.stdout)
+    assert summary["profile"] == "general"  # sample.pdf names neither a contract nor a filing
     assert summary["documents"] == 1 and summary["chunks"] == records["sample.pdf"]["chunks"]
 
     show = folioflow("show", str(pdf), "--page", "1", cwd=tmp_path, home=home)

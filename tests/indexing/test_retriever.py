@@ -63,7 +63,10 @@ def test_distinct_pages_keep_the_best_chunk_of_each_page(local_store, embedder):
     assert len(distinct) == 3 and len(set(pages(distinct))) == 3
     assert distinct[0].id == plain[0].id  # each page is represented by its best chunk
     everything = retriever.invoke(query, k=10)
-    assert len(everything) == len(set(pages(everything))) == 5  # the two documents have five pages in all
+    # the two documents have five pages and nine chunks: the five pages first, then their other chunks
+    assert len(everything) == 9 and len(set(pages(everything[:5]))) == 5
+    assert [d.metadata["page_repeat"] for d in everything] == [False] * 5 + [True] * 4
+    assert len({d.id for d in everything}) == 9
 
 
 def test_tenancy_requires_a_tenant(tmp_path, embedder):
@@ -182,12 +185,13 @@ def test_scores_decrease_down_the_list_in_every_mode(local_store, embedder):
         if mode == "hybrid":  # page score: the best chunk's RRF score plus 0.3 x the page's other candidates'
             assert all(d.metadata["score"] >= d.metadata["search_score"] for d in docs)
             docs = retriever.invoke("Which law governs the services agreement fees?", mode=mode, page_decay=0)
-        assert all(d.metadata["search_score"] == d.metadata["score"] for d in docs), mode  # nothing routed
+        assert all(d.metadata["search_score"] == d.metadata["score"] for d in docs
+                   if not d.metadata["page_repeat"]), mode  # nothing routed
 
 
 def test_hybrid_pages_are_ranked_by_their_chunks_together(local_store, embedder):
     """In hybrid mode a page's score is its best chunk's RRF score plus PAGE_DECAY x its other
-    candidate chunks' scores, computed over the same 40 fused candidates the plain chunk ranking
+    candidate chunks' scores (their sum capped at the best chunk's score), computed over the same 40 fused candidates the plain chunk ranking
     shows; page_decay=0 ranks pages by their best chunk."""
     from folioflow.indexing.retriever import PAGE_CANDIDATES, PAGE_DECAY
 
@@ -197,14 +201,15 @@ def test_hybrid_pages_are_ranked_by_their_chunks_together(local_store, embedder)
     by_page: dict = {}
     for d in chunks:
         by_page.setdefault((d.metadata["doc_id"], d.metadata["page_start"]), []).append(d.metadata["score"])
-    expected = {key: s[0] + PAGE_DECAY * sum(s[1:]) for key, s in by_page.items()}
-    pages = retriever.invoke(query)
-    got = {(d.metadata["doc_id"], d.metadata["page_start"]): d.metadata["score"] for d in pages}
+    expected = {key: s[0] + PAGE_DECAY * min(sum(s[1:]), s[0]) for key, s in by_page.items()}
+    pages = [d for d in retriever.invoke(query) if not d.metadata["page_repeat"]]
+    got = {(d.metadata["doc_id"], d.metadata["page_start"]): d.metadata["score"] for d in pages
+           if not d.metadata["page_repeat"]}
     assert got == pytest.approx(expected)
     assert [d.metadata["score"] for d in pages] == sorted(got.values(), reverse=True)
     assert any(len(s) > 1 for s in by_page.values())  # some page has several candidates: the sum matters
     best_only = retriever.invoke(query, page_decay=0)
-    assert [d.metadata["score"] for d in best_only] == sorted(s[0] for s in by_page.values())[::-1]
+    assert [d.metadata["score"] for d in best_only[:len(by_page)]] == sorted(s[0] for s in by_page.values())[::-1]
 
 
 def test_aggregate_pages_prefers_a_page_whose_chunks_all_match():
@@ -219,5 +224,5 @@ def test_aggregate_pages_prefers_a_page_whose_chunks_all_match():
               (hit("b", 1, "x"), 0.020), (hit("a", 7, "t3"), 0.028)]
     pages = aggregate_pages(ranked, 0.3)
     assert [h.id for h, _ in pages] == ["t1", "lone", "x"]
-    assert pages[0][1] == pytest.approx(0.030 + 0.3 * (0.029 + 0.028))
+    assert pages[0][1] == pytest.approx(0.030 + 0.3 * 0.030)  # the others' sum (0.057) capped at the best chunk's
     assert [h.id for h, _ in aggregate_pages(ranked, 0.0)] == ["lone", "t1", "x"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.retriever import FolioRetriever
 from folioflow.indexing.routing import TitleRouter, fuse_rankings, title_terms
@@ -129,3 +131,39 @@ def test_common_words_of_a_sentence_case_question_do_not_route():
     assert router.route("Which state's law governs the Franchise Agreement?") == ["RgcResources Franchise Agreement.pdf"]
     assert router.route("What was Netflix revenue in 2017?") == ["NETFLIX_2017_10K.pdf"]
     assert router.route("netflix revenue 2017") == ["NETFLIX_2017_10K.pdf"]  # search-box style: every word
+
+
+#: File names as CUAD and EDGAR write them: legal forms glued to the name, CamelCase, capitals.
+CUAD_NAMES = {
+    "pareteum": "PareteumCorp_20191004_8-K_EX-10.1_11843221_EX-10.1_Maintenance Agreement.pdf",
+    "pollo": "ElPolloLocoHoldingsInc_20200306_10-K_EX-10.16_12041700_EX-10.16_Development Agreement.pdf",
+    "tuniu": "TUNIUCORP_03_06_2014-EX-10-COOPERATION AGREEMENT.PDF",
+    "senmiao": "SENMIAOTECHNOLOGYLTD_02_19_2019-EX-10.5-Collaboration Agreement.PDF",
+    "salesforce": "SalesforcecomInc_20171122_10-Q_EX-10.1_10961535_EX-10.1_Reseller Agreement.pdf",
+    "pcquote": "PcquoteComInc_19990721_S-1A_EX-10.11_6377149_EX-10.11_Co-Branding Agreement2.pdf",
+    "quaker": "Quaker Chemical Corporation - NON COMPETITION AND NON SOLICITATION AGREEMENT.PDF",
+    "scansource": "ScansourceInc_20190822_10-K_EX-10.39_11793959_EX-10.39_Distributor Agreement.pdf",
+    "verizon": "VerizonAbsLlc_20200123_8-K_EX-10.4_11952335_EX-10.4_Service Agreement.pdf",
+}
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Which state's law governs the Pareteum agreement?", "pareteum"),
+    ("Can El Pollo Loco terminate the development agreement for convenience?", "pollo"),
+    ("Who are the parties to the Tuniu cooperation agreement?", "tuniu"),
+    ("Does Senmiao have a right of first refusal?", "senmiao"),
+    ("What discounts does Salesforce give its reseller?", "salesforce"),
+    ("Is PCQuote's co-branding agreement exclusive?", "pcquote"),
+    ("What may Quaker Chemical employees not do after leaving?", "quaker"),
+    ("ScanSource distributor agreement: governing law?", "scansource"),
+    ("pareteum governing law", "pareteum"),
+])
+def test_routing_matches_names_as_people_write_them(question, expected):
+    router = TitleRouter(CUAD_NAMES)
+    assert router.route(question) == [expected]
+
+
+def test_glued_names_do_not_route_common_questions():
+    router = TitleRouter(CUAD_NAMES)
+    assert router.route("Which state's law governs this agreement?") is None
+    assert router.route("Can either party terminate for convenience, and on how much notice?") is None

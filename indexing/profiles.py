@@ -1,0 +1,75 @@
+"""Retrieval profiles: ranking defaults per kind of collection (``finance``, ``legal``, ``general``).
+
+A profile sets the retriever options whose best value depends on the documents (see
+docs/retrieval.md for the measurements behind each choice):
+
+==========  ================  ===============  ==========================================
+profile     glossary          distinct pages   page scoring (``page_decay``)
+==========  ================  ===============  ==========================================
+finance     :data:`FINANCE`   yes              :data:`~folioflow.indexing.retriever.PAGE_DECAY`
+legal       none              no               off (plain chunk ranking)
+general     none              yes              :data:`~folioflow.indexing.retriever.PAGE_DECAY`
+==========  ================  ===============  ==========================================
+
+Filings answer a question from a statement page whose table is cut into several chunks: pages
+ranked by their chunks together, one chunk per page, and the finance glossary help there. A
+contract answers a clause question from one clause chunk: page scoring lets a page of several
+weaker chunks pass it, distinct pages show another chunk of the clause's page, and the finance
+glossary expands no clause question. Title routing stays on in every profile.
+
+The profile of a collection is inferred from what was ingested (:func:`infer_profile`, on the
+documents' titles, i.e. their file names) unless the caller names one (``FolioRetriever(profile=...)``,
+``folioflow query --profile``); options given explicitly to the retriever win over the profile's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from folioflow.indexing.glossary import FINANCE
+
+__all__ = ["PROFILES", "PROFILE_NAMES", "infer_profile", "profile_options"]
+
+#: Profile names accepted by the retriever and the CLI (``auto``: inferred per collection).
+PROFILE_NAMES = ("auto", "finance", "legal", "general")
+#: Legal instruments' words in titles (``..._Supply Agreement.pdf``, ``NON-COMPETITION AGREEMENT``).
+_LEGAL = re.compile(r"agreement|contract|licen[cs]e|lease|amendment|addendum|indenture|covenant|memorandum of "
+                    r"understanding|terms (and|&) conditions|\bnda\b|\bmou\b", re.IGNORECASE)
+#: Financial reports' words in titles (``3M_2018_10K.pdf``, ``annual report``, ``Q3 earnings``).
+_FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d)|annual[ _-]?report|earnings|"
+                      r"financial[ _-]?statements?|interim[ _-]?report|quarterly[ _-]?report", re.IGNORECASE)
+
+
+def profile_options(name: str) -> dict[str, Any]:
+    """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
+    ``distinct_pages``, ``page_decay``. Raises ``ValueError`` for another name."""
+    from folioflow.indexing.retriever import PAGE_DECAY
+
+    table: dict[str, dict[str, Any]] = {"finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY},
+             "legal": {"glossary": None, "distinct_pages": False, "page_decay": 0.0},
+             "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY}}
+    if name not in table:
+        raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
+    return table[name]
+
+
+PROFILES = ("finance", "legal", "general")
+
+
+def infer_profile(titles: Iterable[str]) -> str:
+    """``legal`` when most titles name a legal instrument (a title naming both, like CUAD's
+    ``..._10-K_EX-10.16_..._Development Agreement.pdf``, an agreement filed with a 10-K, counts as
+    legal), ``finance`` when most name a financial report, else ``general`` (no titles, a mix
+    without a majority, opaque names)."""
+    titles = list(titles)
+    if not titles:
+        return "general"
+    legal = sum(bool(_LEGAL.search(t)) for t in titles)
+    finance = sum(bool(_FINANCE.search(t)) and not _LEGAL.search(t) for t in titles)
+    if legal * 2 > len(titles):
+        return "legal"
+    if finance * 2 > len(titles):
+        return "finance"
+    return "general"

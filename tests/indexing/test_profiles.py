@@ -1,0 +1,54 @@
+"""Retrieval profiles: inferred per collection from its documents' titles, overridable."""
+
+from __future__ import annotations
+
+import pytest
+
+from folioflow.indexing.glossary import FINANCE
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.profiles import infer_profile, profile_options
+from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.store import StoreSettings, open_store
+
+from .conftest import make_document
+
+CONTRACTS = ["PareteumCorp_20191004_8-K_EX-10.1_11843221_EX-10.1_Maintenance Agreement.pdf",
+             "ElPolloLocoHoldingsInc_20200306_10-K_EX-10.16_12041700_EX-10.16_Development Agreement.pdf",
+             "VIVINT SOLAR, INC. - NON-COMPETITION AGREEMENT.PDF"]
+FILINGS = ["3M_2018_10K.pdf", "AMCOR_2023Q2_10Q.pdf", "PEPSICO_2022_8K_dated-2022-10-12.pdf",
+           "Netflix annual report 2017.pdf"]
+
+
+def test_profiles_are_inferred_from_titles():
+    assert infer_profile(CONTRACTS) == "legal"  # an agreement filed as a 10-K exhibit is a contract
+    assert infer_profile(FILINGS) == "finance"
+    assert infer_profile(CONTRACTS[:2] + FILINGS[:2]) == "general"  # no majority
+    assert infer_profile(CONTRACTS[:2] + FILINGS[:3]) == "finance"
+    assert infer_profile(["scan_0001.pdf", "scan_0002.pdf"]) == "general" and infer_profile([]) == "general"
+    assert profile_options("legal") == {"glossary": None, "distinct_pages": False, "page_decay": 0.0}
+    assert profile_options("finance")["glossary"] is FINANCE
+    with pytest.raises(ValueError, match="unknown retrieval profile"):
+        profile_options("medical")
+
+
+def test_a_contract_collection_ranks_with_the_legal_profile(tmp_path, embedder):
+    parts = [(["1. Term"], "text", "This Agreement runs for two years from the Effective Date.", 1),
+             (["2. Fees"], "text", "Licensee shall pay a royalty of five percent of net sales each quarter.", 1),
+             (["3. Capital Expenditures"], "text", "Licensee bears all capital expenditures for the plant.", 1),
+             (["9. Governing Law"], "text", "This Agreement is governed by the laws of the State of Texas.", 2)]
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="edge"))
+    try:
+        Indexer(embedder, store).index(*make_document(CONTRACTS[0], parts, source="contracts"))
+        retriever = FolioRetriever(store=store, embedder=embedder, k=4)
+        assert retriever.resolve_profile() == "legal"
+        legal = retriever.invoke("What is the capex?")
+        plain = FolioRetriever(store=store, embedder=embedder, k=4, glossary=None, distinct_pages=False,
+                               page_decay=0.0).invoke("What is the capex?")
+        assert [d.id for d in legal] == [d.id for d in plain]  # no finance glossary, plain chunk ranking
+        assert not any(d.metadata["page_repeat"] for d in legal) and len({d.metadata["page_start"] for d in legal}) == 2
+        finance = retriever.invoke("What is the capex?", profile="finance")  # overridden per call
+        assert [d.metadata["page_repeat"] for d in finance] == [False, False, True, True]
+        explicit = FolioRetriever(store=store, embedder=embedder, k=4, distinct_pages=True)  # explicit option wins
+        assert [d.metadata["page_repeat"] for d in explicit.invoke("governing law")] == [False, False, True, True]
+    finally:
+        store.close()
