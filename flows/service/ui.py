@@ -19,8 +19,6 @@ Routes added to the API (they need the same key as the rest of ``/v1``):
   source file (:mod:`folioflow.ocr.render`), when the source is a local file.
 """
 
-from __future__ import annotations
-
 import io
 import threading
 from collections import OrderedDict

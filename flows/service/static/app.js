@@ -183,47 +183,79 @@ function setupUpload() {
 }
 
 // ---- document list ---------------------------------------------------------------------------
+// The index's documents (GET /v1/documents), then the documents that recent jobs report failed but
+// that never reached the index's registry (a file that could not even be opened, such as a
+// truncated PDF, has no record): they are listed from the job reports (GET /v1/jobs).
 async function setupDocuments() {
-  let status;
+  let status = null;
+  let jobs = [];
   try {
     status = await apiJson("/v1/documents");
   } catch (err) {
-    if (err.status === 404) {
-      document.getElementById("summary").textContent = "No documents yet: upload some.";
+    if (err.status !== 404) {
+      showMessage(err.message);
       return;
     }
+  }
+  try {
+    jobs = await apiJson("/v1/jobs");
+  } catch (err) {
     showMessage(err.message);
-    return;
   }
-  const rows = status.document_list || [];
-  document.getElementById("summary").textContent =
-    `${status.documents} document(s), ${status.chunks} chunk(s) in collection ${status.collection}`;
-  const body = document.querySelector("#documents tbody");
-  for (const d of rows) {
-    const errors = el("td", { class: "errors" });
-    for (const e of d.errors || []) errors.append(el("div", { class: "error", text: e }));
-    if (d.failed_pages && d.failed_pages.length) {
-      errors.append(el("div", { class: "muted", text: "failed pages: " + d.failed_pages.join(", ") }));
+  const rows = (status && status.document_list) || [];
+  const known = new Set(rows.map((d) => d.doc_id));
+  const unrecorded = [];
+  for (const job of jobs) { // newest first: a document's latest report wins
+    for (const d of job.documents || []) {
+      const key = d.doc_id || d.source;
+      if (d.status !== "failed" || known.has(key)) continue;
+      known.add(key);
+      unrecorded.push({ report: d, job: job });
     }
-    const del = el("button", { type: "button", class: "delete", text: "Delete" });
-    del.addEventListener("click", async () => {
-      if (!confirm(`Delete ${fileName(d.path)} from the index?`)) return;
-      try {
-        await api(`/v1/documents/${encodeURIComponent(d.doc_id)}`, { method: "DELETE" });
-        row.remove();
-      } catch (err) {
-        showMessage(err.message);
-      }
-    });
-    const row = el("tr", { "data-doc-id": d.doc_id, "data-status": d.status },
-      el("td", {}, docLink(d.doc_id, fileName(d.path)), el("div", { class: "muted small", text: d.path })),
-      el("td", {}, el("span", { class: "badge " + d.status, text: d.status })),
-      el("td", { text: d.pages }), el("td", { text: d.chunks }), el("td", { text: d.source }),
-      el("td", { text: String(d.indexed_at || "").replace("T", " ").slice(0, 19) }),
-      errors, el("td", {}, del));
-    body.append(row);
   }
-  document.getElementById("documents").hidden = rows.length === 0;
+  document.getElementById("summary").textContent = status
+    ? `${status.documents} document(s), ${status.chunks} chunk(s) in collection ${status.collection}` +
+      (unrecorded.length ? `; ${unrecorded.length} more failed before reaching the index` : "")
+    : (unrecorded.length ? `No document in the index; ${unrecorded.length} failed before reaching it.`
+                         : "No documents yet: upload some.");
+  const body = document.querySelector("#documents tbody");
+  for (const d of rows) body.append(documentRow(d));
+  for (const { report, job } of unrecorded) {
+    body.append(el("tr", { "data-doc-id": report.doc_id || "", "data-status": "failed", class: "unrecorded" },
+      el("td", {}, fileName(report.source), el("div", { class: "muted small", text: report.source })),
+      el("td", {}, el("span", { class: "badge failed", text: "failed" })),
+      el("td", { text: report.pages }), el("td", { text: report.chunks }), el("td", { text: report.source_name || "" }),
+      el("td", { text: String(job.finished_at || job.created_at || "").replace("T", " ").slice(0, 19) }),
+      el("td", { class: "errors" }, el("div", { class: "error", text: report.error || "failed" }),
+         el("div", { class: "muted small", text: `not in the index (job ${job.id.slice(0, 12)})` })),
+      el("td", {})));
+  }
+  document.getElementById("documents").hidden = body.children.length === 0;
+}
+
+function documentRow(d) {
+  const errors = el("td", { class: "errors" });
+  for (const e of d.errors || []) errors.append(el("div", { class: "error", text: e }));
+  if (d.failed_pages && d.failed_pages.length) {
+    errors.append(el("div", { class: "muted", text: "failed pages: " + d.failed_pages.join(", ") }));
+  }
+  const del = el("button", { type: "button", class: "delete", text: "Delete" });
+  const row = el("tr", { "data-doc-id": d.doc_id, "data-status": d.status },
+    el("td", {}, docLink(d.doc_id, fileName(d.path)), el("div", { class: "muted small", text: d.path })),
+    el("td", {}, el("span", { class: "badge " + d.status, text: d.status })),
+    el("td", { text: d.pages }), el("td", { text: d.chunks }), el("td", { text: d.source }),
+    el("td", { text: String(d.indexed_at || "").replace("T", " ").slice(0, 19) }),
+    errors, el("td", {}, del));
+  del.addEventListener("click", async () => {
+    if (!confirm(`Delete ${fileName(d.path)} from the index?`)) return;
+    try {
+      await api(`/v1/documents/${encodeURIComponent(d.doc_id)}`, { method: "DELETE" });
+      row.remove();
+    } catch (err) {
+      showMessage(err.message);
+    }
+  });
+  return row;
 }
 
 // ---- one document, page by page ----------------------------------------------------------------
