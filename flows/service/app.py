@@ -119,6 +119,8 @@ class Service:
         self.store: Any = None
         self.glossary: Any = None
         self.jobs: JobQueue | None = None
+        self._starting = threading.Lock()
+        self._users = 0
         self.registry = CollectorRegistry()
         self.requests = Counter("folioflow_http_requests_total", "HTTP requests answered",
                                 ("method", "route", "status"), registry=self.registry)
@@ -133,7 +135,19 @@ class Service:
 
     def start(self) -> None:
         """Open the store, load the embedder (the collection's model when the collection exists)
-        and the glossary, start the job worker. Raises :class:`FolioflowError` when it cannot."""
+        and the glossary, start the job worker, once however many lifespans start. Raises
+        :class:`FolioflowError` when it cannot."""
+        with self._starting:
+            self._users += 1
+            if self._users > 1:  # a second lifespan over the same app (a test client beside a fuzzer)
+                return
+            try:
+                self._start()
+            except BaseException:
+                self._users -= 1
+                raise
+
+    def _start(self) -> None:
         from folioflow.flows.pipeline import Pipeline
         from folioflow.indexing.embedder import Embedder
         from folioflow.indexing.glossary import load_glossary
@@ -149,6 +163,11 @@ class Service:
         self.jobs = JobQueue(self._ingest, keep=self.api.max_jobs)
 
     def close(self) -> None:
+        """Stop the job worker and close the store, when the last lifespan that started them ends."""
+        with self._starting:
+            self._users -= 1
+            if self._users > 0:
+                return
         if self.jobs is not None:
             self.jobs.close()
         if self.store is not None:
