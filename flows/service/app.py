@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
 from folioflow.flows.queries import IndexStatus, QueryHit, index_status, resolve_document, search_index
+from folioflow.flows.service.client import announce
 from folioflow.flows.service.config import ApiSettings
 from folioflow.flows.service.jobs import JobQueue
 from folioflow.flows.service.models import (
@@ -236,18 +237,23 @@ def _validation_reason(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-def create_app(settings: Settings, api: ApiSettings | None = None) -> FastAPI:
+def create_app(settings: Settings, api: ApiSettings | None = None, url: str | None = None) -> FastAPI:
     """The ASGI app over ``settings`` (data dir or Qdrant URL, collection, OCR and run settings)
     and ``api`` (keys, limits, allowed roots; default :class:`ApiSettings` from the environment).
-    The embedder and store are loaded when the app starts (its lifespan), not here."""
+    The embedder and store are loaded when the app starts (its lifespan), not here. ``url``: the
+    address clients reach it at; when given, the started app announces it in the data directory
+    (:func:`folioflow.flows.service.client.announce`) until it stops."""
     service = Service(settings, api if api is not None else ApiSettings())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service.start()
+        announced = announce(settings.data_dir, url) if url else None
         try:
             yield
         finally:
+            if announced is not None:
+                announced.unlink(missing_ok=True)
             service.close()
 
     app = FastAPI(title="folioflow", version=API_VERSION, lifespan=lifespan,
