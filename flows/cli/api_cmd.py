@@ -43,4 +43,7 @@ def api(
         api_settings = load_api_settings(api_config)
     except FolioflowError as exc:
         fail(str(exc))
-    uvicorn.run(create_app(settings, api_settings), host=host, port=port, log_level=log_level)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else shown}:{port}"
+    uvicorn.run(create_app(settings, api_settings, url=url if port else None), host=host, port=port,
+                log_level=log_level)

@@ -8,7 +8,19 @@ server-side roots that may be ingested by path). See ``docs/service.md``.
 
 from __future__ import annotations
 
-from folioflow.flows.service.app import create_app
-from folioflow.flows.service.config import ApiKey, ApiSettings
+from typing import Any
 
 __all__ = ["ApiKey", "ApiSettings", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the server (FastAPI) on first use, so :mod:`folioflow.flows.service.client` stays light."""
+    if name == "create_app":
+        from folioflow.flows.service.app import create_app
+
+        return create_app
+    if name in ("ApiKey", "ApiSettings"):
+        from folioflow.flows.service import config
+
+        return getattr(config, name)
+    raise AttributeError(name)

@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
 from folioflow.flows.queries import IndexStatus, QueryHit, index_status, resolve_document, search_index
+from folioflow.flows.service.client import announce
 from folioflow.flows.service.config import ApiSettings
 from folioflow.flows.service.jobs import JobQueue
 from folioflow.flows.service.models import (
@@ -119,6 +120,8 @@ class Service:
         self.store: Any = None
         self.glossary: Any = None
         self.jobs: JobQueue | None = None
+        self._starting = threading.Lock()
+        self._users = 0
         self.registry = CollectorRegistry()
         self.requests = Counter("folioflow_http_requests_total", "HTTP requests answered",
                                 ("method", "route", "status"), registry=self.registry)
@@ -133,7 +136,19 @@ class Service:
 
     def start(self) -> None:
         """Open the store, load the embedder (the collection's model when the collection exists)
-        and the glossary, start the job worker. Raises :class:`FolioflowError` when it cannot."""
+        and the glossary, start the job worker, once however many lifespans start. Raises
+        :class:`FolioflowError` when it cannot."""
+        with self._starting:
+            self._users += 1
+            if self._users > 1:  # a second lifespan over the same app (a test client beside a fuzzer)
+                return
+            try:
+                self._start()
+            except BaseException:
+                self._users -= 1
+                raise
+
+    def _start(self) -> None:
         from folioflow.flows.pipeline import Pipeline
         from folioflow.indexing.embedder import Embedder
         from folioflow.indexing.glossary import load_glossary
@@ -149,6 +164,11 @@ class Service:
         self.jobs = JobQueue(self._ingest, keep=self.api.max_jobs)
 
     def close(self) -> None:
+        """Stop the job worker and close the store, when the last lifespan that started them ends."""
+        with self._starting:
+            self._users -= 1
+            if self._users > 0:
+                return
         if self.jobs is not None:
             self.jobs.close()
         if self.store is not None:
@@ -217,18 +237,23 @@ def _validation_reason(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-def create_app(settings: Settings, api: ApiSettings | None = None) -> FastAPI:
+def create_app(settings: Settings, api: ApiSettings | None = None, url: str | None = None) -> FastAPI:
     """The ASGI app over ``settings`` (data dir or Qdrant URL, collection, OCR and run settings)
     and ``api`` (keys, limits, allowed roots; default :class:`ApiSettings` from the environment).
-    The embedder and store are loaded when the app starts (its lifespan), not here."""
+    The embedder and store are loaded when the app starts (its lifespan), not here. ``url``: the
+    address clients reach it at; when given, the started app announces it in the data directory
+    (:func:`folioflow.flows.service.client.announce`) until it stops."""
     service = Service(settings, api if api is not None else ApiSettings())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service.start()
+        announced = announce(settings.data_dir, url) if url else None
         try:
             yield
         finally:
+            if announced is not None:
+                announced.unlink(missing_ok=True)
             service.close()
 
     app = FastAPI(title="folioflow", version=API_VERSION, lifespan=lifespan,

@@ -111,7 +111,8 @@ class JobQueue:
                 self._finish(job, "failed", error=str(exc))
             except Exception as exc:  # noqa: BLE001 - a job's crash is its failure, never the server's
                 log.exception("ingest job %s crashed", job_id)
-                self._finish(job, "failed", error=f"internal error: {type(exc).__name__}")
+                reason = (str(exc).splitlines() or [""])[0][:300]
+                self._finish(job, "failed", error=f"ingest run failed: {type(exc).__name__}: {reason}")
             else:
                 self._finish(job, "succeeded", report=report)
 

@@ -14,7 +14,7 @@ pytest.importorskip("fastapi", reason="the `api` extra is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from folioflow.flows.queries import QUERY_KEYS, QueryHit  # noqa: E402
-from folioflow.flows.service import ApiSettings, create_app  # noqa: E402
+from folioflow.flows.service import ApiKey, ApiSettings, create_app  # noqa: E402
 from folioflow.flows.settings import load_settings  # noqa: E402
 from folioflow.ocr.samples import SAMPLE_FACTS, write_encrypted_pdf, write_sample_pdf  # noqa: E402
 
@@ -198,3 +198,72 @@ def test_ocr_pages_formats_and_limits(client, sample, tmp_path):
     vlm = client.post("/v1/ocr", files={"file": ("r.pdf", pdf, "application/pdf")},
                       data={"page_range": "1", "engine": "vlm"})
     assert vlm.status_code == 400 and "vlm" in vlm.json()["detail"].lower()
+
+
+KEY_ADMIN, KEY_ACME, KEY_GLOBEX = "admin-key-0123456789abcdef", "acme-key-0123456789abcdef", "globex-key-0123456789abcdef"
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_api_keys_and_tenants(tmp_path, prefect_harness, sample, caplog):
+    """With keys configured every /v1 route needs one; a tenant-bound key acts for its tenant only."""
+    keys = [ApiKey(key=KEY_ADMIN, name="ops"), ApiKey(key=KEY_ACME, tenant="acme"), ApiKey(key=KEY_GLOBEX, tenant="globex")]
+    settings = load_settings(data_dir=tmp_path / "data", workers=1, tenancy=True)
+    caplog.set_level("DEBUG")
+    with TestClient(create_app(settings, ApiSettings(keys=keys))) as c:
+        assert c.get("/healthz").status_code == 200  # liveness needs no key
+        for method, path in (("post", "/v1/query"), ("get", "/v1/documents"), ("get", "/v1/jobs"), ("post", "/v1/ocr"),
+                             ("post", "/v1/documents"), ("get", "/v1/documents/x"), ("delete", "/v1/documents/x")):
+            missing = c.request(method, path)
+            assert missing.status_code == 401 and "missing API key" in missing.json()["detail"], (method, path)
+            assert missing.headers["www-authenticate"] == "Bearer"
+        wrong = c.get("/v1/jobs", headers=bearer("not-a-key-0123456789"))
+        assert wrong.status_code == 401 and wrong.json()["detail"] == "invalid API key"
+
+        refused = c.post("/v1/documents", headers=bearer(KEY_ACME), data={"tenant": "globex"},
+                         files=[("files", ("report.pdf", sample.read_bytes(), "application/pdf"))])
+        assert refused.status_code == 403 and "tenant" in refused.json()["detail"]
+        posted = c.post("/v1/documents", headers=bearer(KEY_ACME),
+                        files=[("files", ("report.pdf", sample.read_bytes(), "application/pdf"))])
+        assert posted.status_code == 202 and posted.json()["tenant"] == "acme"
+        job = wait_job(c, posted.json()["id"], headers=bearer(KEY_ACME))
+        assert job["state"] == "succeeded" and [d["status"] for d in job["documents"]] == ["indexed"], job
+        assert job["documents"][0]["tenant"] == "acme"
+        assert c.get(f"/v1/jobs/{job['id']}", headers=bearer(KEY_GLOBEX)).status_code == 404
+        assert c.get("/v1/jobs", headers=bearer(KEY_GLOBEX)).json() == []
+
+        question = {"text": "How much did total revenue grow?", "k": 2}
+        acme = c.post("/v1/query", json=question, headers=bearer(KEY_ACME))
+        assert acme.status_code == 200 and any("4,210" in hit["text"] for hit in acme.json())
+        assert c.post("/v1/query", json=question, headers=bearer(KEY_GLOBEX)).json() == []
+        other = c.post("/v1/query", json={**question, "tenant": "globex"}, headers=bearer(KEY_ACME))
+        assert other.status_code == 403
+        untenanted = c.post("/v1/query", json=question, headers=bearer(KEY_ADMIN))
+        assert untenanted.status_code == 400 and "tenant" in untenanted.json()["detail"]
+        assert c.post("/v1/query", json={**question, "tenant": "acme"}, headers=bearer(KEY_ADMIN)).json()
+
+        doc_id = acme.json()[0]["doc_id"]
+        assert c.get("/v1/documents", headers=bearer(KEY_GLOBEX)).json()["documents"] == 0
+        assert c.get(f"/v1/documents/{doc_id}", headers=bearer(KEY_GLOBEX)).status_code == 404
+        assert c.delete(f"/v1/documents/{doc_id}", headers=bearer(KEY_GLOBEX)).status_code == 404
+        assert c.get(f"/v1/documents/{doc_id}", headers=bearer(KEY_ACME)).json()["tenant"] == "acme"
+        assert c.get("/v1/documents", headers=bearer(KEY_ADMIN)).json()["documents"] == 1
+        everything = "".join(r.text for r in (acme, untenanted, wrong))
+    logged = caplog.text
+    for key in (KEY_ADMIN, KEY_ACME, KEY_GLOBEX):
+        assert key not in logged and key not in everything
+
+
+def test_api_settings_name_the_field_never_the_key(monkeypatch):
+    from folioflow.flows.service.config import load_api_settings
+    from folioflow.ocr.errors import ConfigurationError
+
+    monkeypatch.setenv("FOLIOFLOW_API_KEYS", '[{"key": "short-secret"}]')
+    with pytest.raises(ConfigurationError) as caught:
+        load_api_settings()
+    assert "keys.0.key" in str(caught.value) and "short-secret" not in str(caught.value)
+    monkeypatch.setenv("FOLIOFLOW_API_KEYS", f'[{{"key": "{KEY_ACME}", "tenant": "acme"}}]')
+    loaded = load_api_settings(max_ocr_pages=3)
+    assert loaded.keys[0].tenant == "acme" and loaded.max_ocr_pages == 3 and KEY_ACME not in repr(loaded)
