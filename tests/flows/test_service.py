@@ -88,7 +88,11 @@ def test_query_answers_what_query_json_answers(client, indexed):
     hits = answer.json()
     assert hits and all(set(QUERY_KEYS) <= set(hit) for hit in hits)
     assert all(QueryHit.model_validate(hit) for hit in hits)
-    assert SAMPLE_FACTS["revenue"] in hits[0]["text"] and hits[0]["page_start"] == 1
+    assert "4,210" in hits[0]["text"] and hits[0]["page_start"] == 1  # the paragraph or the table stating it
+    assert len({(h["doc_id"], h["page_start"]) for h in hits}) == len(hits)  # distinct pages
+    chunks = client.post("/v1/query", json={"text": "How much did total revenue grow?", "k": 5,
+                                            "distinct_pages": False}).json()
+    assert any(SAMPLE_FACTS["revenue"] in hit["text"] for hit in chunks)
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     assert hits[0]["source_name"] == "upload"
     sparse = client.post("/v1/query", json={"text": "Sharpe ratio", "mode": "sparse", "k": 1,

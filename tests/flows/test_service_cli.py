@@ -62,5 +62,6 @@ def test_api_command_serves_and_query_goes_through_it(tmp_path):
 
         missing = cli("query", "revenue", "--doc", "nope.pdf", "--api-url", url, "--data-dir", str(tmp_path / "none"))
         assert missing.returncode == 1 and "answered 404" in missing.stderr and "no such document" in missing.stderr
+    assert not (data / DISCOVERY_FILE).exists()  # SIGTERM: uvicorn shut down and the lifespan removed it
     down = cli("query", "revenue", "--api-url", url)
     assert down.returncode == 1 and "cannot reach the folioflow API" in down.stderr
