@@ -101,7 +101,10 @@ def document_markdown(document: Document, include_headers_footers: bool = False,
 
 
 def _renderer() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": True}).enable("table").use(dollarmath_plugin)
+    # Inline math by pandoc's tex_math_dollars rule: no space inside the dollars and no digit right
+    # after the closing one, so currency ("$4,210 million ... $38 billion") stays text.
+    return (MarkdownIt("commonmark", {"html": True}).enable("table")
+            .use(dollarmath_plugin, allow_space=False, allow_digits=False))
 
 
 _ATTRIBUTES = {**nh3.ALLOWED_ATTRIBUTES, "div": {"class"}, "span": {"class"}}
