@@ -173,7 +173,7 @@ def query(
     from folioflow.flows.cli.query_view import print_results, run_query
     from folioflow.flows.service.client import ServerError, discover_server, query_server
 
-    server = api_url or (discover_server(settings.data_dir) if not settings.qdrant_url else None)
+    server = api_url or (discover_server(settings.data_dir, settings.collection) if not settings.qdrant_url else None)
     if server:
         if glossary not in ("finance", "none"):
             fail("--glossary FILE is read on this machine: not with --api-url (the server takes finance or none)")

@@ -248,7 +248,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service.start()
-        announced = announce(settings.data_dir, url) if url else None
+        announced = announce(settings.data_dir, url, settings.collection) if url else None
         try:
             yield
         finally:

@@ -18,13 +18,14 @@ class ServerError(Exception):
     """The server could not be reached, or answered an error (``str()``: the reason, one line)."""
 
 
-def announce(data_dir: Path, url: str) -> Path:
-    """Write ``<data_dir>/api.json`` (``{"url", "pid"}``): CLI commands on the same data directory
-    then go through the server at ``url`` (:func:`discover_server`). Returns the file's path."""
+def announce(data_dir: Path, url: str, collection: str = "folioflow") -> Path:
+    """Write ``<data_dir>/api.json`` (``{"url", "pid", "collection"}``): CLI commands on the same
+    data directory and collection then go through the server at ``url`` (:func:`discover_server`).
+    Returns the file's path."""
     path = Path(data_dir) / DISCOVERY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"url": url, "pid": os.getpid()}))
+    tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "collection": collection}))
     tmp.replace(path)
     return path
 
@@ -39,15 +40,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def discover_server(data_dir: Path) -> str | None:
-    """The URL announced in ``data_dir`` when the announcing process is alive on this machine;
-    None otherwise (no file, an unreadable one, or one a dead server left behind)."""
+def discover_server(data_dir: Path, collection: str = "folioflow") -> str | None:
+    """The URL announced in ``data_dir`` when the announcing process is alive on this machine and
+    serves ``collection``; None otherwise (no file, an unreadable one, one a dead server left
+    behind, or a server of another collection)."""
     try:
         found = json.loads((Path(data_dir) / DISCOVERY_FILE).read_text())
         url, pid = str(found["url"]), int(found["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+        served = str(found.get("collection", "folioflow"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return url if _alive(pid) else None
+    return url if served == collection and _alive(pid) else None
 
 
 def query_server(url: str, body: dict[str, Any], api_key: str | None = None, timeout: float = 60.0) -> list[dict]:

@@ -24,6 +24,7 @@ def test_discovery_ignores_a_dead_server(tmp_path):
     assert discover_server(tmp_path) is None
     announce(tmp_path, "http://127.0.0.1:1")
     assert discover_server(tmp_path) == "http://127.0.0.1:1"  # this (live) process announced it
+    assert discover_server(tmp_path, "other") is None  # a server of another collection
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     (tmp_path / DISCOVERY_FILE).write_text(json.dumps({"url": "http://127.0.0.1:1", "pid": int(dead.stdout)}))
     assert discover_server(tmp_path) is None
