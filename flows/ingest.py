@@ -59,8 +59,9 @@ def _url_root(url: str) -> str:
 
 
 def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), source_names: Sequence[str] | None = None,
-             prune: bool = False, progress: Any = None) -> RunReport:
-    """What both flows do: collect documents, run them, prune, publish artifacts."""
+             prune: bool = False, progress: Any = None, shared: Any = None) -> RunReport:
+    """What both flows do: collect documents, run them, prune, publish artifacts (``shared``: a
+    :class:`~folioflow.flows.pipeline.Shared` embedder and store lent by a long-lived process)."""
     report = RunReport()
     started = time.perf_counter()
     local = [p for p in paths if "://" not in p or p.startswith("file://")]
@@ -75,7 +76,7 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
         files += listing.files
         report.documents += [DocumentReport(source=f"{listing.source.name}:{p.argument}", status="failed", error=p.error,
                                             source_name=listing.source.name) for p in listing.errors]
-    pipeline = Pipeline(settings, in_process=settings.task_runner == "thread")
+    pipeline = Pipeline(settings, in_process=settings.task_runner == "thread", shared=shared)
     pipeline.warm_up()
     try:
         report.documents += run_documents(pipeline, files, flow_name, progress)
@@ -112,6 +113,7 @@ def ingest_flow(
     settings: Any = None,
     progress: Any = None,
     force: bool = False,
+    shared: Any = None,
 ) -> RunReport:
     """Ingest documents: ``paths`` (files, folders recursively, globs; object-store URLs such as
     ``s3://bucket/prefix`` or ``https://host/docs/`` are listed like a source) and/or the configured
@@ -122,7 +124,9 @@ def ingest_flow(
     :class:`Settings` (in-process callers; typed ``Any`` because Prefect builds a parameter schema
     from the signature); ``progress``: an :class:`IngestProgress` (in-process only); ``force``:
     process every document again, unchanged or not (sets the ``force`` setting for this run: no
-    skip on an unchanged change token or content hash). Returns the
+    skip on an unchanged change token or content hash); ``shared``: a
+    :class:`~folioflow.flows.pipeline.Shared` embedder and open store to use instead of loading
+    them (in-process only: the API server's). Returns the
     :class:`RunReport`. Raises :class:`~folioflow.ocr.errors.FolioflowError` only when the run cannot
     proceed (settings, model or store unavailable).
     """
@@ -133,7 +137,7 @@ def ingest_flow(
         if not settings.sources:
             raise ConfigurationError("nothing to ingest: give paths, or configure sources (see infra/ORCHESTRATION.md)")
         sources = [s.name for s in settings.sources]
-    return run_body("ingest", settings, paths or (), sources, prune, progress)
+    return run_body("ingest", settings, paths or (), sources, prune, progress, shared)
 
 
 def run_ingest(paths: Sequence[str], settings: Settings, prune: bool = False, force: bool = False,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,17 +38,31 @@ from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from folioflow.ocr.schema import Document, PageStatus
 
-__all__ = ["Pipeline", "Planned", "Prepared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note"]
+__all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note"]
+
+
+@dataclass(frozen=True)
+class Shared:
+    """An embedder (warmed up) and an open store that a long-lived process lends to each ingest
+    run (see :class:`Pipeline`); the process closes the store itself."""
+
+    embedder: Embedder
+    store: ChunkStore
 
 
 class Pipeline:
     """Models, store and stages of one run. Cheap to construct; :meth:`warm_up` loads models and
-    opens the store (raises :class:`~folioflow.ocr.errors.FolioflowError` subclasses when it cannot)."""
+    opens the store (raises :class:`~folioflow.ocr.errors.FolioflowError` subclasses when it cannot).
 
-    def __init__(self, settings: Settings, vlm_engine=None, in_process: bool = True):
+    ``shared``: a :class:`Shared` of an embedder and an open store that a long-lived process (the
+    API server) owns: the run uses them instead of loading its own, and :meth:`close` leaves the
+    store open (an embedded store admits one opener per process)."""
+
+    def __init__(self, settings: Settings, vlm_engine=None, in_process: bool = True, shared: Shared | None = None):
         self.settings = settings
         self._vlm_engine = vlm_engine
         self._in_process = in_process
+        self._shared = shared
         self.embedder: Embedder | None = None
         self.store: ChunkStore | None = None
         self.indexer: Indexer | None = None
@@ -58,11 +73,14 @@ class Pipeline:
     # ------------------------------------------------------------------------------- set-up
     def warm_up(self) -> Pipeline:
         s = self.settings
-        self.embedder = Embedder(model=s.embedding_model, device=s.device, precision=s.embedding_precision)
-        self.embedder.warm_up()
+        if self._shared is not None:
+            self.embedder = self._shared.embedder
+        else:
+            self.embedder = Embedder(model=s.embedding_model, device=s.device, precision=s.embedding_precision)
+            self.embedder.warm_up()
         counter = self.embedder.token_counter()
         options = chunker_options(s)
-        self.store = open_store(self.store_settings(s))
+        self.store = self._shared.store if self._shared is not None else open_store(self.store_settings(s))
         self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
         self.indexer = Indexer(self.embedder, self.store, use_token_ids=self.embedder.takes_token_ids)
         # What else than the bytes decides the indexed content: the embedding model, the chunker's
@@ -95,7 +113,7 @@ class Pipeline:
         if self.stages is not None:
             unregister_stages(self.stages)
             self.stages.close()
-        if self.store is not None:
+        if self.store is not None and self._shared is None:
             self.store.close()
 
     # ------------------------------------------------------------------------------- index side

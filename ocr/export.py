@@ -30,7 +30,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from folioflow.ocr.render import RenderLimits, open_document
 from folioflow.ocr.schema import Block, BlockType, Document, Page, PageStatus
 
-__all__ = ["SCHEMA_PATH", "SCHEMA_ID", "furniture_comment", "page_markdown", "document_markdown", "document_html", "document_json",
+__all__ = ["SCHEMA_PATH", "SCHEMA_ID", "furniture_comment", "page_markdown", "document_markdown", "page_html", "document_html", "document_json",
            "json_schema", "write_schema", "extract_figures"]
 
 #: Where the generated JSON Schema of :class:`~folioflow.ocr.schema.Document` is published (package data).
@@ -101,7 +101,10 @@ def document_markdown(document: Document, include_headers_footers: bool = False,
 
 
 def _renderer() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": True}).enable("table").use(dollarmath_plugin)
+    # Inline math by pandoc's tex_math_dollars rule: no space inside the dollars and no digit right
+    # after the closing one, so currency ("$4,210 million ... $38 billion") stays text.
+    return (MarkdownIt("commonmark", {"html": True}).enable("table")
+            .use(dollarmath_plugin, allow_space=False, allow_digits=False))
 
 
 _ATTRIBUTES = {**nh3.ALLOWED_ATTRIBUTES, "div": {"class"}, "span": {"class"}}
@@ -139,6 +142,18 @@ img{max-width:100%}
 """
 
 
+def page_html(page: Page, include_headers_footers: bool = False, image_links: ImageLinks | None = None,
+              renderer: MarkdownIt | None = None) -> str:
+    """One page's content as sanitized HTML (an HTML fragment, no ``<section>``): its Markdown
+    rendered and cleaned (only local links and images kept), or a ``page-failed`` paragraph with its
+    errors for a failed page."""
+    if page.status == PageStatus.FAILED:
+        return f'<p class="page-failed">Page failed: {html.escape("; ".join(page.errors) or "no content")}</p>'
+    md = renderer or _renderer()
+    return nh3.clean(md.render(page_markdown(page, include_headers_footers, image_links)),
+                     attributes=_ATTRIBUTES, attribute_filter=_local_only)
+
+
 def document_html(document: Document, include_headers_footers: bool = False,
                   image_links: ImageLinks | None = None, title: str | None = None) -> str:
     """A standalone, readable HTML file of the document (one ``<section>`` per page)."""
@@ -146,11 +161,7 @@ def document_html(document: Document, include_headers_footers: bool = False,
     title = title or document.metadata.get("Title") or document.source.path
     sections = []
     for page in document.pages:
-        if page.status == PageStatus.FAILED:
-            body = f'<p class="page-failed">Page failed: {html.escape("; ".join(page.errors) or "no content")}</p>'
-        else:
-            body = nh3.clean(md.render(page_markdown(page, include_headers_footers, image_links)),
-                             attributes=_ATTRIBUTES, attribute_filter=_local_only)
+        body = page_html(page, include_headers_footers, image_links, md)
         sections.append(f'<section class="page" id="page-{page.number}">\n'
                         f'<div class="page-label">Page {page.number} · {html.escape(page.engine)}</div>\n{body}\n</section>')
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

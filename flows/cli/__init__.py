@@ -26,6 +26,7 @@ from folioflow.flows.cli import convert_cmd  # noqa: E402,F401
 from folioflow.flows.cli import ocr_cmd  # noqa: E402,F401
 from folioflow.flows.cli import deploy_cmd  # noqa: E402,F401
 from folioflow.flows.cli import eval_cmd  # noqa: E402,F401
+from folioflow.flows.cli import api_cmd  # noqa: E402,F401
 # isort: on
 
 

@@ -174,6 +174,8 @@ def query(
     collection: Collection = None,
     embedding_model: EmbeddingModel = None,
     config: Config = None,
+    api_url: Annotated[str | None, typer.Option("--api-url", envvar="FOLIOFLOW_API_URL", help="Send the query to the folioflow API server at this URL (default: the server `folioflow api` announced in the data directory, if it runs)")] = None,
+    api_key: Annotated[str | None, typer.Option("--api-key", envvar="FOLIOFLOW_API_KEY", help="Bearer API key for the server (prefer the FOLIOFLOW_API_KEY variable: options show in process lists)")] = None,
 ) -> None:
     """Search the index; prints the top chunks with source, page span, heading path and score.
 
@@ -187,6 +189,10 @@ def query(
     strings), kind, page_repeat (a further chunk of a page already listed),
     path and chunk_index.
 
+    With --api-url, or when `folioflow api` runs on the same data directory
+    (it announces itself in DATA_DIR/api.json), the query goes to that server,
+    which has the model loaded and the store open.
+
     Exits 1 (reason on stderr) when there is no index, or when a --doc or --source
     filter matches no indexed document; 0 otherwise, also when nothing matches
     the text ("no results").
@@ -196,7 +202,20 @@ def query(
                               embedding_model=embedding_model)
     require_extras(settings)
     from folioflow.flows.cli.query_view import print_results, run_query
+    from folioflow.flows.service.client import ServerError, discover_server, query_server
 
+    server = api_url or (discover_server(settings.data_dir, settings.collection) if not settings.qdrant_url else None)
+    if server:
+        if glossary not in (None, "finance", "none"):
+            fail("--glossary FILE is read on this machine: not with --api-url (the server takes finance or none)")
+        body = {"text": text, "k": k, "mode": mode, "doc": doc_id, "source": source, "tenant": tenant,
+                "distinct_pages": distinct_pages, "glossary": glossary, "route_titles": route_titles,
+                "profile": profile}
+        try:
+            print_results(query_server(server, body, api_key=api_key), as_json=as_json)
+        except ServerError as exc:
+            fail(str(exc))
+        return
     hits = run_query(settings, text, k=k, mode=mode, doc_ids=doc_id, source=source, tenant=tenant,
                      distinct_pages=distinct_pages, glossary=glossary, route_titles=route_titles, profile=profile)
     print_results(hits, as_json=as_json)

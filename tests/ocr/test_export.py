@@ -17,6 +17,7 @@ from folioflow.ocr.export import (
     document_markdown,
     extract_figures,
     json_schema,
+    page_html,
 )
 from folioflow.ocr.ids import canonical_uri
 from folioflow.ocr.samples import write_sample_pdf
@@ -66,6 +67,14 @@ def test_html_is_standalone_with_tables_and_no_active_content(sample_doc):
     hostile.pages[0].blocks = []
     rendered = document_html(hostile)
     assert "<script>" not in rendered and "onerror" not in rendered
+
+
+def test_html_keeps_dollar_amounts_as_text_and_renders_math(sample_doc):
+    first = page_html(sample_doc.pages[0])  # "...to $4,210 million ... reached $38 billion..."
+    assert "$4,210 million" in first and "$38 billion" in first and "math inline" not in first
+    page = Page(number=1, width=10, height=10, engine="vlm", markdown="Sharpe $S = R/\\sigma$ over $5 and $6.")
+    out = page_html(page)
+    assert '<span class="math inline">S = R/\\sigma</span>' in out and "over $5 and $6." in out
 
 
 def test_json_validates_against_the_published_schema(sample_doc):

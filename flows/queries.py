@@ -1,0 +1,260 @@
+"""Reading the index: search, status and document lookups shared by the CLI (``folioflow query``,
+``status``, ``show``) and the HTTP API (:mod:`folioflow.flows.service`).
+
+Everything here works on an open :class:`~folioflow.indexing.store.ChunkStore` (and an
+:class:`~folioflow.indexing.embedder.Embedder` for dense and hybrid search) and raises
+:class:`~folioflow.ocr.errors.FolioflowError` subclasses with a one-line reason; the CLI turns them
+into ``error: ...`` and exit 1, the API into a 4xx answer. The pydantic models are the JSON
+contract of both: :class:`QueryHit` is one object of ``query --json`` and of ``POST /v1/query``,
+:class:`IndexStatus` / :class:`DocumentRow` are ``status --json`` (``--documents``) and
+``GET /v1/documents``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, Field
+
+from folioflow.flows.settings import Settings
+from folioflow.indexing.registry import DocumentRecord
+from folioflow.ocr.errors import DocumentLookupError, TenancyError
+
+__all__ = [
+    "QUERY_KEYS",
+    "DocumentRow",
+    "IndexStatus",
+    "QueryHit",
+    "SourceCounts",
+    "check_filters",
+    "collection_profile",
+    "document_row",
+    "index_status",
+    "match_documents",
+    "resolve_document",
+    "search_index",
+]
+
+Mode = Literal["dense", "sparse", "hybrid"]
+
+
+class QueryHit(BaseModel):
+    """One search result (``query --json`` / ``POST /v1/query``). ``score`` ranks the hits (best
+    first, never increasing); ``search_score`` is the mode's own score (cosine, BM25 or RRF),
+    different from ``score`` when title routing or page scoring re-ranked the hits. ``source`` is
+    the configured source the document came from (what ``--source`` filters on) and ``uri`` the
+    document's URI: the names of the retriever's metadata and the registry (docs/retrieval.md).
+    ``page_repeat``: a further chunk of a page already listed, filling up to ``k`` (distinct
+    pages). Pages are 1-based and inclusive."""
+
+    text: str = Field(description="The chunk's Markdown")
+    score: float = Field(description="Ranking score (best first)")
+    search_score: float = Field(description="The search mode's own score of the chunk")
+    doc_id: str | None = None
+    source: str | None = Field(default=None, description="The configured source it came from")
+    uri: str | None = Field(default=None, description="The document's URI")
+    page_start: int = Field(default=0, description="First page (1-based)")
+    page_end: int = Field(default=0, description="Last page (1-based, inclusive)")
+    heading_path: list[str] = Field(default_factory=list)
+    kind: str | None = Field(default=None, description="Chunk kind: text, table, ...")
+    page_repeat: bool = Field(default=False, description="A further chunk of a page already listed (fills up to k)")
+    path: str | None = Field(default=None, description="The document's path as recorded at ingest")
+    chunk_index: int | None = None
+
+
+#: Keys of every object printed by ``folioflow query --json`` (the documented contract).
+QUERY_KEYS = ("text", "score", "search_score", "doc_id", "source", "uri", "page_start", "page_end",
+              "heading_path", "kind", "page_repeat")
+
+
+class DocumentRow(BaseModel):
+    """One document of ``status --documents --json`` and ``GET /v1/documents``: counts in the index,
+    ``status`` (``indexed`` or ``failed``), the pages that failed and every recorded error."""
+
+    doc_id: str
+    source: str
+    path: str
+    uri: str
+    pages: int
+    chunks: int
+    status: str
+    tenant: str | None = None
+    indexed_at: str = Field(description="UTC time of the last write, ISO 8601")
+    failed_pages: list[int] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+
+class SourceCounts(BaseModel):
+    """Documents, pages, chunks and failed documents of one source."""
+
+    documents: int = 0
+    pages: int = 0
+    chunks: int = 0
+    failed: int = 0
+
+
+class IndexStatus(BaseModel):
+    """``status --json``: the collection, where it lives, its documents and chunks, per source;
+    ``document_list`` only when documents were asked for."""
+
+    collection: str
+    location: str
+    documents: int
+    chunks: int
+    sources: dict[str, SourceCounts]
+    profile: str = Field(description="The retrieval profile `query` uses by default, inferred from the documents' "
+                                     "titles (folioflow.indexing.profiles.infer_profile)")
+    document_list: list[DocumentRow] | None = None
+
+
+def document_row(record: DocumentRecord) -> DocumentRow:
+    """The :class:`DocumentRow` of a registry record."""
+    return DocumentRow(doc_id=record.doc_id, source=record.source, path=record.path, uri=record.uri,
+                       pages=record.pages, chunks=record.chunks, status=record.status, tenant=record.tenant,
+                       indexed_at=record.indexed_at.isoformat(),
+                       failed_pages=list((record.metadata or {}).get("failed_pages") or []),
+                       errors=list(record.errors))
+
+
+def index_status(settings: Settings, records: list[DocumentRecord], points: int, documents: bool = False) -> IndexStatus:
+    """Counts per source of ``records`` (``points``: the collection's chunk count); with
+    ``documents``, one :class:`DocumentRow` per record, sorted by source and path."""
+    per_source: dict[str, SourceCounts] = defaultdict(SourceCounts)
+    for record in records:
+        row = per_source[record.source]
+        row.documents += 1
+        row.pages += record.pages
+        row.chunks += record.chunks
+        row.failed += record.status != "indexed"
+    rows = ([document_row(r) for r in sorted(records, key=lambda r: (r.source, r.path))] if documents else None)
+    return IndexStatus(collection=settings.collection, location=settings.qdrant_url or str(settings.data_dir),
+                       documents=len(records), chunks=points, sources=dict(per_source),
+                       profile=collection_profile(records), document_list=rows)
+
+
+def collection_profile(records: list[DocumentRecord]) -> str:
+    """The retrieval profile of a collection, inferred from its documents' titles
+    (:func:`folioflow.indexing.profiles.infer_profile`)."""
+    from folioflow.indexing.profiles import infer_profile
+    from folioflow.ocr.schema import source_title
+
+    return infer_profile(source_title(r.path or r.uri, (r.metadata or {}).get("meta.title")) for r in records)
+
+
+def match_documents(records, key: str) -> list:
+    """The registry records ``key`` names, the way ``query --doc`` and ``show`` read it: a full
+    doc id, else a doc id prefix, else the path the document was ingested from (as given:
+    relative to the working directory, absolute, or its URI), its recorded path or its bare file
+    name. Several records back mean ``key`` is ambiguous; none, that nothing matches."""
+    from folioflow.ocr.ids import canonical_uri
+
+    try:  # a path as given (relative to the working directory, absolute, or a URI)
+        uri = canonical_uri(key)
+    except (OSError, ValueError):
+        uri = None
+    return ([r for r in records if r.doc_id == key] or [r for r in records if r.doc_id.startswith(key)]
+            or [r for r in records if key in (r.path, Path(r.path).name, r.uri) or r.uri == uri])
+
+
+def resolve_document(records, key: str, option: str = "--doc"):
+    """The one record ``key`` names (see :func:`match_documents`). Raises
+    :class:`DocumentLookupError` naming ``option`` when nothing matches, or listing the candidates
+    (id and where each came from) when several do."""
+    found = {r.doc_id: r for r in match_documents(records, key)} if key else {}
+    if not found:
+        raise DocumentLookupError(f"{option} {key!r}: no such document in the index (see `folioflow status --documents`)")
+    if len(found) > 1:
+        shown = sorted(found.values(), key=lambda r: (r.source, r.uri))
+        listed = "; ".join(f"{r.doc_id} ({r.source}: {r.uri})" for r in shown[:10])
+        more = f"; and {len(shown) - 10} more" if len(shown) > 10 else ""
+        raise DocumentLookupError(f"{option} {key!r} matches {len(found)} documents: {listed}{more}; give the doc id "
+                                  "(or a unique prefix of it) or the full path")
+    return next(iter(found.values()))
+
+
+def _searchable(record) -> bool:
+    """Whether ``record``'s document has points to search: indexed, or failed on its last run
+    while an earlier version's points stay in the index."""
+    return record.status == "indexed" or record.chunks > 0
+
+
+def check_filters(records, keys: list[str] | None, source: str | None) -> list[str] | None:
+    """Document ids for the ``--doc`` values (:func:`resolve_document`). Raises
+    :class:`DocumentLookupError` with the specific reason when the ``--doc`` / ``--source`` filters
+    leave no indexed document to search: a named document that was never indexed (its last run
+    failed), a source no indexed document has, or named documents that are not from that source."""
+    chosen = [resolve_document(records, key) for key in keys] if keys else None
+    for record in chosen or ():
+        if not _searchable(record):
+            reason = "; ".join(record.errors[:3]) or "no reason recorded"
+            raise DocumentLookupError(f"--doc {record.path!r}: document {record.doc_id} is not indexed (its last run "
+                                      f"failed: {reason})")
+    if source is not None:
+        if not any(r.source == source for r in records if _searchable(r)):
+            raise DocumentLookupError(f"--source {source!r}: no indexed document has source {source!r} (see "
+                                      "`folioflow status` for the sources in the index)")
+        if chosen is not None and not any(r.source == source for r in chosen):
+            raise DocumentLookupError(f"--source {source!r} with --doc: none of the documents given has source "
+                                      f"{source!r} (theirs: {', '.join(sorted({r.source for r in chosen}))})")
+    return [r.doc_id for r in chosen] if chosen is not None else None
+
+
+def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", doc_ids: list[str] | None = None,
+                 source: str | None = None, tenant: str | None = None, distinct_pages: bool | None = None,
+                 glossary: Any = None, route_titles: bool = True, profile: str = "auto") -> list[QueryHit]:
+    """Search ``store`` with :class:`folioflow.indexing.retriever.FolioRetriever`; ``embedder``: the
+    collection's :class:`~folioflow.indexing.embedder.Embedder` (``None`` allowed for ``sparse``);
+    ``doc_ids``: ``--doc`` keys (see :func:`resolve_document`); ``profile``: ``auto`` (the
+    collection's, inferred from its documents' titles), ``finance``, ``legal`` or ``general`` (see
+    :mod:`folioflow.indexing.profiles`); ``distinct_pages`` and ``glossary`` override the profile's
+    when not ``None`` (``glossary``: ``finance``, ``none`` (no expansion), a glossary file for
+    :func:`~folioflow.indexing.glossary.load_glossary`, or a loaded
+    :class:`~folioflow.indexing.glossary.Glossary`; a bad file raises its ``FolioflowError``).
+    Returns the hits in rank order. Raises :class:`~folioflow.ocr.errors.CollectionNotFoundError`
+    (no collection), :class:`TenancyError` (tenancy on, no tenant), :class:`DocumentLookupError`
+    (filters that match no indexed document of ``tenant``), ``ValueError`` for an unknown ``mode``
+    or ``profile``."""
+    from folioflow.indexing.glossary import load_glossary
+    from folioflow.indexing.profiles import PROFILE_NAMES
+    from folioflow.indexing.retriever import FolioRetriever
+
+    if mode not in ("dense", "sparse", "hybrid"):
+        raise ValueError(f"mode must be dense, sparse or hybrid, not {mode!r}")
+    if profile not in PROFILE_NAMES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILE_NAMES)}, not {profile!r}")
+    store.require_collection()  # CollectionNotFoundError: where it looked, what is there
+    if store.tenancy and not tenant:
+        raise TenancyError("tenancy is on: the query needs the caller's tenant (--tenant)")
+    records = store.list_documents()
+    if tenant is not None:  # another tenant's documents are not there for this caller
+        records = [r for r in records if r.tenant == tenant]
+    ids = check_filters(records, doc_ids, source)
+    chosen: dict[str, Any] = {}
+    if distinct_pages is not None:
+        chosen["distinct_pages"] = distinct_pages
+    if glossary is not None:  # a spec ("none" turns expansion off) or a loaded Glossary
+        chosen["glossary"] = load_glossary(glossary) if isinstance(glossary, str | Path) else glossary
+    retriever = FolioRetriever(store=store, embedder=embedder if mode != "sparse" else None, k=k,
+                               mode=cast("Mode", mode), doc_ids=ids, sources=[source] if source else None,
+                               tenant=tenant, route_titles=route_titles, profile=profile, **chosen)
+    hits = []
+    for doc in retriever.invoke(text):
+        meta = doc.metadata
+        hits.append(QueryHit(
+            text=doc.page_content,
+            score=float(meta.get("score", 0.0)),
+            search_score=float(meta.get("search_score", meta.get("score", 0.0))),
+            doc_id=meta.get("doc_id"),
+            source=meta.get("source"),
+            uri=meta.get("uri"),
+            page_start=int(meta.get("page_start", 0)),
+            page_end=int(meta.get("page_end", 0)),
+            heading_path=list(meta.get("heading_path") or []),
+            kind=meta.get("kind"),
+            page_repeat=bool(meta.get("page_repeat")),
+            path=meta.get("path"),
+            chunk_index=meta.get("chunk_index"),
+        ))
+    return hits

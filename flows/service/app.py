@@ -1,0 +1,583 @@
+"""The FastAPI app: :func:`create_app` (see ``docs/service.md`` for the endpoints and settings).
+
+One process: the lifespan loads the embedder once (the collection's model, else the settings'),
+opens the store once and starts the ingest job worker; searches, listings and ingest runs all use
+those (:class:`~folioflow.flows.pipeline.Shared`). Handlers hold no pipeline logic: search and
+listing are :mod:`folioflow.flows.queries` (what ``folioflow query`` / ``status`` run), ingestion is
+:func:`folioflow.flows.ingest.run_ingest`, OCR is :class:`~folioflow.ocr.converter.DocumentConverter`.
+
+Errors: every deliberate error is a 4xx (or 503 when the store is unreachable) with a JSON body
+``{"detail": "one-line reason"}``; an unexpected exception is logged and answered 500 with
+``{"detail": "internal error"}``, never a trace. API keys never appear in logs or answers.
+"""
+
+import hmac
+import logging
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, cast
+
+from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from pydantic import ValidationError
+from starlette.datastructures import UploadFile
+
+from folioflow.flows.queries import IndexStatus, QueryHit, index_status, resolve_document, search_index
+from folioflow.flows.service.client import announce
+from folioflow.flows.service.config import ApiSettings
+from folioflow.flows.service.jobs import JobQueue
+from folioflow.flows.service.models import (
+    DeleteResult,
+    DocumentDetail,
+    ErrorBody,
+    Health,
+    IngestPath,
+    Job,
+    OcrPage,
+    OcrResult,
+    QueryRequest,
+)
+from folioflow.flows.settings import Settings
+from folioflow.ocr.errors import (
+    CollectionNotFoundError,
+    ConfigurationError,
+    DocumentLookupError,
+    EngineUnavailableError,
+    FolioflowError,
+    ResourceLimitError,
+    SourceAccessError,
+    SourceError,
+    StoreError,
+    TenancyError,
+)
+
+__all__ = ["LockedStore", "Service", "create_app"]
+
+log = logging.getLogger(__name__)
+
+#: Version of the HTTP API (the OpenAPI ``info.version``; bumped when an endpoint changes incompatibly).
+API_VERSION = "1"
+#: Tenant names the API accepts (they name upload folders).
+TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+#: Source name recorded on uploaded documents (``folioflow status`` groups them under it).
+UPLOAD_SOURCE = "upload"
+_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 415, 422)}
+
+
+class LockedStore:
+    """A :class:`~folioflow.indexing.store.ChunkStore` whose methods run one at a time (an
+    ``RLock``): the server's request threads search while the job worker writes, and the embedded
+    backends are not documented as safe for concurrent use from several threads."""
+
+    def __init__(self, store: Any):
+        self._store = store
+        self._lock = threading.RLock()
+
+    @property
+    def tenancy(self) -> bool:
+        with self._lock:
+            return bool(self._store.tenancy)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._store, name)
+        if not callable(value):
+            return value
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return value(*args, **kwargs)
+
+        return locked
+
+
+@dataclass
+class Caller:
+    """Who sent a request: the API key's tenant (None: not bound) and label."""
+
+    tenant: str | None = None
+    name: str | None = None
+
+
+class Service:
+    """What the app holds between requests: settings, the embedder, the store, the
+    jobs and the metrics registry. Built by the lifespan (:meth:`start`), closed at shutdown."""
+
+    def __init__(self, settings: Settings, api: ApiSettings):
+        self.settings = settings
+        self.api = api
+        self.embedder: Any = None
+        self.store: Any = None
+        self.jobs: JobQueue | None = None
+        self._starting = threading.Lock()
+        self._users = 0
+        self.registry = CollectorRegistry()
+        self.requests = Counter("folioflow_http_requests_total", "HTTP requests answered",
+                                ("method", "route", "status"), registry=self.registry)
+        self.latency = Histogram("folioflow_http_request_duration_seconds", "HTTP request latency, seconds",
+                                 ("method", "route"), registry=self.registry,
+                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
+        self.registry.register(_IndexCollector(self))
+
+    @property
+    def upload_dir(self) -> Path:
+        return self.api.upload_dir or self.settings.data_dir / "uploads"
+
+    def start(self) -> None:
+        """Open the store, load the embedder (the collection's model when the collection exists)
+        and the glossary, start the job worker, once however many lifespans start. Raises
+        :class:`FolioflowError` when it cannot."""
+        with self._starting:
+            self._users += 1
+            if self._users > 1:  # a second lifespan over the same app (a test client beside a fuzzer)
+                return
+            try:
+                self._start()
+            except BaseException:
+                self._users -= 1
+                raise
+
+    def _start(self) -> None:
+        from folioflow.indexing.embedder import Embedder
+        from folioflow.indexing.store import open_store
+
+        s = self.settings
+        self.store = LockedStore(open_store(s.store_settings()))
+        info = self.store.collection_info() or {}
+        model = s.embedding_model or info.get("model")
+        self.embedder = Embedder(model=model, device=s.device, precision=s.embedding_precision)
+        self.embedder.warm_up()
+        self.jobs = JobQueue(self._ingest, keep=self.api.max_jobs)
+
+    def close(self) -> None:
+        """Stop the job worker and close the store, when the last lifespan that started them ends."""
+        with self._starting:
+            self._users -= 1
+            if self._users > 0:
+                return
+        if self.jobs is not None:
+            self.jobs.close()
+        if self.store is not None:
+            self.store.close()
+
+    def _ingest(self, paths: list[str], tenant: str | None, force: bool, progress: Any, source: str) -> Any:
+        from folioflow.flows.ingest import run_ingest
+        from folioflow.flows.pipeline import Shared
+
+        settings = self.settings.model_copy(update={"tenant": tenant or self.settings.tenant, "source_name": source})
+        shared = Shared(embedder=self.embedder, store=cast(Any, self.store))
+        return run_ingest(paths, settings, force=force, progress=progress, shared=shared)
+
+
+class _IndexCollector:
+    """Prometheus gauges read at scrape time: documents and chunks in the index, jobs per state."""
+
+    def __init__(self, service: Service):
+        self.service = service
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        service = self.service
+        documents = GaugeMetricFamily("folioflow_index_documents", "Documents in the index registry, per status",
+                                      labels=["status"])
+        chunks = GaugeMetricFamily("folioflow_index_chunks", "Chunk points in the index (committed)")
+        jobs = GaugeMetricFamily("folioflow_ingest_jobs", "Ingest jobs remembered, per state", labels=["state"])
+        if service.store is not None:
+            try:
+                records = service.store.list_documents()
+                for status in ("indexed", "failed"):
+                    documents.add_metric([status], sum(1 for r in records if r.status == status))
+                chunks.add_metric([], service.store.count())
+            except FolioflowError as exc:
+                log.warning("metrics: cannot read the index: %s", exc)
+        if service.jobs is not None:
+            counts = service.jobs.counts()
+            for state in ("queued", "running", "succeeded", "failed"):
+                jobs.add_metric([state], counts.get(state, 0))
+        yield documents
+        yield chunks
+        yield jobs
+
+
+def _status_for(exc: FolioflowError) -> int:
+    """The HTTP status of a deliberate error."""
+    if isinstance(exc, ResourceLimitError):
+        return 413
+    if isinstance(exc, (DocumentLookupError, CollectionNotFoundError)):
+        return 404
+    if isinstance(exc, SourceAccessError):
+        return 400
+    if isinstance(exc, SourceError):
+        return 422
+    if isinstance(exc, StoreError | EngineUnavailableError):
+        return 503
+    if isinstance(exc, TenancyError | ConfigurationError):
+        return 400
+    return 422
+
+
+def _validation_reason(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{loc}: {error.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)
+
+
+def create_app(settings: Settings, api: ApiSettings | None = None, url: str | None = None) -> FastAPI:
+    """The ASGI app over ``settings`` (data dir or Qdrant URL, collection, OCR and run settings)
+    and ``api`` (keys, limits, allowed roots; default :class:`ApiSettings` from the environment).
+    The embedder and store are loaded when the app starts (its lifespan), not here. ``url``: the
+    address clients reach it at; when given, the started app announces it in the data directory
+    (:func:`folioflow.flows.service.client.announce`) until it stops."""
+    service = Service(settings, api if api is not None else ApiSettings())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service.start()
+        announced = announce(settings.data_dir, url, settings.collection) if url else None
+        try:
+            yield
+        finally:
+            if announced is not None:
+                announced.unlink(missing_ok=True)
+            service.close()
+
+    app = FastAPI(title="folioflow", version=API_VERSION, lifespan=lifespan,
+                  description="Document ingestion and search: OCR, ingest jobs, hybrid search over the index "
+                              "(see docs/service.md).")
+    app.state.service = service
+
+    @app.middleware("http")
+    async def measure(request: Request, call_next: Callable[..., Any]) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        service.requests.labels(request.method, route, str(response.status_code)).inc()
+        service.latency.labels(request.method, route).observe(time.perf_counter() - started)
+        return response
+
+    @app.exception_handler(FolioflowError)
+    async def folioflow_error(request: Request, exc: FolioflowError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=_status_for(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _validation_reason(exc)}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("internal error on %s %s: %s", request.method, request.url.path, type(exc).__name__, exc_info=exc)
+        return JSONResponse({"detail": "internal error"}, status_code=500)
+
+    bearer = HTTPBearer(auto_error=False, description="An API key from the server's `keys` setting")
+
+    def caller(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Caller:
+        keys = service.api.keys
+        if not keys:
+            return Caller()
+        if credentials is None:
+            raise HTTPException(401, "missing API key: send `Authorization: Bearer <key>`",
+                                headers={"WWW-Authenticate": "Bearer"})
+        given = credentials.credentials.encode()
+        for key in keys:
+            if hmac.compare_digest(key.key.get_secret_value().encode(), given):
+                return Caller(tenant=key.tenant, name=key.name)
+        raise HTTPException(401, "invalid API key", headers={"WWW-Authenticate": "Bearer"})
+
+    Auth = Annotated[Caller, Depends(caller)]
+
+    def tenant_of(who: Caller, requested: str | None) -> str | None:
+        if requested is not None and not TENANT_PATTERN.match(requested):
+            raise HTTPException(400, "tenant: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        if who.tenant is not None:
+            if requested is not None and requested != who.tenant:
+                raise HTTPException(403, "this API key may not act for that tenant")
+            return who.tenant
+        return requested
+
+    def visible(who: Caller, record: Any) -> bool:
+        return who.tenant is None or record.tenant == who.tenant
+
+    # -- health, metrics ---------------------------------------------------------------------------
+    @app.get("/healthz", response_model=Health, tags=["service"])
+    def healthz() -> Health:
+        """Liveness and readiness: the store answers and the embedder is loaded."""
+        records = service.store.list_documents() if service.store.collection_info() else []
+        return Health(collection=settings.collection, location=settings.qdrant_url or str(settings.data_dir),
+                      embedding_model=service.embedder.model_name, documents=len(records),
+                      jobs_queued=(service.jobs.counts().get("queued", 0) if service.jobs else 0))
+
+    @app.get("/metrics", tags=["service"], response_class=Response,
+             responses={200: {"content": {CONTENT_TYPE_LATEST.split(";")[0]: {"schema": {"type": "string"}}},
+                              "description": "Prometheus text exposition"}})
+    def metrics() -> Response:
+        """Prometheus metrics: requests and latency per route, documents, chunks and jobs."""
+        return Response(generate_latest(service.registry), media_type=CONTENT_TYPE_LATEST)
+
+    # -- search and documents ----------------------------------------------------------------------
+    @app.post("/v1/query", response_model=list[QueryHit], tags=["search"], responses=_ERRORS)
+    def query(body: QueryRequest, who: Auth) -> list[QueryHit]:
+        """Search the index: the hits `folioflow query --json` prints, best first."""
+        tenant = tenant_of(who, body.tenant)
+        return search_index(service.store, service.embedder, body.text, k=body.k, mode=body.mode, doc_ids=body.doc,
+                            source=body.source, tenant=tenant, distinct_pages=body.distinct_pages,
+                            glossary=body.glossary, route_titles=body.route_titles, profile=body.profile)
+
+    def records_for(who: Caller) -> list[Any]:
+        service.store.require_collection()
+        return [r for r in service.store.list_documents() if visible(who, r)]
+
+    @app.get("/v1/documents", response_model=IndexStatus, tags=["documents"], responses=_ERRORS)
+    def list_documents(who: Auth) -> IndexStatus:
+        """The index's documents: what `folioflow status --documents --json` prints (a tenant-bound
+        key sees its tenant's documents only)."""
+        records = records_for(who)
+        points = sum(r.chunks for r in records) if who.tenant is not None else service.store.count()
+        return index_status(settings, records, points, documents=True)
+
+    def find(who: Caller, doc_id: str) -> Any:
+        return resolve_document(records_for(who), doc_id, option="document")
+
+    @app.get("/v1/documents/{doc_id}", response_model=DocumentDetail, tags=["documents"], responses=_ERRORS)
+    def get_document(doc_id: str, who: Auth) -> DocumentDetail:
+        """One document (doc id or a unique prefix, recorded path or file name): pages, chunks,
+        status, failed pages and errors, engines per page."""
+        from folioflow.flows.queries import document_row
+
+        record = find(who, doc_id)
+        row = document_row(record).model_dump()
+        converted = (settings.documents_dir / f"{record.doc_id}.json").is_file()
+        return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
+                              mime_type=record.mime_type, converted=converted)
+
+    @app.delete("/v1/documents/{doc_id}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
+    def delete_document(doc_id: str, who: Auth) -> DeleteResult:
+        """Remove a document from the index (its points, its registry record, its kept converted
+        JSON, and its uploaded file when it came by upload)."""
+        from folioflow.flows.pipeline import local_path
+
+        record = find(who, doc_id)
+        deleted = service.store.delete_document(record.doc_id)
+        (settings.documents_dir / f"{record.doc_id}.json").unlink(missing_ok=True)
+        local = local_path(record.uri)
+        if local is not None and Path(local).resolve().is_relative_to(service.upload_dir.resolve()):
+            Path(local).unlink(missing_ok=True)
+        return DeleteResult(doc_id=record.doc_id, deleted_chunks=deleted)
+
+    # -- ingestion jobs ----------------------------------------------------------------------------
+    def check_length(request: Request) -> None:
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > service.api.max_upload_bytes:
+            raise HTTPException(413, f"request body of {int(length)} bytes is over the limit of "
+                                     f"{service.api.max_upload_bytes} bytes (max_upload_bytes)")
+
+    async def read_uploads(request: Request, field: str) -> tuple[list[UploadFile], dict[str, str]]:
+        check_length(request)
+        try:
+            form = await request.form(max_files=service.api.max_files, max_fields=20)
+        except HTTPException:
+            raise
+        except Exception as exc:  # noqa: BLE001 - python-multipart's parse errors: a bad request
+            raise HTTPException(400, f"cannot parse the multipart body: {exc}".splitlines()[0]) from None
+        files = [v for v in form.getlist(field) if isinstance(v, UploadFile)]
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        if not files:
+            raise HTTPException(422, f"no file in the multipart field {field!r}")
+        total = sum(f.size or 0 for f in files)
+        if total > service.api.max_upload_bytes:
+            raise HTTPException(413, f"uploaded files of {total} bytes are over the limit of "
+                                     f"{service.api.max_upload_bytes} bytes (max_upload_bytes)")
+        return files, fields
+
+    def safe_name(upload: UploadFile) -> str:
+        name = Path((upload.filename or "").replace("\\", "/")).name.strip()
+        if not name or name in (".", "..") or name.startswith(".") or len(name) > 255 or "\x00" in name:
+            raise HTTPException(400, f"bad file name {upload.filename!r}: give each file a plain name")
+        return name
+
+    def allowed_path(body: IngestPath) -> Path:
+        from folioflow.flows.pipeline import local_path
+
+        if (body.path is None) == (body.uri is None):
+            raise HTTPException(422, "give exactly one of path or uri")
+        given = body.path
+        if body.uri is not None:
+            given = local_path(body.uri)
+            if given is None:
+                raise HTTPException(400, "uri: only file:// URIs of server-side paths are accepted")
+        roots = [root.resolve() for root in service.api.allowed_roots]
+        if not roots:
+            raise HTTPException(403, "ingest by server-side path is off: the operator allowed no roots (allowed_roots)")
+        try:
+            path = Path(cast(str, given)).resolve(strict=True)
+        except (OSError, RuntimeError, ValueError):
+            raise HTTPException(404, "no such file or folder on the server") from None
+        if not any(path.is_relative_to(root) for root in roots):
+            raise HTTPException(403, "that path is not under a root the operator allowed (allowed_roots)")
+        return path
+
+    upload_body = {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {"schema": {
+                    "type": "object", "required": ["files"],
+                    "properties": {"files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                                   "tenant": {"type": "string"}, "force": {"type": "boolean"}}}},
+                "application/json": {"schema": {"$ref": "#/components/schemas/IngestPath"}},
+            },
+        }
+    }
+
+    @app.post("/v1/documents", response_model=Job, status_code=202, tags=["documents"], openapi_extra=upload_body,
+              responses=_ERRORS)
+    async def add_documents(request: Request, response: Response, who: Auth) -> Job:
+        """Ingest documents as a job: upload files (multipart field `files`, repeatable; fields
+        `tenant`, `force`), or name a server-side file or folder under an allowed root (JSON
+        `{"path": ...}` or `{"uri": "file://..."}`). Answers 202 with the queued job."""
+        assert service.jobs is not None
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == "multipart/form-data":
+            files, fields = await read_uploads(request, "files")
+            tenant = tenant_of(who, fields.get("tenant") or None)
+            force = fields.get("force", "").lower() in ("1", "true", "yes", "on")
+            folder = service.upload_dir / (tenant or "_shared")
+            names = [safe_name(f) for f in files]
+            if len(set(names)) != len(names):
+                raise HTTPException(400, "two uploaded files have the same name")
+            folder.mkdir(parents=True, exist_ok=True)
+            paths = []
+            for upload, name in zip(files, names, strict=True):
+                target = folder / name
+                with tempfile.NamedTemporaryFile(dir=folder, prefix=".upload-", delete=False) as out:
+                    await upload.seek(0)
+                    shutil.copyfileobj(upload.file, out)
+                Path(out.name).replace(target)
+                paths.append(str(target))
+            job = service.jobs.submit(names, paths, tenant, force=force, source=UPLOAD_SOURCE)
+        elif kind == "application/json":
+            check_length(request)
+            try:
+                body = IngestPath.model_validate_json(await request.body())
+            except ValidationError as exc:
+                reason = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
+                raise HTTPException(422, f"invalid request: {reason or 'not a JSON object'}") from None
+            tenant = tenant_of(who, body.tenant)
+            path = allowed_path(body)
+            job = service.jobs.submit([str(path)], [str(path)], tenant, force=body.force,
+                                      source=settings.source_name)
+        else:
+            raise HTTPException(415, "send multipart/form-data (field `files`) or application/json ({\"path\": ...})")
+        response.headers["Location"] = f"/v1/jobs/{job.id}"
+        return job
+
+    @app.get("/v1/jobs", response_model=list[Job], tags=["jobs"], responses=_ERRORS)
+    def list_jobs(who: Auth) -> list[Job]:
+        """The ingest jobs this server remembers, newest first (a tenant-bound key sees its own)."""
+        assert service.jobs is not None
+        return service.jobs.list(who.tenant)
+
+    @app.get("/v1/jobs/{job_id}", response_model=Job, tags=["jobs"], responses=_ERRORS)
+    def get_job(job_id: str, who: Auth) -> Job:
+        """One job: state, progress and, once finished, the per-document report records."""
+        assert service.jobs is not None
+        job = service.jobs.get(job_id)
+        if job is None or (who.tenant is not None and job.tenant != who.tenant):
+            raise HTTPException(404, f"no job {job_id!r}")
+        return job
+
+    # -- OCR ---------------------------------------------------------------------------------------
+    ocr_body = {
+        "requestBody": {
+            "required": True,
+            "content": {"multipart/form-data": {"schema": {
+                "type": "object", "required": ["file"],
+                "properties": {"file": {"type": "string", "format": "binary"},
+                               "output_format": {"type": "string", "enum": ["markdown", "html", "json"]},
+                               "page_range": {"type": "string"},
+                               "engine": {"type": "string", "enum": ["auto", "text", "ocr", "vlm"]},
+                               "password": {"type": "string"}}}}},
+        }
+    }
+
+    @app.post("/v1/ocr", response_model=OcrResult, tags=["ocr"], openapi_extra=ocr_body, responses=_ERRORS)
+    async def ocr(request: Request, who: Auth) -> OcrResult:
+        """Convert an uploaded PDF or image (multipart field `file`) without indexing it, the way
+        `folioflow convert` does; fields `output_format` (markdown, html, json), `page_range`
+        ("1-5,9"), `engine` (auto, text, ocr, vlm), `password`. Answers each page with its status,
+        engine, fallback reason, errors and content."""
+        from starlette.concurrency import run_in_threadpool
+
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "multipart/form-data":
+            raise HTTPException(415, "send multipart/form-data with the document in the field `file`")
+        files, fields = await read_uploads(request, "file")
+        if len(files) != 1:
+            raise HTTPException(422, "send exactly one file in the field `file`")
+        fmt = fields.get("output_format", "markdown")
+        if fmt not in ("markdown", "html", "json"):
+            raise HTTPException(422, "output_format: markdown, html or json")
+        engine = fields.get("engine", "auto")
+        if engine not in ("auto", "text", "ocr", "vlm"):
+            raise HTTPException(422, "engine: auto, text, ocr or vlm")
+        data = await files[0].read()
+        name = files[0].filename or "upload"
+        return await run_in_threadpool(convert_upload, data, name, cast(Any, fmt), engine, fields.get("page_range") or None,
+                                       fields.get("password") or None)
+
+    def convert_upload(data: bytes, name: str, fmt: Literal["markdown", "html", "json"], engine: str,
+                       page_range: str | None, password: str | None) -> OcrResult:
+        from folioflow.flows.stages import build_vlm_engine
+        from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+        from folioflow.ocr.export import page_html, page_markdown
+        from folioflow.ocr.ids import sha256_bytes
+        from folioflow.ocr.pages import parse_page_range
+        from folioflow.ocr.render import open_document
+        from folioflow.ocr.schema import SourceRef
+
+        with open_document(data, password=password) as opened:
+            selected = parse_page_range(page_range, opened.page_count)
+        if len(selected) > service.api.max_ocr_pages:
+            raise HTTPException(413, f"{len(selected)} pages selected, over the limit of {service.api.max_ocr_pages} "
+                                     "pages per request (max_ocr_pages): narrow it with page_range")
+        try:
+            options = ConvertOptions(engine=cast(Any, engine), cpu_engine=settings.cpu_ocr_engine,
+                                     languages=settings.languages, page_range=page_range)
+        except ValidationError as exc:
+            raise HTTPException(422, f"page_range: {exc.errors()[0]['msg']}") from None
+        vlm = build_vlm_engine(settings) if settings.ocr_endpoints else None
+        converter = DocumentConverter(options, vlm_engine=vlm)
+        try:
+            source = SourceRef(uri=f"upload://{sha256_bytes(data)}/{name}", path=name, source="api")
+            document = converter.convert(DocumentInput(data=data, source=source, password=password))
+        finally:
+            converter.close()
+        pages = []
+        for page in document.pages:
+            content: str | dict
+            if fmt == "markdown":
+                content = page_markdown(page)
+            elif fmt == "html":
+                content = page_html(page)
+            else:
+                content = page.model_dump(mode="json")
+            pages.append(OcrPage(number=page.number, status=page.status.value, engine=page.engine,
+                                 fallback_reason=page.fallback_reason, errors=list(page.errors), seconds=page.seconds,
+                                 content=content))
+        return OcrResult(filename=name, content_hash=document.content_hash, mime_type=document.mime_type,
+                         page_count=document.page_count, status=document.status.value, output_format=fmt,
+                         errors=list(document.errors), pages=pages)
+
+    from folioflow.flows.service.ui import mount_ui  # the web UI at /ui and its page routes (docs/ui.md)
+
+    mount_ui(app, service, caller, find)
+    return app

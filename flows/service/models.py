@@ -1,0 +1,143 @@
+"""Request and response bodies of the HTTP API. Search and listing answers reuse the CLI's JSON
+models (:class:`~folioflow.flows.queries.QueryHit`, :class:`~folioflow.flows.queries.IndexStatus`,
+:class:`~folioflow.flows.queries.DocumentRow`); ingest jobs carry the run report's
+:class:`~folioflow.flows.report.DocumentReport` records."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from folioflow.flows.queries import DocumentRow, QueryHit
+from folioflow.flows.report import DocumentReport
+
+__all__ = ["DocumentDetail", "ErrorBody", "Health", "IngestPath", "Job", "JobProgress", "OcrPage", "OcrResult",
+           "QueryRequest", "QueryHit", "DeleteResult"]
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx answer: ``detail`` is the one-line reason."""
+
+    detail: str
+
+
+class Health(BaseModel):
+    """``GET /healthz``: ``ok`` once the embedder is loaded and the store open."""
+
+    status: Literal["ok"] = "ok"
+    collection: str
+    location: str
+    embedding_model: str
+    documents: int
+    jobs_queued: int
+
+
+class QueryRequest(BaseModel):
+    """``POST /v1/query``: what ``folioflow query`` takes. ``doc``: document ids, unique id prefixes,
+    recorded paths or file names (``--doc``); ``source``: one configured source name;
+    ``tenant``: the caller's tenant (required when tenancy is on; a tenant-bound API key implies
+    its own); ``profile``, ``distinct_pages`` and ``glossary`` as ``query --profile``,
+    ``--distinct-pages/--all-chunks`` and ``--glossary`` (finance or none) take them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=4000, description="The question or search text")
+    k: int = Field(default=5, ge=1, le=100, description="Hits to return")
+    mode: Literal["dense", "sparse", "hybrid"] = "hybrid"
+    doc: list[str] | None = Field(default=None, max_length=100, description="Only these documents")
+    source: str | None = Field(default=None, description="Only this configured source")
+    tenant: str | None = Field(default=None, description="The caller's tenant")
+    profile: Literal["auto", "finance", "legal", "general"] = Field(
+        default="auto", description="Ranking defaults: auto (the collection's, inferred from its documents' titles), "
+                                    "finance, legal or general")
+    distinct_pages: bool | None = Field(default=None, description="At most one chunk per page (the best ranked; "
+                                                                  "further chunks of those pages fill up to k); "
+                                                                  "default: the profile's")
+    glossary: Literal["finance", "none"] | None = Field(default=None, description="Query expansion; default: the "
+                                                                                  "profile's")
+    route_titles: bool = Field(default=True, description="Also search inside documents whose titles the question names")
+
+
+class DocumentDetail(DocumentRow):
+    """``GET /v1/documents/{doc_id}``: the document's row plus the OCR engine per page and whether
+    its converted form is kept (``folioflow show``)."""
+
+    engines: list[str] = Field(default_factory=list, description="Engine per page, in page order")
+    content_hash: str
+    mime_type: str | None = None
+    converted: bool = Field(description="Whether the converted Document JSON is kept in the data dir")
+
+
+class DeleteResult(BaseModel):
+    """``DELETE /v1/documents/{doc_id}``: the document and the chunk points removed."""
+
+    doc_id: str
+    deleted_chunks: int
+
+
+class IngestPath(BaseModel):
+    """``POST /v1/documents`` with JSON: a server-side file or folder under one of the operator's
+    ``allowed_roots`` (``path``, or its ``file://`` ``uri``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(default=None, max_length=4096)
+    uri: str | None = Field(default=None, max_length=4096)
+    tenant: str | None = None
+    force: bool = Field(default=False, description="Process again even when unchanged")
+
+
+class JobProgress(BaseModel):
+    """Documents started, skipped and finished, pages converted (of the documents started)."""
+
+    documents_started: int = 0
+    documents_skipped: int = 0
+    pages_total: int = 0
+    pages_done: int = 0
+
+
+class Job(BaseModel):
+    """An ingest job. ``state``: ``queued``, ``running``, ``succeeded`` (the run finished; single
+    documents may still have failed: see ``documents``) or ``failed`` (the run could not proceed:
+    ``error``). ``documents``: the run report's records (``ingest --report``)."""
+
+    id: str
+    state: Literal["queued", "running", "succeeded", "failed"]
+    inputs: list[str] = Field(description="The files uploaded or the path given")
+    tenant: str | None = None
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    progress: JobProgress = Field(default_factory=JobProgress)
+    counts: dict[str, int] = Field(default_factory=dict, description="Documents per report status")
+    documents: list[DocumentReport] = Field(default_factory=list)
+    error: str | None = None
+
+
+class OcrPage(BaseModel):
+    """One converted page: ``status`` (ok, fallback, partial, failed), the engine that produced
+    it, why it fell back, its errors and its content in the requested format (``json``: the page
+    object of the document schema)."""
+
+    number: int
+    status: str
+    engine: str
+    fallback_reason: str | None = None
+    errors: list[str] = Field(default_factory=list)
+    seconds: float | None = None
+    content: str | dict
+
+
+class OcrResult(BaseModel):
+    """``POST /v1/ocr``: the document's identity, status, page count and the converted pages."""
+
+    filename: str
+    content_hash: str
+    mime_type: str | None = None
+    page_count: int
+    status: str
+    output_format: Literal["markdown", "html", "json"]
+    errors: list[str] = Field(default_factory=list)
+    pages: list[OcrPage]

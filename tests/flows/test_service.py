@@ -1,0 +1,273 @@
+"""The HTTP API end to end: the real app (FastAPI's TestClient, lifespan included) over a real
+embedded store, the real MiniLM model and Prefect ingest runs; documents are the generated sample
+PDF, a non-PDF named ``.pdf`` and an encrypted copy."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the `api` extra is not installed")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from folioflow.flows.queries import QUERY_KEYS, QueryHit  # noqa: E402
+from folioflow.flows.service import ApiKey, ApiSettings, create_app  # noqa: E402
+from folioflow.flows.settings import load_settings  # noqa: E402
+from folioflow.ocr.samples import SAMPLE_FACTS, write_encrypted_pdf, write_sample_pdf  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def wait_job(client: TestClient, job_id: str, timeout: float = 300.0, headers: dict | None = None) -> dict:
+    """Poll ``GET /v1/jobs/{id}`` until the job has finished; returns its last state."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
+        if job["state"] in ("succeeded", "failed"):
+            return job
+        time.sleep(0.3)
+    raise AssertionError(f"job {job_id} did not finish in {timeout} s: {job}")
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> Path:
+    return write_sample_pdf(tmp_path_factory.mktemp("docs") / "report.pdf")
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory, sample) -> Path:
+    folder = tmp_path_factory.mktemp("allowed")
+    (folder / "kept.pdf").write_bytes(sample.read_bytes())
+    return folder
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory, prefect_harness, roots, sample):
+    """The app over a fresh data dir with the sample uploaded and indexed."""
+    data = tmp_path_factory.mktemp("data")
+    api = ApiSettings(max_upload_bytes=2_000_000, max_ocr_pages=1, allowed_roots=[roots])
+    with TestClient(create_app(load_settings(data_dir=data, workers=1), api)) as c:
+        c.app_state = {"data": data}  # type: ignore[attr-defined]
+        yield c
+
+
+@pytest.fixture(scope="module")
+def indexed(client, sample) -> dict:
+    """The finished job of uploading the sample and a broken file."""
+    answer = client.post("/v1/documents", files=[
+        ("files", ("report.pdf", sample.read_bytes(), "application/pdf")),
+        ("files", ("broken.pdf", b"PK\x03\x04 a zip archive, not a PDF", "application/pdf"))])
+    assert answer.status_code == 202, answer.text
+    assert answer.headers["location"] == f"/v1/jobs/{answer.json()['id']}"
+    return wait_job(client, answer.json()["id"])
+
+
+def test_health_before_and_query_on_empty_store(client):
+    health = client.get("/healthz")
+    assert health.status_code == 200 and health.json()["embedding_model"].endswith("all-MiniLM-L6-v2")
+    if health.json()["documents"] == 0:  # before the upload: no collection yet, a 404 with the reason
+        empty = client.post("/v1/query", json={"text": "revenue"})
+        assert empty.status_code == 404 and "collection" in empty.json()["detail"]
+
+
+def test_upload_job_reports_each_document(indexed):
+    assert indexed["state"] == "succeeded" and indexed["inputs"] == ["report.pdf", "broken.pdf"]
+    by_name = {Path(d["source"]).name: d for d in indexed["documents"]}
+    assert by_name["report.pdf"]["status"] == "indexed" and by_name["report.pdf"]["pages"] == 2
+    assert by_name["broken.pdf"]["status"] == "failed" and by_name["broken.pdf"]["error"].startswith("not a PDF")
+    assert indexed["counts"] == {"indexed": 1, "failed": 1}
+    assert indexed["progress"]["pages_done"] == 2
+
+
+def test_query_answers_what_query_json_answers(client, indexed):
+    answer = client.post("/v1/query", json={"text": "How much did total revenue grow?", "k": 3})
+    assert answer.status_code == 200, answer.text
+    hits = answer.json()
+    assert hits and all(set(QUERY_KEYS) <= set(hit) for hit in hits)
+    assert all(QueryHit.model_validate(hit) for hit in hits)
+    assert "4,210" in hits[0]["text"] and hits[0]["page_start"] == 1  # the paragraph or the table stating it
+    assert len({(h["doc_id"], h["page_start"]) for h in hits}) == len(hits)  # distinct pages
+    chunks = client.post("/v1/query", json={"text": "How much did total revenue grow?", "k": 5,
+                                            "distinct_pages": False}).json()
+    assert any(SAMPLE_FACTS["revenue"] in hit["text"] for hit in chunks)
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert hits[0]["source"] == "upload"
+    sparse = client.post("/v1/query", json={"text": "Sharpe ratio", "mode": "sparse", "k": 1,
+                                            "doc": ["report.pdf"], "distinct_pages": False}).json()
+    assert sparse and sparse[0]["page_start"] == 2
+
+
+@pytest.mark.parametrize(("body", "status", "reason"), [
+    ({"text": "revenue", "doc": ["nope.pdf"]}, 404, "no such document"),
+    ({"text": "revenue", "doc": ["broken.pdf"]}, 404, "no such document"),  # never opened: not registered
+    ({"text": "revenue", "source": "elsewhere"}, 404, "no indexed document has source"),
+    ({"text": "revenue", "mode": "semantic"}, 422, "mode"),
+    ({"text": "revenue", "k": 0}, 422, "k"),
+    ({"text": ""}, 422, "text"),
+    ({"text": "revenue", "tenant": "../etc"}, 400, "tenant"),
+    ({"text": "revenue", "unknown": 1}, 422, "unknown"),
+])
+def test_bad_queries_get_a_4xx_with_the_reason(client, indexed, body, status, reason):
+    answer = client.post("/v1/query", json=body)
+    assert answer.status_code == status, answer.text
+    assert reason in answer.json()["detail"]
+
+
+def test_documents_list_show_and_delete(client, indexed, sample):
+    listing = client.get("/v1/documents").json()
+    assert listing["documents"] == 1 and listing["sources"]["upload"]["failed"] == 0
+    rows = {Path(r["path"]).name: r for r in listing["document_list"]}
+    good = rows["report.pdf"]  # broken.pdf never opened: its failure is in the job's report only
+    assert good["status"] == "indexed" and good["chunks"] == listing["chunks"] and good["source"] == "upload"
+
+    detail = client.get(f"/v1/documents/{good['doc_id'][:8]}").json()
+    assert detail["doc_id"] == good["doc_id"] and detail["pages"] == 2 and detail["engines"] == ["text", "text"]
+    assert detail["converted"] is True
+    assert client.get("/v1/documents/no-such-doc").status_code == 404
+
+    # ingest by server-side path: refused outside the allowed roots, accepted inside
+    assert client.post("/v1/documents", json={"path": str(sample)}).status_code == 403
+    assert client.post("/v1/documents", json={"path": "/nonexistent/x.pdf"}).status_code == 404
+    assert client.post("/v1/documents", json={"path": "a", "uri": "file:///b"}).status_code == 422
+    assert client.post("/v1/documents", content=b"x", headers={"content-type": "text/plain"}).status_code == 415
+    roots = client.app.state.service.api.allowed_roots[0]
+    job = client.post("/v1/documents", json={"uri": (roots / "kept.pdf").as_uri()})
+    assert job.status_code == 202, job.text
+    done = wait_job(client, job.json()["id"])
+    assert [d["status"] for d in done["documents"]] == ["indexed"]
+    assert len(client.get("/v1/jobs").json()) == 2
+
+    metrics = client.get("/metrics").text
+    assert 'folioflow_index_documents{status="indexed"} 2.0' in metrics  # the upload and kept.pdf
+    assert 'folioflow_http_requests_total{method="POST",route="/v1/query",status="200"}' in metrics
+    assert 'folioflow_http_request_duration_seconds_bucket{le="0.5",method="POST",route="/v1/query"}' in metrics
+
+    kept = next(r for r in client.get("/v1/documents").json()["document_list"] if r["path"].endswith("kept.pdf"))
+    deleted = client.delete(f"/v1/documents/{kept['doc_id']}")
+    assert deleted.status_code == 200 and deleted.json()["deleted_chunks"] == kept["chunks"] > 0
+    assert client.get(f"/v1/documents/{kept['doc_id']}").status_code == 404
+    assert (roots / "kept.pdf").is_file()  # a server-side original is never deleted, only uploads
+    assert f'folioflow_index_chunks {float(good["chunks"])}' in client.get("/metrics").text
+    uploaded = Path(good["uri"].removeprefix("file://"))
+    assert uploaded.is_file()
+    assert client.delete(f"/v1/documents/{good['path']}").status_code == 200
+    assert not uploaded.exists()  # the uploaded copy went with it
+    assert client.get("/v1/documents").json()["documents"] == 0
+
+
+def test_upload_limits_and_bad_names(client):
+    big = client.post("/v1/documents", files=[("files", ("big.pdf", b"%PDF-1.7\n" + b"0" * 2_100_000, "application/pdf"))])
+    assert big.status_code == 413 and "max_upload_bytes" in big.json()["detail"]
+    hidden = client.post("/v1/documents", files=[("files", ("..", b"%PDF-1.7", "application/pdf"))])
+    assert hidden.status_code == 400 and "file name" in hidden.json()["detail"]
+    none = client.post("/v1/documents", data={"tenant": "x"}, files=[("other", ("a.pdf", b"x", "application/pdf"))])
+    assert none.status_code == 422 and "files" in none.json()["detail"]
+    assert client.get("/v1/jobs/unknown").status_code == 404
+
+
+def test_ocr_pages_formats_and_limits(client, sample, tmp_path):
+    pdf = sample.read_bytes()
+    answer = client.post("/v1/ocr", files={"file": ("report.pdf", pdf, "application/pdf")},
+                         data={"page_range": "2", "engine": "text"})
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["page_count"] == 2 and [p["number"] for p in result["pages"]] == [2]
+    page = result["pages"][0]
+    assert page["status"] == "ok" and page["engine"] == "text" and "Risk-Adjusted Return" in page["content"]
+    html = client.post("/v1/ocr", files={"file": ("r.pdf", pdf, "application/pdf")},
+                       data={"page_range": "1", "output_format": "html"}).json()
+    assert html["pages"][0]["content"].lstrip().startswith("<h1>")
+    as_json = client.post("/v1/ocr", files={"file": ("r.pdf", pdf, "application/pdf")},
+                          data={"page_range": "1", "output_format": "json"}).json()
+    assert as_json["pages"][0]["content"]["number"] == 1 and as_json["pages"][0]["content"]["blocks"]
+
+    over = client.post("/v1/ocr", files={"file": ("r.pdf", pdf, "application/pdf")})
+    assert over.status_code == 413 and "max_ocr_pages" in over.json()["detail"]
+    corrupt = client.post("/v1/ocr", files={"file": ("r.pdf", b"%PDF-1.7\ngarbage", "application/pdf")})
+    assert corrupt.status_code == 422, corrupt.text
+    wrong = client.post("/v1/ocr", files={"file": ("r.txt", b"plain text, not a document", "text/plain")})
+    assert wrong.status_code == 422 and "not a PDF" in wrong.json()["detail"]
+    encrypted = write_encrypted_pdf(tmp_path / "locked.pdf", "s3cret")
+    locked = client.post("/v1/ocr", files={"file": ("l.pdf", encrypted.read_bytes(), "application/pdf")})
+    assert locked.status_code == 422 and "password" in locked.json()["detail"].lower()
+    opened = client.post("/v1/ocr", files={"file": ("l.pdf", encrypted.read_bytes(), "application/pdf")},
+                         data={"password": "s3cret", "page_range": "1"})
+    assert opened.status_code == 200 and opened.json()["pages"][0]["status"] == "ok"
+    assert "s3cret" not in opened.text
+    bad_range = client.post("/v1/ocr", files={"file": ("r.pdf", pdf, "application/pdf")}, data={"page_range": "x-"})
+    assert bad_range.status_code in (400, 422) and "page" in bad_range.json()["detail"]
+    vlm = client.post("/v1/ocr", files={"file": ("r.pdf", pdf, "application/pdf")},
+                      data={"page_range": "1", "engine": "vlm"})
+    assert vlm.status_code == 400 and "vlm" in vlm.json()["detail"].lower()
+
+
+KEY_ADMIN, KEY_ACME, KEY_GLOBEX = "admin-key-0123456789abcdef", "acme-key-0123456789abcdef", "globex-key-0123456789abcdef"
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_api_keys_and_tenants(tmp_path, prefect_harness, sample, caplog):
+    """With keys configured every /v1 route needs one; a tenant-bound key acts for its tenant only."""
+    keys = [ApiKey(key=KEY_ADMIN, name="ops"), ApiKey(key=KEY_ACME, tenant="acme"), ApiKey(key=KEY_GLOBEX, tenant="globex")]
+    settings = load_settings(data_dir=tmp_path / "data", workers=1, tenancy=True)
+    caplog.set_level("DEBUG")
+    with TestClient(create_app(settings, ApiSettings(keys=keys))) as c:
+        assert c.get("/healthz").status_code == 200  # liveness needs no key
+        for method, path in (("post", "/v1/query"), ("get", "/v1/documents"), ("get", "/v1/jobs"), ("post", "/v1/ocr"),
+                             ("post", "/v1/documents"), ("get", "/v1/documents/x"), ("delete", "/v1/documents/x")):
+            missing = c.request(method, path)
+            assert missing.status_code == 401 and "missing API key" in missing.json()["detail"], (method, path)
+            assert missing.headers["www-authenticate"] == "Bearer"
+        wrong = c.get("/v1/jobs", headers=bearer("not-a-key-0123456789"))
+        assert wrong.status_code == 401 and wrong.json()["detail"] == "invalid API key"
+
+        refused = c.post("/v1/documents", headers=bearer(KEY_ACME), data={"tenant": "globex"},
+                         files=[("files", ("report.pdf", sample.read_bytes(), "application/pdf"))])
+        assert refused.status_code == 403 and "tenant" in refused.json()["detail"]
+        posted = c.post("/v1/documents", headers=bearer(KEY_ACME),
+                        files=[("files", ("report.pdf", sample.read_bytes(), "application/pdf"))])
+        assert posted.status_code == 202 and posted.json()["tenant"] == "acme"
+        job = wait_job(c, posted.json()["id"], headers=bearer(KEY_ACME))
+        assert job["state"] == "succeeded" and [d["status"] for d in job["documents"]] == ["indexed"], job
+        assert job["documents"][0]["tenant"] == "acme"
+        assert c.get(f"/v1/jobs/{job['id']}", headers=bearer(KEY_GLOBEX)).status_code == 404
+        assert c.get("/v1/jobs", headers=bearer(KEY_GLOBEX)).json() == []
+
+        question = {"text": "How much did total revenue grow?", "k": 2}
+        acme = c.post("/v1/query", json=question, headers=bearer(KEY_ACME))
+        assert acme.status_code == 200 and any("4,210" in hit["text"] for hit in acme.json())
+        assert c.post("/v1/query", json=question, headers=bearer(KEY_GLOBEX)).json() == []
+        other = c.post("/v1/query", json={**question, "tenant": "globex"}, headers=bearer(KEY_ACME))
+        assert other.status_code == 403
+        untenanted = c.post("/v1/query", json=question, headers=bearer(KEY_ADMIN))
+        assert untenanted.status_code == 400 and "tenant" in untenanted.json()["detail"]
+        assert c.post("/v1/query", json={**question, "tenant": "acme"}, headers=bearer(KEY_ADMIN)).json()
+
+        doc_id = acme.json()[0]["doc_id"]
+        assert c.get("/v1/documents", headers=bearer(KEY_GLOBEX)).json()["documents"] == 0
+        assert c.get(f"/v1/documents/{doc_id}", headers=bearer(KEY_GLOBEX)).status_code == 404
+        assert c.delete(f"/v1/documents/{doc_id}", headers=bearer(KEY_GLOBEX)).status_code == 404
+        assert c.get(f"/v1/documents/{doc_id}", headers=bearer(KEY_ACME)).json()["tenant"] == "acme"
+        assert c.get("/v1/documents", headers=bearer(KEY_ADMIN)).json()["documents"] == 1
+        everything = "".join(r.text for r in (acme, untenanted, wrong))
+    logged = caplog.text
+    for key in (KEY_ADMIN, KEY_ACME, KEY_GLOBEX):
+        assert key not in logged and key not in everything
+
+
+def test_api_settings_name_the_field_never_the_key(monkeypatch):
+    from folioflow.flows.service.config import load_api_settings
+    from folioflow.ocr.errors import ConfigurationError
+
+    monkeypatch.setenv("FOLIOFLOW_API_KEYS", '[{"key": "short-secret"}]')
+    with pytest.raises(ConfigurationError) as caught:
+        load_api_settings()
+    assert "keys.0.key" in str(caught.value) and "short-secret" not in str(caught.value)
+    monkeypatch.setenv("FOLIOFLOW_API_KEYS", f'[{{"key": "{KEY_ACME}", "tenant": "acme"}}]')
+    loaded = load_api_settings(max_ocr_pages=3)
+    assert loaded.keys[0].tenant == "acme" and loaded.max_ocr_pages == 3 and KEY_ACME not in repr(loaded)
