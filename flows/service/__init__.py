@@ -8,19 +8,22 @@ server-side roots that may be ingested by path). See ``docs/service.md``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+from folioflow.ocr.lazy import lazy_exports
+
+#: public name -> defining module, imported on first use (the server's FastAPI app only when asked
+#: for, so :mod:`folioflow.flows.service.client` stays light)
+_EXPORTS: dict[str, str] = {
+    "ApiKey": "folioflow.flows.service.config",
+    "ApiSettings": "folioflow.flows.service.config",
+    "create_app": "folioflow.flows.service.app",
+}
 
 __all__ = ["ApiKey", "ApiSettings", "create_app"]
 
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-def __getattr__(name: str) -> Any:
-    """Import the server (FastAPI) on first use, so :mod:`folioflow.flows.service.client` stays light."""
-    if name == "create_app":
-        from folioflow.flows.service.app import create_app
-
-        return create_app
-    if name in ("ApiKey", "ApiSettings"):
-        from folioflow.flows.service import config
-
-        return getattr(config, name)
-    raise AttributeError(name)
+if TYPE_CHECKING:
+    from folioflow.flows.service.app import create_app
+    from folioflow.flows.service.config import ApiKey, ApiSettings
