@@ -17,11 +17,10 @@ from folioflow.flows.settings import Settings
 __all__ = ["QUERY_KEYS", "match_documents", "run_query", "print_results", "print_status", "print_document"]
 
 def _open_store(settings: Settings, must_exist: bool = True):
-    from folioflow.flows.pipeline import Pipeline
     from folioflow.indexing.store import open_store
     from folioflow.ocr.errors import StoreError
 
-    store_settings = Pipeline.store_settings(settings)
+    store_settings = settings.store_settings()  # not Pipeline's: status and show import no pipeline
     if must_exist and not settings.qdrant_url and not Path(store_settings.data_dir).exists():
         fail(f"no index under {settings.data_dir} (run `folioflow ingest` first, or pass --data-dir / --qdrant-url)")
     try:
