@@ -140,3 +140,22 @@ def test_extras_match_the_registry_and_the_core_is_lean():
     # the test extra installs every extra some test imports
     test_extras = next(spec for spec in extras["test"] if spec.startswith("folioflow["))
     assert {"ocr", "vlm", "orchestration", "dask", "qdrant", "api", "plot", "docs"} <= set(test_extras[10:-1].split(","))
+
+
+def test_one_opencv_distribution_is_installed():
+    """The ocr extra's packages agree on one OpenCV distribution: opencv-python and
+    opencv-python-headless both write ``cv2/``, so with both installed, removing or upgrading one
+    breaks ``import cv2`` for the other (the clash the distribution issue names)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in ("opencv-python", "opencv-python-headless", "opencv-contrib-python",
+                 "opencv-contrib-python-headless"):
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            pass
+    assert len(found) == 1, f"expected one OpenCV distribution with the ocr extra, found {found}"
+    import cv2  # the one installed imports
+
+    assert cv2.imread is not None
