@@ -31,6 +31,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from folioflow.flows.queries import IndexStatus, QueryHit, index_status, resolve_document, search_index
@@ -502,13 +503,13 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                     shutil.copyfileobj(upload.file, out)
                 Path(out.name).replace(target)
                 paths.append(str(target))
-            job = service.jobs.submit(names, paths, tenant, force=force, source=UPLOAD_SOURCE)
+            job = await run_in_threadpool(service.jobs.submit, names, paths, tenant, force=force, source=UPLOAD_SOURCE)
         elif kind == "application/json":
             body = await read_json(request, IngestPath)
             tenant = tenant_of(who, body.tenant)
             path = allowed_path(body)
-            job = service.jobs.submit([str(path)], [str(path)], tenant, force=body.force,
-                                      source=settings.source_name)
+            job = await run_in_threadpool(service.jobs.submit, [str(path)], [str(path)], tenant, force=body.force,
+                                          source=settings.source_name)  # (Prefect's client: not on the loop)
         else:
             raise HTTPException(415, "send multipart/form-data (field `files`) or application/json ({\"path\": ...})")
         response.headers["Location"] = f"/v1/jobs/{job.id}"
@@ -558,8 +559,6 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         vlm), `password`. Answers 200 with each page's status, engine, fallback reason, errors and
         content; a document of more pages than `ocr_job_pages` is converted as a job: 202 with the
         job, whose `ocr` holds the same answer once it succeeded."""
-        from starlette.concurrency import run_in_threadpool
-
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind == "multipart/form-data":
             files, fields = await read_uploads(request, "file")

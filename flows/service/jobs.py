@@ -289,7 +289,7 @@ class PrefectIngest:
         if params.get("tenant"):
             overrides["tenant"] = params["tenant"]
         try:
-            run = run_deployment(self.deployment, timeout=0, tags=["folioflow-api"],
+            run = run_deployment(self.deployment, timeout=0, tags=["folioflow-api"], as_subflow=False,
                                  parameters={"paths": params["paths"], "force": params["force"],
                                              "overrides": overrides})
         except Exception as exc:  # noqa: BLE001 - Prefect's client errors: the job cannot be queued
