@@ -443,7 +443,10 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         from folioflow.flows.pipeline import local_path
 
         if "://" in given:
-            local = local_path(given) if given.startswith("file://") else None
+            try:
+                local = local_path(given) if given.startswith("file://") else None
+            except ValueError:  # urlparse: e.g. an unclosed "[" in the host part
+                local = None
             if local is None:
                 raise HTTPException(400, f"{what}: only file:// URIs of server-side paths are accepted")
             given = local

@@ -76,6 +76,7 @@ def test_file_url_and_image_url_answer_like_an_upload(client, served):
     ({"file_url": "/etc/hostname"}, 403, "allowed_roots"),
     ({"file_url": "file:///no/such/file.pdf"}, 404, "no such file"),
     ({"file_url": "s3://bucket/a.pdf"}, 400, "file://"),
+    ({"file_url": "file://[x/a.pdf"}, 400, "file://"),
     ({"image_url": "http://localhost:1/a.pdf"}, 403, "not allowed"),
     ({"image_url": "ftp://127.0.0.1/a.pdf"}, 400, "http://"),
     ({"image_url": "data:application/pdf;base64,@@@"}, 422, "empty file"),
