@@ -115,7 +115,7 @@ class Job(BaseModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     progress: JobProgress = Field(default_factory=JobProgress)
-    counts: dict[str, int] = Field(default_factory=dict, description="Documents per report status")
+    counts: dict[str, int] = Field(default_factory=dict, description="Documents (ingest) or pages (ocr) per status")
     documents: list[DocumentReport] = Field(default_factory=list)
     ocr: OcrResult | None = Field(default=None, description="The OCR answer of an ocr job, once it succeeded")
     flow_run_id: str | None = Field(default=None, description="The Prefect flow run, when Prefect runs the job")
