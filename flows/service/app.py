@@ -584,7 +584,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         else:
             raise HTTPException(415, "send multipart/form-data (field `file`) or application/json "
                                      "({\"file_url\": ...} or {\"image_url\": ...})")
-        params = {"data": data, "name": name, "fmt": body.output_format, "engine": body.engine,
+        params: dict[str, Any] = {"data": data, "name": name, "fmt": body.output_format, "engine": body.engine,
                   "page_range": body.page_range, "password": body.password}
         selected = await run_in_threadpool(count_pages, data, body.page_range, body.password)
         if selected > service.api.max_ocr_pages:

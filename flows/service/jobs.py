@@ -205,8 +205,9 @@ class JobQueue:
     def get(self, job_id: str) -> Job | None:
         """The job (its state refreshed from Prefect when Prefect runs it), or None."""
         job = self._table.get(job_id)
-        live = job is not None and job.flow_run_id is not None and job.state in ("queued", "running")
-        if live and self._prefect is not None and self._prefect.refresh(job):
+        if job is None or self._prefect is None or job.flow_run_id is None or job.state not in ("queued", "running"):
+            return job
+        if self._prefect.refresh(job):
             self._table.save(job)
         return job
 
