@@ -31,12 +31,13 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from folioflow.flows.queries import IndexStatus, QueryHit, index_status, resolve_document, search_index
 from folioflow.flows.service.client import announce
 from folioflow.flows.service.config import ApiSettings
-from folioflow.flows.service.jobs import JobQueue
+from folioflow.flows.service.jobs import JobQueue, JobTable, OrchestratorError, PrefectIngest
 from folioflow.flows.service.models import (
     DeleteResult,
     DocumentDetail,
@@ -45,6 +46,7 @@ from folioflow.flows.service.models import (
     IngestPath,
     Job,
     OcrPage,
+    OcrRequest,
     OcrResult,
     QueryRequest,
 )
@@ -72,6 +74,8 @@ API_VERSION = "1"
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 #: Source name recorded on uploaded documents (``folioflow status`` groups them under it).
 UPLOAD_SOURCE = "upload"
+#: The job table's file in the data directory (unless the ``jobs_db`` setting names another).
+JOBS_FILE = "api-jobs.sqlite"
 _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 415, 422)}
 
 
@@ -157,7 +161,10 @@ class Service:
         model = s.embedding_model or info.get("model")
         self.embedder = Embedder(model=model, device=s.device, precision=s.embedding_precision)
         self.embedder.warm_up()
-        self.jobs = JobQueue(self._ingest, keep=self.api.max_jobs)
+        table = JobTable(self.api.jobs_db or self.settings.data_dir / JOBS_FILE)
+        prefect = PrefectIngest(self.api.prefect_deployment) if self.api.ingest == "prefect" else None
+        self.jobs = JobQueue({"ingest": self._ingest_job, "ocr": self._ocr_job}, table, keep=self.api.max_jobs,
+                             prefect=prefect)
 
     def close(self) -> None:
         """Stop the job worker and close the store, when the last lifespan that started them ends."""
@@ -169,6 +176,12 @@ class Service:
             self.jobs.close()
         if self.store is not None:
             self.store.close()
+
+    def _ingest_job(self, params: dict[str, Any], progress: Any) -> Any:
+        return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"])
+
+    def _ocr_job(self, params: dict[str, Any], progress: Any) -> OcrResult:
+        return convert_document(self.settings, **params, on_page=lambda page: progress.page_done(None, page))
 
     def _ingest(self, paths: list[str], tenant: str | None, force: bool, progress: Any, source: str) -> Any:
         from folioflow.flows.ingest import run_ingest
@@ -218,7 +231,7 @@ def _status_for(exc: FolioflowError) -> int:
         return 400
     if isinstance(exc, SourceError):
         return 422
-    if isinstance(exc, StoreError | EngineUnavailableError):
+    if isinstance(exc, StoreError | EngineUnavailableError | OrchestratorError):
         return 503
     if isinstance(exc, TenancyError | ConfigurationError):
         return 400
@@ -381,10 +394,26 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             raise HTTPException(413, f"request body of {int(length)} bytes is over the limit of "
                                      f"{service.api.max_upload_bytes} bytes (max_upload_bytes)")
 
-    async def read_uploads(request: Request, field: str) -> tuple[list[UploadFile], dict[str, str]]:
+    def limited(request: Request) -> Request:
+        """``request`` whose body is counted while it is received: past ``max_upload_bytes`` the
+        read stops with 413 (a body without ``Content-Length``, or a lying one, is never read whole)."""
         check_length(request)
+        limit, received = service.api.max_upload_bytes, 0
+
+        async def receive() -> Any:
+            nonlocal received
+            message = await request.receive()
+            if message.get("type") == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise HTTPException(413, f"request body over the limit of {limit} bytes (max_upload_bytes)")
+            return message
+
+        return Request(request.scope, receive)
+
+    async def read_uploads(request: Request, field: str) -> tuple[list[UploadFile], dict[str, str]]:
         try:
-            form = await request.form(max_files=service.api.max_files, max_fields=20)
+            form = await limited(request).form(max_files=service.api.max_files, max_fields=20)
         except HTTPException:
             raise
         except Exception as exc:  # noqa: BLE001 - python-multipart's parse errors: a bad request
@@ -393,11 +422,15 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
         if not files:
             raise HTTPException(422, f"no file in the multipart field {field!r}")
-        total = sum(f.size or 0 for f in files)
-        if total > service.api.max_upload_bytes:
-            raise HTTPException(413, f"uploaded files of {total} bytes are over the limit of "
-                                     f"{service.api.max_upload_bytes} bytes (max_upload_bytes)")
         return files, fields
+
+    async def read_json(request: Request, model: type[Any]) -> Any:
+        body = await limited(request).body()
+        try:
+            return model.model_validate_json(body)
+        except ValidationError as exc:
+            reason = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
+            raise HTTPException(422, f"invalid request: {reason or 'not a JSON object'}") from None
 
     def safe_name(upload: UploadFile) -> str:
         name = Path((upload.filename or "").replace("\\", "/")).name.strip()
@@ -405,26 +438,35 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             raise HTTPException(400, f"bad file name {upload.filename!r}: give each file a plain name")
         return name
 
-    def allowed_path(body: IngestPath) -> Path:
+    def allowed(given: str, what: str) -> Path:
+        """``given`` (a path, or a ``file://`` URI) resolved, when it exists under an allowed root."""
         from folioflow.flows.pipeline import local_path
 
-        if (body.path is None) == (body.uri is None):
-            raise HTTPException(422, "give exactly one of path or uri")
-        given = body.path
-        if body.uri is not None:
-            given = local_path(body.uri)
-            if given is None:
-                raise HTTPException(400, "uri: only file:// URIs of server-side paths are accepted")
+        if "://" in given:
+            try:
+                local = local_path(given) if given.startswith("file://") else None
+            except ValueError:  # urlparse: e.g. an unclosed "[" in the host part
+                local = None
+            if local is None:
+                raise HTTPException(400, f"{what}: only file:// URIs of server-side paths are accepted")
+            given = local
         roots = [root.resolve() for root in service.api.allowed_roots]
         if not roots:
-            raise HTTPException(403, "ingest by server-side path is off: the operator allowed no roots (allowed_roots)")
+            raise HTTPException(403, f"{what}: reading server-side paths is off: the operator allowed no roots "
+                                     "(allowed_roots)")
         try:
-            path = Path(cast(str, given)).resolve(strict=True)
+            path = Path(given).resolve(strict=True)
         except (OSError, RuntimeError, ValueError):
-            raise HTTPException(404, "no such file or folder on the server") from None
+            raise HTTPException(404, f"{what}: no such file or folder on the server") from None
         if not any(path.is_relative_to(root) for root in roots):
-            raise HTTPException(403, "that path is not under a root the operator allowed (allowed_roots)")
+            raise HTTPException(403, f"{what}: that path is not under a root the operator allowed (allowed_roots)")
         return path
+
+    def allowed_path(body: IngestPath) -> Path:
+        if (body.path is None) == (body.uri is None):
+            raise HTTPException(422, "give exactly one of path or uri")
+        return allowed(cast(str, body.path if body.path is not None else body.uri),
+                       "path" if body.path is not None else "uri")
 
     upload_body = {
         "requestBody": {
@@ -464,18 +506,13 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                     shutil.copyfileobj(upload.file, out)
                 Path(out.name).replace(target)
                 paths.append(str(target))
-            job = service.jobs.submit(names, paths, tenant, force=force, source=UPLOAD_SOURCE)
+            job = await run_in_threadpool(service.jobs.submit, names, paths, tenant, force=force, source=UPLOAD_SOURCE)
         elif kind == "application/json":
-            check_length(request)
-            try:
-                body = IngestPath.model_validate_json(await request.body())
-            except ValidationError as exc:
-                reason = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
-                raise HTTPException(422, f"invalid request: {reason or 'not a JSON object'}") from None
+            body = await read_json(request, IngestPath)
             tenant = tenant_of(who, body.tenant)
             path = allowed_path(body)
-            job = service.jobs.submit([str(path)], [str(path)], tenant, force=body.force,
-                                      source=settings.source_name)
+            job = await run_in_threadpool(service.jobs.submit, [str(path)], [str(path)], tenant, force=body.force,
+                                          source=settings.source_name)  # (Prefect's client: not on the loop)
         else:
             raise HTTPException(415, "send multipart/form-data (field `files`) or application/json ({\"path\": ...})")
         response.headers["Location"] = f"/v1/jobs/{job.id}"
@@ -500,84 +537,188 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     ocr_body = {
         "requestBody": {
             "required": True,
-            "content": {"multipart/form-data": {"schema": {
-                "type": "object", "required": ["file"],
-                "properties": {"file": {"type": "string", "format": "binary"},
-                               "output_format": {"type": "string", "enum": ["markdown", "html", "json"]},
-                               "page_range": {"type": "string"},
-                               "engine": {"type": "string", "enum": ["auto", "text", "ocr", "vlm"]},
-                               "password": {"type": "string"}}}}},
+            "content": {
+                "multipart/form-data": {"schema": {
+                    "type": "object", "required": ["file"],
+                    "properties": {"file": {"type": "string", "format": "binary"},
+                                   "output_format": {"type": "string", "enum": ["markdown", "html", "json"]},
+                                   "page_range": {"type": "string"},
+                                   "engine": {"type": "string", "enum": ["auto", "text", "ocr", "vlm"]},
+                                   "password": {"type": "string"}}}},
+                "application/json": {"schema": {"$ref": "#/components/schemas/OcrRequest"}},
+            },
         }
     }
+    ocr_answers: dict[int | str, dict[str, Any]] = {
+        **_ERRORS, 200: {"model": OcrResult, "description": "The converted pages"},
+        202: {"model": Job, "description": "A large document: converted as a job (see `GET /v1/jobs/{id}`)"}}
 
-    @app.post("/v1/ocr", response_model=OcrResult, tags=["ocr"], openapi_extra=ocr_body, responses=_ERRORS)
-    async def ocr(request: Request, who: Auth) -> OcrResult:
-        """Convert an uploaded PDF or image (multipart field `file`) without indexing it, the way
-        `folioflow convert` does; fields `output_format` (markdown, html, json), `page_range`
-        ("1-5,9"), `engine` (auto, text, ocr, vlm), `password`. Answers each page with its status,
-        engine, fallback reason, errors and content."""
-        from starlette.concurrency import run_in_threadpool
+    @app.post("/v1/ocr", response_model=None, tags=["ocr"], openapi_extra=ocr_body, responses=ocr_answers)
+    async def ocr(request: Request, who: Auth) -> Response:
+        """Convert a PDF or image without indexing it, the way `folioflow convert` does: uploaded
+        (multipart field `file`) or by reference (JSON `file_url`: a server path or `file://` URL
+        under the allowed roots; `image_url`: `http(s)://` on an allowed host, or `data:`). Options
+        `output_format` (markdown, html, json), `page_range` ("1-5,9"), `engine` (auto, text, ocr,
+        vlm), `password`. Answers 200 with each page's status, engine, fallback reason, errors and
+        content; a document of more pages than `ocr_job_pages` is converted as a job: 202 with the
+        job, whose `ocr` holds the same answer once it succeeded."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == "multipart/form-data":
+            files, fields = await read_uploads(request, "file")
+            if len(files) != 1:
+                raise HTTPException(422, "send exactly one file in the field `file`")
+            try:
+                body = OcrRequest.model_validate({k: v for k, v in fields.items()
+                                                  if k in ("output_format", "page_range", "engine", "password") and v})
+            except ValidationError as exc:
+                field = ".".join(map(str, exc.errors()[0]["loc"]))
+                choices = {"output_format": "markdown, html or json", "engine": "auto, text, ocr or vlm"}
+                raise HTTPException(422, f"{field}: {choices.get(field, exc.errors()[0]['msg'])}") from None
+            data = await files[0].read()
+            name = files[0].filename or "upload"
+        elif kind == "application/json":
+            body = await read_json(request, OcrRequest)
+            if (body.file_url is None) == (body.image_url is None):
+                raise HTTPException(422, "give exactly one of file_url or image_url (or upload the file as multipart)")
+            data, name = await run_in_threadpool(fetch_reference, body)
+        else:
+            raise HTTPException(415, "send multipart/form-data (field `file`) or application/json "
+                                     "({\"file_url\": ...} or {\"image_url\": ...})")
+        params: dict[str, Any] = {"data": data, "name": name, "fmt": body.output_format, "engine": body.engine,
+                  "page_range": body.page_range, "password": body.password}
+        selected = await run_in_threadpool(count_pages, data, body.page_range, body.password)
+        if selected > service.api.max_ocr_pages:
+            raise HTTPException(413, f"{selected} pages selected, over the limit of {service.api.max_ocr_pages} "
+                                     "pages per request (max_ocr_pages): narrow it with page_range")
+        if selected > service.api.ocr_job_pages:
+            assert service.jobs is not None
+            job = service.jobs.submit_ocr(name, selected, who.tenant, params)
+            return JSONResponse(job.model_dump(mode="json"), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
+        result = await run_in_threadpool(convert_document, settings, **params)
+        return JSONResponse(result.model_dump(mode="json"))
 
-        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "multipart/form-data":
-            raise HTTPException(415, "send multipart/form-data with the document in the field `file`")
-        files, fields = await read_uploads(request, "file")
-        if len(files) != 1:
-            raise HTTPException(422, "send exactly one file in the field `file`")
-        fmt = fields.get("output_format", "markdown")
-        if fmt not in ("markdown", "html", "json"):
-            raise HTTPException(422, "output_format: markdown, html or json")
-        engine = fields.get("engine", "auto")
-        if engine not in ("auto", "text", "ocr", "vlm"):
-            raise HTTPException(422, "engine: auto, text, ocr or vlm")
-        data = await files[0].read()
-        name = files[0].filename or "upload"
-        return await run_in_threadpool(convert_upload, data, name, cast(Any, fmt), engine, fields.get("page_range") or None,
-                                       fields.get("password") or None)
+    def fetch_reference(body: OcrRequest) -> tuple[bytes, str]:
+        """The bytes and file name of ``body``'s ``file_url`` or ``image_url`` (HTTP errors as
+        above: 400/403/404/413/422 with the reason)."""
+        limit = service.api.max_upload_bytes
+        if body.file_url is not None:
+            path = allowed(body.file_url, "file_url")
+            if not path.is_file():
+                raise HTTPException(422, "file_url: not a file")
+            size = path.stat().st_size
+            if size > limit:
+                raise HTTPException(413, f"file_url: {size} bytes, over the limit of {limit} bytes (max_upload_bytes)")
+            return path.read_bytes(), path.name
+        return fetch_url(cast(str, body.image_url), service.api)
 
-    def convert_upload(data: bytes, name: str, fmt: Literal["markdown", "html", "json"], engine: str,
-                       page_range: str | None, password: str | None) -> OcrResult:
-        from folioflow.flows.stages import build_vlm_engine
-        from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-        from folioflow.ocr.export import page_html, page_markdown
-        from folioflow.ocr.ids import sha256_bytes
+    def count_pages(data: bytes, page_range: str | None, password: str | None) -> int:
         from folioflow.ocr.pages import parse_page_range
         from folioflow.ocr.render import open_document
-        from folioflow.ocr.schema import SourceRef
 
         with open_document(data, password=password) as opened:
-            selected = parse_page_range(page_range, opened.page_count)
-        if len(selected) > service.api.max_ocr_pages:
-            raise HTTPException(413, f"{len(selected)} pages selected, over the limit of {service.api.max_ocr_pages} "
-                                     "pages per request (max_ocr_pages): narrow it with page_range")
-        try:
-            options = ConvertOptions(engine=cast(Any, engine), cpu_engine=settings.cpu_ocr_engine,
-                                     languages=settings.languages, page_range=page_range)
-        except ValidationError as exc:
-            raise HTTPException(422, f"page_range: {exc.errors()[0]['msg']}") from None
-        vlm = build_vlm_engine(settings) if settings.ocr_endpoints else None
-        converter = DocumentConverter(options, vlm_engine=vlm)
-        try:
-            source = SourceRef(uri=f"upload://{sha256_bytes(data)}/{name}", path=name, source="api")
-            document = converter.convert(DocumentInput(data=data, source=source, password=password))
-        finally:
-            converter.close()
-        pages = []
-        for page in document.pages:
-            content: str | dict
-            if fmt == "markdown":
-                content = page_markdown(page)
-            elif fmt == "html":
-                content = page_html(page)
-            else:
-                content = page.model_dump(mode="json")
-            pages.append(OcrPage(number=page.number, status=page.status.value, engine=page.engine,
-                                 fallback_reason=page.fallback_reason, errors=list(page.errors), seconds=page.seconds,
-                                 content=content))
-        return OcrResult(filename=name, content_hash=document.content_hash, mime_type=document.mime_type,
-                         page_count=document.page_count, status=document.status.value, output_format=fmt,
-                         errors=list(document.errors), pages=pages)
+            try:
+                return len(parse_page_range(page_range, opened.page_count))
+            except ValueError as exc:
+                raise HTTPException(422, f"page_range: {exc}") from None
 
     from folioflow.flows.service.ui import mount_ui  # the web UI at /ui and its page routes (docs/ui.md)
 
     mount_ui(app, service, caller, find)
     return app
+
+
+def convert_document(settings: Settings, data: bytes, name: str, fmt: Literal["markdown", "html", "json"],
+                     engine: str, page_range: str | None, password: str | None,
+                     on_page: Callable[[Any], None] | None = None) -> OcrResult:
+    """Convert ``data`` (a PDF or image named ``name``) with the run settings' OCR engines, the way
+    ``folioflow convert`` does, without indexing it; ``on_page`` is called with each finished page.
+    Raises :class:`FolioflowError` (unreadable, encrypted, unsupported document; bad page range;
+    engine unavailable)."""
+    from folioflow.flows.stages import build_vlm_engine
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.export import page_html, page_markdown
+    from folioflow.ocr.ids import sha256_bytes
+    from folioflow.ocr.schema import SourceRef
+
+    try:
+        options = ConvertOptions(engine=cast(Any, engine), cpu_engine=settings.cpu_ocr_engine,
+                                 languages=settings.languages, page_range=page_range)
+    except ValidationError as exc:
+        raise HTTPException(422, f"page_range: {exc.errors()[0]['msg']}") from None
+    vlm = build_vlm_engine(settings) if settings.ocr_endpoints else None
+    converter = DocumentConverter(options, vlm_engine=vlm)
+    try:
+        source = SourceRef(uri=f"upload://{sha256_bytes(data)}/{name}", path=name, source="api")
+        document = converter.convert(DocumentInput(data=data, source=source, password=password), on_page=on_page)
+    finally:
+        converter.close()
+    pages = []
+    for page in document.pages:
+        content: str | dict
+        if fmt == "markdown":
+            content = page_markdown(page)
+        elif fmt == "html":
+            content = page_html(page)
+        else:
+            content = page.model_dump(mode="json")
+        pages.append(OcrPage(number=page.number, status=page.status.value, engine=page.engine,
+                             fallback_reason=page.fallback_reason, errors=list(page.errors), seconds=page.seconds,
+                             content=content))
+    return OcrResult(filename=name, content_hash=document.content_hash, mime_type=document.mime_type,
+                     page_count=document.page_count, status=document.status.value, output_format=fmt,
+                     errors=list(document.errors), pages=pages)
+
+
+def fetch_url(url: str, api: ApiSettings) -> tuple[bytes, str]:
+    """The bytes and file name of ``url``: a ``data:`` URL (RFC 2397, decoded by the standard
+    library), or an ``http(s)://`` URL on a host of ``api.ocr_url_hosts`` (redirects followed only
+    to allowed hosts), fetched with httpx and refused with 413 once more than
+    ``api.max_upload_bytes`` bytes arrive. Raises :class:`HTTPException`: 400 bad URL, 403 host not
+    allowed, 413 too large, 422 the fetch failed (status, timeout of ``api.ocr_url_timeout`` s)."""
+    import urllib.request
+
+    import httpx
+
+    limit = api.max_upload_bytes
+    if url.startswith("data:"):
+        try:
+            with urllib.request.urlopen(url) as answer:  # noqa: S310 - data: only (checked above)
+                data = answer.read(limit + 1)
+        except (ValueError, OSError) as exc:
+            raise HTTPException(400, f"image_url: not a valid data: URL ({type(exc).__name__})") from None
+        if len(data) > limit:
+            raise HTTPException(413, f"image_url: over the limit of {limit} bytes (max_upload_bytes)")
+        return data, "data-url"
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        raise HTTPException(400, "image_url: not a valid URL") from None
+    if parsed.scheme not in ("http", "https"):
+        raise HTTPException(400, "image_url: give an http://, https:// or data: URL (file_url for server files)")
+    if not api.ocr_url_hosts:
+        raise HTTPException(403, "image_url: fetching URLs is off: the operator allowed no hosts (ocr_url_hosts)")
+
+    def check_host(request: httpx.Request) -> None:  # every request, redirects included
+        if not api.host_allowed(request.url.host):
+            raise HTTPException(403, f"image_url: host {request.url.host!r} is not allowed (ocr_url_hosts)")
+
+    name = Path(parsed.path).name or "image_url"
+    received = bytearray()
+    try:
+        with httpx.Client(timeout=api.ocr_url_timeout, follow_redirects=True, max_redirects=5,
+                          event_hooks={"request": [check_host]}) as client, client.stream("GET", parsed) as answer:
+            if answer.status_code >= 400:
+                raise HTTPException(422, f"image_url: the server answered {answer.status_code}")
+            declared = answer.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise HTTPException(413, f"image_url: {int(declared)} bytes, over the limit of {limit} bytes "
+                                         "(max_upload_bytes)")
+            for chunk in answer.iter_bytes():
+                received += chunk
+                if len(received) > limit:
+                    raise HTTPException(413, f"image_url: over the limit of {limit} bytes (max_upload_bytes)")
+    except httpx.TimeoutException:
+        raise HTTPException(422, f"image_url: no answer within {api.ocr_url_timeout:g} s (ocr_url_timeout)") from None
+    except httpx.HTTPError as exc:
+        raise HTTPException(422, f"image_url: cannot fetch it: {type(exc).__name__}") from None
+    return bytes(received), name

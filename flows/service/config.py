@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from folioflow.ocr.errors import ConfigurationError
@@ -39,6 +40,12 @@ class ApiSettings(BaseSettings):
     allowed_roots: list[Path] = Field(default_factory=list, description="Server-side folders that POST /v1/documents may ingest by path (none by default)")
     upload_dir: Path | None = Field(default=None, description="Where uploaded documents are kept (default data_dir/uploads)")
     max_jobs: int = Field(default=1000, ge=1, description="Jobs remembered (finished jobs beyond this are forgotten, oldest first)")
+    jobs_db: Path | None = Field(default=None, description="SQLite file of the jobs (default data_dir/api-jobs.sqlite); jobs unfinished when the server stopped are marked failed at its next start")
+    ocr_job_pages: int = Field(default=10, ge=1, description="POST /v1/ocr converts documents of more selected pages than this as a job (202 and GET /v1/jobs/{id})")
+    ocr_url_hosts: list[str] = Field(default_factory=list, description="Hosts POST /v1/ocr may fetch image_url from (exact names, or '*.example.com'); none by default")
+    ocr_url_timeout: float = Field(default=30.0, gt=0, le=600, description="Timeout of fetching an image_url, seconds (connect, and between bytes)")
+    ingest: Literal["local", "prefect"] = Field(default="local", description="Where ingest jobs run: local (the server's worker thread) or prefect (flow runs of prefect_deployment, run by the work pool's workers)")
+    prefect_deployment: str = Field(default="ingest/folioflow-ingest", description="The deployment ingest jobs go to when ingest is prefect ('<flow>/<deployment>', as infra/prefect.yaml names it)")
 
     @field_validator("keys")
     @classmethod
@@ -47,6 +54,33 @@ class ApiSettings(BaseSettings):
         if len(set(secrets)) != len(secrets):
             raise ValueError("API keys must be unique")
         return value
+
+
+    @field_validator("ocr_url_hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for host in value:
+            if not _HOST.match(host):
+                raise ValueError(f"not a host name: {host!r} (give names like 'docs.example.com' or '*.example.com')")
+        return [h.lower() for h in value]
+
+    @model_validator(mode="after")
+    def _prefect(self) -> ApiSettings:
+        if self.ingest == "prefect" and not _DEPLOYMENT.match(self.prefect_deployment):
+            raise ValueError(f"prefect_deployment: {self.prefect_deployment!r} is not '<flow>/<deployment>' "
+                             "(e.g. ingest/folioflow-ingest)")
+        return self
+
+    def host_allowed(self, host: str | None) -> bool:
+        """Whether ``image_url`` may be fetched from ``host`` (:attr:`ocr_url_hosts`)."""
+        if not host:
+            return False
+        host = host.lower().rstrip(".")
+        return any(host == h or (h.startswith("*.") and host.endswith(h[1:])) for h in self.ocr_url_hosts)
+
+
+_HOST = re.compile(r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$|^\[[0-9a-fA-F:]+\]$")
+_DEPLOYMENT = re.compile(r"^[^/\s]+/[^/\s]+$")
 
 
 def load_api_settings(path: str | Path | None = None, **overrides: Any) -> ApiSettings:

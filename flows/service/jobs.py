@@ -1,127 +1,328 @@
-"""Ingest jobs of the API server: a FIFO queue and one worker thread that runs them one at a time
-through the existing ingest flow (:func:`folioflow.flows.ingest.run_ingest`), with the server's
-embedder and store lent to each run (:class:`~folioflow.flows.pipeline.Shared`)."""
+"""Jobs of the API server: ingest runs and OCR of large documents, kept in a small SQLite table
+(:class:`JobTable`) so that they outlive the process, and run one at a time, in the order queued,
+by one worker thread (:class:`JobQueue`).
+
+Ingest jobs run the existing ingest flow (:func:`folioflow.flows.ingest.run_ingest`) with the
+server's embedder and store lent to each run (:class:`~folioflow.flows.pipeline.Shared`), or are
+handed to a Prefect deployment (:class:`PrefectIngest`) so that work pools run them instead of the
+API process. A job that was queued or running when its server stopped (killed, crashed) is marked
+``failed`` when a server on the same table starts again on the same host: re-submitting it is
+safe, because an ingest run skips unchanged documents and replaces a document's points whole.
+"""
 
 from __future__ import annotations
 
 import logging
 import queue
+import socket
+import sqlite3
 import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
 from folioflow.flows.service.models import Job, JobProgress
-from folioflow.ocr.errors import FolioflowError
+from folioflow.ocr.errors import ConfigurationError, FolioflowError
 
-__all__ = ["JobQueue"]
+__all__ = ["INTERRUPTED", "NOT_STARTED", "JobQueue", "JobTable", "OrchestratorError", "PrefectIngest"]
 
 log = logging.getLogger(__name__)
 
+#: ``error`` of a job that was running when its server stopped.
+INTERRUPTED = "server stopped while the job ran; submit it again (unchanged documents are skipped)"
+#: ``error`` of a job that was still queued when its server stopped.
+NOT_STARTED = "server stopped before the job ran; submit it again"
 
-class _Progress:
-    """:class:`~folioflow.flows.tasks.IngestProgress` that counts into a job (worker threads)."""
+Runner = Callable[[dict[str, Any], "Progress"], Any]
 
-    def __init__(self, progress: JobProgress, lock: threading.Lock):
-        self.progress, self.lock = progress, lock
+
+class JobTable:
+    """The jobs, one row each (``id``, ``host``, ``state``, ``tenant``, ``created_at`` and the
+    :class:`Job` as JSON), in the SQLite file ``path`` (WAL mode; several server processes on one
+    host may share it: each marks only its own host's unfinished jobs at start). Thread-safe."""
+
+    def __init__(self, path: Path, host: str | None = None):
+        self.path = Path(path)
+        self.host = host or socket.gethostname()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, host TEXT NOT NULL, "
+                             "state TEXT NOT NULL, tenant TEXT, created_at TEXT NOT NULL, body TEXT NOT NULL)")
+        except sqlite3.Error as exc:
+            raise ConfigurationError(f"cannot open the job table {self.path}: {exc}") from exc
+
+    def save(self, job: Job) -> None:
+        """Insert or replace ``job``'s row."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO jobs (id, host, state, tenant, created_at, body) "
+                             "VALUES (?, ?, ?, ?, ?, ?)",
+                             (job.id, self.host, job.state, job.tenant, job.created_at.isoformat(),
+                              job.model_dump_json()))
+
+    def get(self, job_id: str) -> Job | None:
+        """The job with ``job_id``, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT body FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return Job.model_validate_json(row[0]) if row else None
+
+    def all(self, tenant: str | None = None) -> list[Job]:
+        """The jobs (of ``tenant`` only, when given), newest first."""
+        with self._lock:
+            if tenant is None:
+                rows = self._db.execute("SELECT body FROM jobs ORDER BY created_at DESC").fetchall()
+            else:
+                rows = self._db.execute("SELECT body FROM jobs WHERE tenant = ? ORDER BY created_at DESC",
+                                        (tenant,)).fetchall()
+        return [Job.model_validate_json(body) for (body,) in rows]
+
+    def counts(self) -> Counter[str]:
+        """Jobs per state."""
+        with self._lock:
+            return Counter(dict(self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall()))
+
+    def forget_old(self, keep: int) -> None:
+        """Delete finished jobs beyond the newest ``keep`` ones."""
+        with self._lock:
+            self._db.execute("DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state IN ('succeeded', 'failed') "
+                             "ORDER BY created_at DESC LIMIT -1 OFFSET ?)", (keep,))
+
+    def fail_unfinished(self) -> list[str]:
+        """Mark this host's queued and running jobs ``failed`` (their server stopped: this runs when
+        a server starts); returns their ids."""
+        with self._lock:
+            rows = self._db.execute("SELECT body FROM jobs WHERE host = ? AND state IN ('queued', 'running')",
+                                    (self.host,)).fetchall()
+        failed = []
+        for (body,) in rows:
+            job = Job.model_validate_json(body)
+            if job.flow_run_id is not None:  # Prefect runs it: its state lives there, not in this process
+                continue
+            job.error = INTERRUPTED if job.state == "running" else NOT_STARTED
+            job.state, job.finished_at = "failed", datetime.now(UTC)
+            self.save(job)
+            failed.append(job.id)
+        return failed
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class Progress:
+    """:class:`~folioflow.flows.tasks.IngestProgress` that counts into a job and saves it (worker
+    threads); OCR jobs call :meth:`page_done` for each converted page."""
+
+    def __init__(self, job: Job, save: Callable[[], None], lock: threading.Lock):
+        self.job, self.save, self.lock = job, save, lock
+
+    @property
+    def progress(self) -> JobProgress:
+        return self.job.progress
 
     def document_started(self, file: Any, pages: int) -> None:
         with self.lock:
             self.progress.documents_started += 1
             self.progress.pages_total += pages
+        self.save()
 
     def page_done(self, file: Any, page: Any) -> None:
         with self.lock:
             self.progress.pages_done += 1
+        self.save()
 
     def document_skipped(self, file: Any, pages: int) -> None:
         with self.lock:
             self.progress.documents_skipped += 1
+        self.save()
+
+
+@dataclass
+class _Item:
+    job: Job
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 class JobQueue:
-    """Jobs by id, and the worker thread. ``run``: ``run(paths, tenant, force, progress, source)
-    -> RunReport`` (the server's closure over :func:`run_ingest`); ``keep``: jobs remembered (the
-    oldest finished ones are forgotten beyond it)."""
+    """The job table and the worker thread. ``runners``: ``{kind: run(params, progress)}``: an
+    ``ingest`` runner returns a :class:`~folioflow.flows.report.RunReport`, an ``ocr`` runner an
+    :class:`~folioflow.flows.service.models.OcrResult`; ``table``: where jobs are kept (marked
+    failed at start when unfinished, see :meth:`JobTable.fail_unfinished`); ``keep``: finished jobs
+    remembered; ``prefect``: hand ingest jobs to this deployment instead of running them here."""
 
-    def __init__(self, run: Callable[..., Any], keep: int = 1000):
-        self._run = run
+    def __init__(self, runners: dict[str, Runner], table: JobTable, keep: int = 1000,
+                 prefect: PrefectIngest | None = None):
+        self._runners = runners
+        self._table = table
         self._keep = keep
-        self._jobs: dict[str, Job] = {}
+        self._prefect = prefect
         self._lock = threading.Lock()
-        self._queue: queue.Queue[tuple[str, list[str], bool, str] | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._work, name="folioflow-ingest-jobs", daemon=True)
+        interrupted = table.fail_unfinished()
+        if interrupted:
+            log.warning("%d job(s) were unfinished when the server stopped: marked failed", len(interrupted))
+        self._queue: queue.Queue[_Item | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._work, name="folioflow-jobs", daemon=True)
         self._thread.start()
 
     def submit(self, inputs: list[str], paths: list[str], tenant: str | None, force: bool = False,
                source: str = "default") -> Job:
         """Queue an ingest of ``paths`` (shown as ``inputs``) for ``tenant``, recorded under the
-        source name ``source``; returns the job."""
-        job = Job(id=uuid.uuid4().hex, state="queued", inputs=inputs, tenant=tenant, created_at=datetime.now(UTC))
-        with self._lock:
-            self._jobs[job.id] = job
-            self._forget_old()
-        self._queue.put((job.id, paths, force, source))
+        source name ``source``; returns the job. With a Prefect deployment configured the job is a
+        flow run of it (raises :class:`FolioflowError` when Prefect refuses it)."""
+        params = {"paths": paths, "force": force, "source": source, "tenant": tenant}
+        job = self._new("ingest", inputs, tenant)
+        if self._prefect is not None:
+            job.flow_run_id = self._prefect.submit(params)
+            self._table.save(job)
+            self._table.forget_old(self._keep)
+            return job.model_copy(deep=True)
+        return self._enqueue(job, params)
+
+    def submit_ocr(self, name: str, pages: int, tenant: str | None, params: dict[str, Any]) -> Job:
+        """Queue an OCR of one document (``name``, ``pages`` selected); ``params`` go to the
+        ``ocr`` runner and are never saved (they hold the document and its password)."""
+        job = self._new("ocr", [name], tenant)
+        job.progress.documents_started, job.progress.pages_total = 1, pages
+        return self._enqueue(job, params)
+
+    def _new(self, kind: Literal["ingest", "ocr"], inputs: list[str], tenant: str | None) -> Job:
+        return Job(id=uuid.uuid4().hex, kind=kind, state="queued", inputs=inputs, tenant=tenant,
+                   created_at=datetime.now(UTC))
+
+    def _enqueue(self, job: Job, params: dict[str, Any]) -> Job:
+        self._table.save(job)
+        self._table.forget_old(self._keep)
+        self._queue.put(_Item(job, params))
         return job.model_copy(deep=True)
 
     def get(self, job_id: str) -> Job | None:
-        """A snapshot of the job, or None."""
-        with self._lock:
-            job = self._jobs.get(job_id)
-            return job.model_copy(deep=True) if job is not None else None
+        """The job (its state refreshed from Prefect when Prefect runs it), or None."""
+        job = self._table.get(job_id)
+        if job is None or self._prefect is None or job.flow_run_id is None or job.state not in ("queued", "running"):
+            return job
+        if self._prefect.refresh(job):
+            self._table.save(job)
+        return job
 
     def list(self, tenant: str | None = None) -> list[Job]:
-        """Snapshots of the jobs (of ``tenant`` only, when given), newest first."""
-        with self._lock:
-            jobs = [j.model_copy(deep=True) for j in self._jobs.values() if tenant is None or j.tenant == tenant]
-        return sorted(jobs, key=lambda j: j.created_at, reverse=True)
+        """The jobs (of ``tenant`` only, when given), newest first."""
+        return self._table.all(tenant)
 
     def counts(self) -> Counter[str]:
         """Jobs per state."""
-        with self._lock:
-            return Counter(j.state for j in self._jobs.values())
+        return self._table.counts()
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop taking jobs; the running one finishes in the background (daemon thread)."""
+        """Stop taking jobs; the running one finishes in the background (daemon thread), and is
+        marked failed by the next start if the process ends first."""
         self._queue.put(None)
         self._thread.join(timeout)
 
-    def _forget_old(self) -> None:
-        finished = [j for j in self._jobs.values() if j.state in ("succeeded", "failed")]
-        for job in sorted(finished, key=lambda j: j.created_at)[:max(0, len(self._jobs) - self._keep)]:
-            del self._jobs[job.id]
+    def _save(self, job: Job) -> None:
+        with self._lock:
+            snapshot = job.model_copy(deep=True)
+        self._table.save(snapshot)
 
     def _work(self) -> None:
         while True:
             item = self._queue.get()
             if item is None:
                 return
-            job_id, paths, force, source = item
+            job = item.job
             with self._lock:
-                job = self._jobs.get(job_id)
-                if job is None:
-                    continue
                 job.state, job.started_at = "running", datetime.now(UTC)
-                tenant = job.tenant
+            self._save(job)
             try:
-                report = self._run(paths, tenant, force, _Progress(job.progress, self._lock), source)
+                result = self._runners[job.kind](item.params, Progress(job, partial(self._save, job), self._lock))
             except FolioflowError as exc:
                 self._finish(job, "failed", error=str(exc))
             except Exception as exc:  # noqa: BLE001 - a job's crash is its failure, never the server's
-                log.exception("ingest job %s crashed", job_id)
+                log.exception("%s job %s crashed", job.kind, job.id)
                 reason = (str(exc).splitlines() or [""])[0][:300]
-                self._finish(job, "failed", error=f"ingest run failed: {type(exc).__name__}: {reason}")
+                self._finish(job, "failed", error=f"{job.kind} run failed: {type(exc).__name__}: {reason}")
             else:
-                self._finish(job, "succeeded", report=report)
+                self._finish(job, "succeeded", result=result)
 
     def _finish(self, job: Job, state: Literal["succeeded", "failed"], error: str | None = None,
-                report: Any = None) -> None:
+                result: Any = None) -> None:
         with self._lock:
             job.state = state
             job.finished_at = datetime.now(UTC)
             job.error = error
-            if report is not None:
-                job.documents = list(report.documents)
-                job.counts = dict(Counter(d.status for d in report.documents))
+            if result is not None and job.kind == "ingest":
+                job.documents = list(result.documents)
+                job.counts = dict(Counter(d.status for d in result.documents))
+            elif result is not None:
+                job.ocr = result
+                job.counts = dict(Counter(p.status for p in result.pages))
+        self._save(job)
+
+
+#: Prefect flow-run state types -> job states.
+_PREFECT_STATES: dict[str, Literal["queued", "running", "succeeded", "failed"]] = {
+    "SCHEDULED": "queued", "PENDING": "queued", "PAUSED": "queued", "RUNNING": "running", "CANCELLING": "running",
+    "COMPLETED": "succeeded", "FAILED": "failed", "CRASHED": "failed", "CANCELLED": "failed",
+}
+
+
+class PrefectIngest:
+    """Ingest jobs as flow runs of a Prefect deployment (``deployment``: ``"<flow>/<deployment>"``,
+    as in ``infra/prefect.yaml``: ``ingest/folioflow-ingest``), which the work pool's workers run;
+    the server then holds no job state of its own. Uses the Prefect API of ``PREFECT_API_URL``."""
+
+    def __init__(self, deployment: str):
+        self.deployment = deployment
+
+    def submit(self, params: dict[str, Any]) -> str:
+        """Create a flow run of the deployment for an ingest job's ``params`` (``paths``,
+        ``force``, ``source``, ``tenant``); returns its id. Raises :class:`FolioflowError` when
+        Prefect cannot be reached or has no such deployment."""
+        from prefect.deployments import run_deployment
+
+        overrides = {"source_name": params["source"]}
+        if params.get("tenant"):
+            overrides["tenant"] = params["tenant"]
+        try:
+            run = run_deployment(self.deployment, timeout=0, tags=["folioflow-api"], as_subflow=False,
+                                 parameters={"paths": params["paths"], "force": params["force"],
+                                             "overrides": overrides})
+        except Exception as exc:  # noqa: BLE001 - Prefect's client errors: the job cannot be queued
+            reason = (str(exc).splitlines() or [""])[0][:300]
+            raise OrchestratorError(f"cannot start a run of the Prefect deployment {self.deployment!r}: "
+                                f"{type(exc).__name__}: {reason}") from None
+        return str(run.id)  # type: ignore[union-attr]
+
+    def refresh(self, job: Job) -> bool:
+        """Update ``job`` from its flow run's state; returns whether it changed. Prefect being
+        unreachable leaves the job as it was (logged)."""
+        from prefect.client.orchestration import get_client
+
+        try:
+            with get_client(sync_client=True) as client:
+                run = client.read_flow_run(uuid.UUID(job.flow_run_id))
+        except Exception as exc:  # noqa: BLE001 - an unreachable API: the state is unknown for now
+            log.warning("cannot read flow run %s: %s", job.flow_run_id, type(exc).__name__)
+            return False
+        state = run.state
+        new = _PREFECT_STATES.get(state.type.value if state is not None else "SCHEDULED", "queued")
+        if new == job.state:
+            return False
+        job.state = new
+        if state is not None and new in ("succeeded", "failed"):
+            job.finished_at = state.timestamp
+            if new == "failed":
+                job.error = f"Prefect flow run {state.name}: {(state.message or '').splitlines()[0][:300] if state.message else ''}"
+        elif new == "running" and state is not None:
+            job.started_at = state.timestamp
+        return True
+
+
+class OrchestratorError(FolioflowError):
+    """Prefect refused or could not take a flow run (the API answers 503)."""

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from folioflow.flows.queries import DocumentRow, QueryHit
 from folioflow.flows.report import DocumentReport
 
-__all__ = ["DocumentDetail", "ErrorBody", "Health", "IngestPath", "Job", "JobProgress", "OcrPage", "OcrResult",
+__all__ = ["DocumentDetail", "ErrorBody", "Health", "IngestPath", "Job", "JobProgress", "OcrPage", "OcrRequest", "OcrResult",
            "QueryRequest", "QueryHit", "DeleteResult"]
 
 
@@ -99,11 +99,15 @@ class JobProgress(BaseModel):
 
 
 class Job(BaseModel):
-    """An ingest job. ``state``: ``queued``, ``running``, ``succeeded`` (the run finished; single
-    documents may still have failed: see ``documents``) or ``failed`` (the run could not proceed:
-    ``error``). ``documents``: the run report's records (``ingest --report``)."""
+    """A job: an ingest run (``kind: ingest``) or the OCR of a large document (``kind: ocr``).
+    ``state``: ``queued``, ``running``, ``succeeded`` (the run finished; single documents or pages
+    may still have failed: see ``documents`` or ``ocr.pages``) or ``failed`` (the run could not
+    proceed, or the server stopped while it ran: ``error``). ``documents``: the ingest run report's
+    records (``ingest --report``); ``ocr``: the OCR answer once done; ``flow_run_id``: the Prefect
+    flow run that runs it, when the server hands ingestion to a Prefect deployment."""
 
     id: str
+    kind: Literal["ingest", "ocr"] = "ingest"
     state: Literal["queued", "running", "succeeded", "failed"]
     inputs: list[str] = Field(description="The files uploaded or the path given")
     tenant: str | None = None
@@ -111,9 +115,27 @@ class Job(BaseModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     progress: JobProgress = Field(default_factory=JobProgress)
-    counts: dict[str, int] = Field(default_factory=dict, description="Documents per report status")
+    counts: dict[str, int] = Field(default_factory=dict, description="Documents (ingest) or pages (ocr) per status")
     documents: list[DocumentReport] = Field(default_factory=list)
+    ocr: OcrResult | None = Field(default=None, description="The OCR answer of an ocr job, once it succeeded")
+    flow_run_id: str | None = Field(default=None, description="The Prefect flow run, when Prefect runs the job")
     error: str | None = None
+
+
+class OcrRequest(BaseModel):
+    """``POST /v1/ocr`` with JSON: the document by reference, ``file_url`` (a ``file://`` URL or a
+    path on the server, under the operator's ``allowed_roots``) or ``image_url`` (``http(s)://``
+    on a host of the operator's ``ocr_url_hosts``, or a ``data:`` URL), and the options of the
+    multipart form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file_url: str | None = Field(default=None, max_length=4096, description="file:// URL or server path")
+    image_url: str | None = Field(default=None, description="http(s):// or data: URL of a PDF or image")
+    output_format: Literal["markdown", "html", "json"] = "markdown"
+    page_range: str | None = Field(default=None, max_length=200, description='Pages, e.g. "1-5,9"')
+    engine: Literal["auto", "text", "ocr", "vlm"] = "auto"
+    password: str | None = Field(default=None, max_length=1024, description="PDF password (never echoed)")
 
 
 class OcrPage(BaseModel):

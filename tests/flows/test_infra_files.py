@@ -6,6 +6,8 @@ exist); the example settings file validates."""
 from __future__ import annotations
 
 import inspect
+import os
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -14,6 +16,7 @@ import yaml
 
 from folioflow.flows.cli import app
 from folioflow.flows.deploy import PREFECT_FILE, ROOT, load_project
+from folioflow.flows.service.config import ApiSettings, load_api_settings
 from folioflow.flows.settings import Settings, load_settings
 
 COMPOSE = ROOT / "infra" / "compose" / "docker-compose.yml"
@@ -59,7 +62,9 @@ def test_compose_is_consistent_with_the_code():
             assert command[1] in commands, (name, command)
         env = service.get("environment", {})
         for key in env if isinstance(env, dict) else []:
-            if key.startswith("FOLIOFLOW_") and key != "FOLIOFLOW_CONFIG":
+            if key.startswith("FOLIOFLOW_API_"):
+                assert key[len("FOLIOFLOW_API_"):].lower() in ApiSettings.model_fields, (name, key)
+            elif key.startswith("FOLIOFLOW_") and key != "FOLIOFLOW_CONFIG":
                 assert key[len("FOLIOFLOW_"):].lower() in fields, (name, key)
     worker = services["folioflow-worker"]["command"]
     pool = worker[worker.index("--pool") + 1]
@@ -82,6 +87,47 @@ def test_example_settings_validate(monkeypatch):
     assert settings.source("contracts").password_for("deals/nda-1.pdf") == "pw"
     mounted = _compose()["x-folioflow"]["volumes"][0].split(":")
     assert (COMPOSE.parent / mounted[0]).resolve() == (ROOT / "infra" / "folioflow.example.yaml").resolve()
+
+
+#: The services docs/service.md ("Scale-out") promises in the compose file.
+API_SERVICES = ("folioflow-api", "api-proxy", "prefect-server", "folioflow-worker", "qdrant-1", "qdrant-2", "qdrant-3")
+
+
+def _defaults(value: str) -> str:
+    """``value`` with compose's ``${NAME:-default}`` references replaced by their defaults."""
+    return re.sub(r"\$\{[A-Z0-9_]+:-([^}]*)\}", r"\1", value)
+
+
+def test_compose_has_the_api_services_the_docs_promise(monkeypatch):
+    services = _compose()["services"]
+    docs = (ROOT / "docs" / "service.md").read_text()
+    for name in API_SERVICES:
+        assert name in services, name
+        assert f"`{name}`" in docs, f"docs/service.md does not name {name}"
+    api = services["folioflow-api"]
+    assert api["deploy"]["replicas"] >= 2 and "ports" not in api  # replicas are reached through the proxy only
+    command = api["command"]
+    assert command[:2] == ["folioflow", "api"] and command[command.index("--host") + 1] == "0.0.0.0"
+    port = command[command.index("--port") + 1]
+    env = api["environment"]
+    assert urlparse(env["QDRANT_URL"]).hostname in services  # no embedded store: the replicas share Qdrant
+    assert urlparse(env["PREFECT_API_URL"]).hostname in services
+    for key in list(os.environ):
+        if key.startswith("FOLIOFLOW_API_"):
+            monkeypatch.delenv(key)
+    for key, value in env.items():
+        if key.startswith("FOLIOFLOW_API_"):
+            monkeypatch.setenv(key, _defaults(str(value)))
+    settings = load_api_settings()  # the replicas' settings validate
+    assert settings.ingest == "prefect"
+    flow, deployment = settings.prefect_deployment.split("/")
+    assert any(d["name"] == deployment and d["entrypoint"].endswith(":ingest_flow") for d in load_project()["deployments"])
+    assert flow == "ingest"
+    proxy = services["api-proxy"]
+    conf_path = proxy["volumes"][0].split(":")[0]
+    conf = (COMPOSE.parent / conf_path).read_text()
+    assert f"server folioflow-api:{port}" in conf and "proxy_pass http://folioflow_api" in conf
+    assert proxy["depends_on"] == ["folioflow-api"]
 
 
 @pytest.mark.parametrize("path", [PREFECT_FILE, COMPOSE, ROOT / "infra" / "folioflow.example.yaml"])

@@ -1,0 +1,60 @@
+"""Ingest jobs handed to Prefect (``ingest: prefect``): the app (TestClient, lifespan included)
+against a real Prefect API (``prefect_harness``) where the ``ingest`` flow is registered as the
+deployment ``ingest/folioflow-ingest``. No worker runs here, so a submitted job stays ``queued``
+(its flow run ``SCHEDULED``); the test then sets the run's state in Prefect as a worker would, and
+the job follows it."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the `api` extra is not installed")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from folioflow.flows.service import ApiSettings, create_app  # noqa: E402
+from folioflow.flows.settings import load_settings  # noqa: E402
+from folioflow.ocr.samples import write_sample_pdf  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def test_ingest_jobs_become_flow_runs_of_the_deployment(tmp_path, prefect_harness):
+    from prefect.client.orchestration import get_client
+    from prefect.states import Completed, Failed, Running
+
+    from folioflow.flows.ingest import ingest_flow
+
+    ingest_flow.to_deployment(name="folioflow-ingest").apply()
+    root = tmp_path / "docs"
+    pdf = write_sample_pdf(root / "report.pdf")
+    api = ApiSettings(ingest="prefect", allowed_roots=[root])
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "data"), api)) as client:
+        answer = client.post("/v1/documents", json={"path": str(pdf), "tenant": "acme", "force": True})
+        assert answer.status_code == 202, answer.text
+        job = answer.json()
+        assert job["kind"] == "ingest" and job["state"] == "queued" and job["flow_run_id"]
+        with get_client(sync_client=True) as prefect:
+            run = prefect.read_flow_run(uuid.UUID(job["flow_run_id"]))
+            assert run.parameters == {"paths": [str(pdf)], "force": True,
+                                      "overrides": {"source_name": "default", "tenant": "acme"}}
+            assert run.state is not None and run.state.type.value == "SCHEDULED" and "folioflow-api" in run.tags
+            assert client.get(f"/v1/jobs/{job['id']}").json()["state"] == "queued"
+
+            prefect.set_flow_run_state(run.id, Running(), force=True)
+            assert client.get(f"/v1/jobs/{job['id']}").json()["state"] == "running"
+            prefect.set_flow_run_state(run.id, Failed(message="worker lost"), force=True)
+            failed = client.get(f"/v1/jobs/{job['id']}").json()
+            assert failed["state"] == "failed" and "worker lost" in failed["error"], failed
+
+            second = client.post("/v1/documents", json={"path": str(root)}).json()
+            prefect.set_flow_run_state(uuid.UUID(second["flow_run_id"]), Completed(), force=True)
+            assert client.get(f"/v1/jobs/{second['id']}").json()["state"] == "succeeded"
+        assert client.get("/healthz").json()["documents"] == 0  # nothing ran in the API process
+
+    missing = ApiSettings(ingest="prefect", prefect_deployment="ingest/no-such-deployment", allowed_roots=[root])
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "data2"), missing)) as client:
+        refused = client.post("/v1/documents", json={"path": str(pdf)})
+        assert refused.status_code == 503 and "no-such-deployment" in refused.json()["detail"], refused.text
