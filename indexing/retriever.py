@@ -80,15 +80,17 @@ page scoring and the fill keep first-seen order on ties.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import ConfigDict, PrivateAttr, SecretStr
 
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
@@ -96,7 +98,7 @@ from folioflow.indexing.profiles import infer_profile, profile_options
 from folioflow.indexing.routing import TitleRouter, fuse_rankings
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import SearchFilter
-from folioflow.ocr.errors import FolioflowError, TenancyError
+from folioflow.ocr.errors import ConfigurationError, FolioflowError, TenancyError
 
 __all__ = ["FolioEmbeddings", "FolioRetriever", "aggregate_pages", "format_docs"]
 
@@ -135,12 +137,26 @@ class FolioRetriever(BaseRetriever):
     ``auto`` (default: inferred from the collection's document titles), ``finance``, ``legal`` or
     ``general`` (:mod:`folioflow.indexing.profiles`): it sets ``glossary``, ``distinct_pages`` and
     ``page_decay`` unless they are given explicitly (to the constructor or the call).
+
+    ``api_url`` (and ``api_key``, its bearer key): search through a running folioflow API server
+    (``folioflow api``, ``POST /v1/query``) instead of a store opened in this process; ``store``
+    and ``embedder`` are then not needed. The server ranks with this same code, so the documents
+    and scores are the same; their metadata holds the keys of ``query --json`` (``doc_id``,
+    ``source``, ``uri``, ``path``, ``page_start``, ``page_end``, ``heading_path``, ``kind``,
+    ``chunk_index``, ``score``, ``search_score``, ``page_repeat``). The server takes ``k``,
+    ``mode``, ``doc_ids``, one ``sources`` entry, ``tenant``, ``distinct_pages``, ``glossary``
+    (the finance glossary or None), ``route_titles`` and ``profile``; any other option set raises
+    :class:`~folioflow.ocr.errors.ConfigurationError` naming it, and a server error raises
+    :class:`~folioflow.ocr.errors.ServerError` with the server's reason. :meth:`connect` picks
+    the server or the store by the documented rule (docs/python.md).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    store: Any
-    embedder: Any
+    store: Any = None
+    embedder: Any = None
+    api_url: str | None = None
+    api_key: SecretStr | None = None
     sparse: Any = None
     k: int = 4
     mode: Literal["dense", "sparse", "hybrid"] = "hybrid"
@@ -160,11 +176,50 @@ class FolioRetriever(BaseRetriever):
     page_from: int | None = None
     page_to: int | None = None
     _routers: dict = PrivateAttr(default_factory=dict)
+    _client: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def connect(cls, data_dir: str | Path = ".folioflow", collection: str = "folioflow", *,
+                api_url: str | None = None, api_key: str | None = None, qdrant_url: str | None = None,
+                **options: Any) -> FolioRetriever:
+        """A retriever over the collection ``collection`` of ``data_dir`` (or of the Qdrant server
+        ``qdrant_url``), through an API server when there is one. The rule: ``api_url`` (else
+        ``$FOLIOFLOW_API_URL``) when given; else, for an embedded store, the server that
+        ``folioflow api`` announced in ``data_dir`` for ``collection`` while it runs
+        (``<data_dir>/api.json``); else the store is opened here (and held: embedded stores admit
+        one process) with the collection's embedding model loaded. ``api_key`` defaults to
+        ``$FOLIOFLOW_API_KEY``; ``options``: the retriever's fields (``k``, ``mode``, filters).
+        Raises :class:`~folioflow.ocr.errors.StoreLockedError` at once, naming the holding process,
+        when the embedded store is held by another process and no server is announced;
+        :class:`~folioflow.ocr.errors.CollectionNotFoundError` when there is no such collection."""
+        from folioflow.indexing.remote import resolve_server
+
+        url = resolve_server(api_url or os.environ.get("FOLIOFLOW_API_URL"), data_dir, collection, qdrant_url)
+        if url:
+            key = api_key or os.environ.get("FOLIOFLOW_API_KEY")
+            return cls(api_url=url, api_key=SecretStr(key) if key else None, **options)
+        from folioflow.indexing.embedder import Embedder
+        from folioflow.indexing.store import StoreSettings, open_store
+
+        store = open_store(StoreSettings(data_dir=Path(data_dir), url=qdrant_url, collection=collection))
+        try:
+            info = store.require_collection()
+            embedder = Embedder(model=info.get("model")).warm_up() if options.get("mode") != "sparse" else None
+            return cls(store=store, embedder=embedder, **options)
+        except BaseException:
+            store.close()
+            raise
 
     def model_post_init(self, context: Any, /) -> None:
         """Refuse a store without the collection (a wrong data dir, a typo in the collection name):
         raises :class:`~folioflow.ocr.errors.CollectionNotFoundError` naming where it looked, instead of
-        answering every question with nothing."""
+        answering every question with nothing. Through a server (``api_url``) nothing is checked
+        here; ``store`` is required otherwise (:class:`~folioflow.ocr.errors.ConfigurationError`)."""
+        if self.api_url:
+            return
+        if self.store is None:
+            raise ConfigurationError("FolioRetriever needs a store (and an embedder), or the api_url of a folioflow "
+                                     "API server")
         self.store.require_collection()
 
     def _encoder(self) -> BM25Encoder:
@@ -179,6 +234,8 @@ class FolioRetriever(BaseRetriever):
         unknown = set(kwargs) - set(opts)
         if unknown:
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
+        if self.api_url:
+            return self._remote(query, opts, set(kwargs) | self.model_fields_set)
         if self.store.tenancy and not opts["tenant"]:
             raise TenancyError("tenancy is on: the retriever needs the caller's tenant")
         profile = self.resolve_profile(opts["tenant"], opts["sources"], opts["profile"])
@@ -239,6 +296,38 @@ class FolioRetriever(BaseRetriever):
                 raise TenancyError(f"store returned a chunk of another tenant for tenant {opts['tenant']!r}")
             meta["id"] = hit.id
             docs.append(Document(page_content=hit.payload.get("page_content", ""), metadata=meta, id=hit.id))
+        return docs
+
+    def _remote(self, query: str, opts: dict[str, Any], given: set[str]) -> list[Document]:
+        """Search through the API server (``POST /v1/query``); ``given``: the options the caller
+        set (the others are the server's profile defaults)."""
+        from folioflow.indexing.remote import ApiClient
+
+        refused = [key for key, default in (("mmr", False), ("fetch_k", None), ("score_threshold", None),
+                                            ("kinds", None), ("page_from", None), ("page_to", None))
+                   if opts[key] != default]
+        refused += [key for key in ("page_decay", "sparse") if key in given]
+        if opts["sources"] and len(opts["sources"]) > 1:
+            refused.append("sources (more than one)")
+        glossary = None
+        if "glossary" in given:
+            if self.glossary is not None and self.glossary is not FINANCE:
+                refused.append("glossary (other than the finance glossary)")
+            glossary = "finance" if self.glossary is FINANCE else "none"
+        if refused:
+            raise ConfigurationError(f"not available through the folioflow API at {self.api_url}: "
+                                     f"{', '.join(refused)}; open the store in this process instead")
+        body = {"text": query, "k": opts["k"], "mode": opts["mode"], "doc": opts["doc_ids"],
+                "source": opts["sources"][0] if opts["sources"] else None, "tenant": opts["tenant"],
+                "distinct_pages": opts["distinct_pages"] if "distinct_pages" in given else None,
+                "glossary": glossary, "route_titles": opts["route_titles"], "profile": opts["profile"]}
+        if self._client is None:
+            key = self.api_key.get_secret_value() if self.api_key else None
+            self._client = ApiClient(str(self.api_url), key)
+        docs = []
+        for hit in self._client.query(body):
+            meta = {key: value for key, value in hit.items() if key != "text"}
+            docs.append(Document(page_content=hit["text"], metadata=meta))
         return docs
 
     def _embed_query(self, text: str) -> Any:

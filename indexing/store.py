@@ -41,7 +41,9 @@ qdrant-edge-py is beta; its BM25 IDF counts deleted points until segments are op
 should call :meth:`ChunkStore.optimize` after a bulk ingest.
 
 Embedded stores hold their folder exclusively: a second process (or a second store in the same
-process) opening the same data dir gets a :class:`StoreError` naming the holder's pid.
+process) opening the same data dir gets a :class:`~folioflow.ocr.errors.StoreLockedError` (a
+:class:`StoreError`) naming the holder's pid and command line; :func:`check_unlocked` tells it
+without opening anything.
 
 Opening a store never creates anything: on a data directory (or collection) that does not exist it
 opens empty, holds no lock, and searches return nothing; :meth:`ChunkStore.ensure_collection`
@@ -79,7 +81,7 @@ from folioflow.ocr.errors import (
     CollectionNotFoundError,
     ConfigurationError,
     FolioflowError,
-    StoreError,
+    StoreLockedError,
     TenancyError,
 )
 from folioflow.ocr.extras import require
@@ -93,6 +95,9 @@ __all__ = [
     "SPARSE",
     "ChunkStore",
     "DataDirLock",
+    "check_unlocked",
+    "locked_error",
+    "process_command",
     "DocumentRecord",
     "PointData",
     "ReplaceResult",
@@ -198,23 +203,88 @@ class ReplaceResult:
     ids: list[str] = field(default_factory=list)
 
 
+#: Lock and owner files inside an embedded backend's folder (:class:`DataDirLock`).
+LOCK_FILE, OWNER_FILE = ".folioflow.lock", ".folioflow-owner"
+#: Embedded backends' folders under the data directory (``edge``: Qdrant Edge, ``qdrant``: local mode).
+EMBEDDED_FOLDERS = ("edge", "qdrant")
+
+
+def process_command(pid: int) -> str | None:
+    """The command line of process ``pid`` (its arguments joined by spaces, at most 300
+    characters), from psutil when installed, else ``/proc/<pid>/cmdline``; None when the process is
+    gone or cannot be read."""
+    try:
+        import psutil
+
+        parts = psutil.Process(pid).cmdline()
+    except ImportError:
+        try:
+            parts = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\x00")
+        except OSError:
+            return None
+    except Exception:  # noqa: BLE001 - psutil.NoSuchProcess, AccessDenied, ZombieProcess: nothing to show
+        return None
+    shown = " ".join(p for p in parts if p)
+    return (shown[:297] + "...") if len(shown) > 300 else shown or None
+
+
+def locked_error(folder: Path) -> StoreLockedError:
+    """The :class:`StoreLockedError` for ``folder`` held by another process: names the holder's
+    pid and command line (from the owner file the holder wrote) and the ways out (``folioflow
+    api``, stopping the holder, a Qdrant server)."""
+    owner = Path(folder) / OWNER_FILE
+    try:
+        pid: int | None = int(owner.read_text().strip())
+    except (OSError, ValueError):
+        pid = None
+    command = process_command(pid) if pid is not None else None
+    if pid is None:
+        holder = "another process (its pid was not recorded)"
+    else:
+        holder = f"pid {pid}" + (f" ({command})" if command else "")
+    message = (f"data dir {folder} is in use by {holder}: the embedded store admits one process at a time. Run "
+               "`folioflow api` on this data dir and `folioflow ingest`, `query`, `status`, `show` and FolioRetriever "
+               "go through it; or stop that process, or use a Qdrant server (--qdrant-url)")
+    return StoreLockedError(message, pid=pid, command=command, folder=str(folder))
+
+
+def check_unlocked(settings: StoreSettings) -> None:
+    """Raise :class:`StoreLockedError` at once when an embedded store's folder under
+    ``settings.data_dir`` is held by another process (or another open store in this process); do
+    nothing for a Qdrant server (``settings.url``) or a folder that does not exist. Takes the lock
+    for an instant and releases it (``flock``: a holder that exits, even killed, frees it). Meant
+    for commands that would otherwise find out late: after loading a model or starting Prefect."""
+    if settings.url:
+        return
+    from filelock import FileLock, Timeout
+
+    for name in EMBEDDED_FOLDERS:
+        folder = Path(settings.data_dir) / name
+        if not (folder / LOCK_FILE).exists():
+            continue
+        probe = FileLock(str(folder / LOCK_FILE), timeout=0)
+        try:
+            probe.acquire()
+        except Timeout:
+            raise locked_error(folder) from None
+        probe.release()
+
+
 class DataDirLock:
     """Exclusive, non-blocking lock on an embedded backend's folder (``filelock``, ``flock`` on
-    POSIX). Raises :class:`StoreError` naming the holder's pid when another process (or another
-    open store in this process) holds it."""
+    POSIX). Raises :class:`StoreLockedError` naming the holder's pid and command line when another
+    process (or another open store in this process) holds it (:func:`locked_error`)."""
 
     def __init__(self, folder: Path):
         from filelock import FileLock, Timeout
 
         folder.mkdir(parents=True, exist_ok=True)
-        self._owner = folder / ".folioflow-owner"
-        self._lock = FileLock(str(folder / ".folioflow.lock"), timeout=0)
+        self._owner = folder / OWNER_FILE
+        self._lock = FileLock(str(folder / LOCK_FILE), timeout=0)
         try:
             self._lock.acquire()
         except Timeout:
-            holder = self._owner.read_text().strip() if self._owner.exists() else "unknown"
-            raise StoreError(f"data dir {folder} is in use (held by pid {holder}); embedded Qdrant "
-                             "allows one process per data dir: stop it, or use a Qdrant server (--qdrant-url)") from None
+            raise locked_error(folder) from None
         self._owner.write_text(str(os.getpid()))
 
     def release(self) -> None:

@@ -22,9 +22,11 @@ raise and catch the same classes::
     ├── IndexingError             embedding or vector store failure
     │   ├── EmbeddingError
     │   ├── StoreError                Qdrant unreachable or refused a request
+    │   │   └── StoreLockedError          the embedded store is held by another process (names it)
     │   ├── CollectionNotFoundError   no such data directory or collection to search
     │   └── TenancyError              tenancy is on and a tenant is missing
-    └── DocumentLookupError       a filter or lookup names no document, several, or an unsearchable one
+    ├── DocumentLookupError       a filter or lookup names no document, several, or an unsearchable one
+    └── ServerError               the folioflow API server is unreachable or answered an error
 
 Per-page and per-document failures are *data* (``Page.status``/``Page.errors`` and the run report's
 records), not exceptions that stop a batch: converters and flows catch :class:`FolioflowError` per
@@ -52,9 +54,11 @@ __all__ = [
     "IndexingError",
     "EmbeddingError",
     "StoreError",
+    "StoreLockedError",
     "CollectionNotFoundError",
     "TenancyError",
     "DocumentLookupError",
+    "ServerError",
 ]
 
 
@@ -139,6 +143,16 @@ class StoreError(IndexingError):
     """The vector store is unreachable or refused a request (after bounded retries)."""
 
 
+class StoreLockedError(StoreError):
+    """An embedded store's folder is held by another process (embedded Qdrant admits one process
+    per data directory). ``pid``: the holder's process id (None when unknown); ``command``: its
+    command line (None when it cannot be read); ``folder``: the locked folder."""
+
+    def __init__(self, message: str, pid: int | None = None, command: str | None = None, folder: str | None = None):
+        super().__init__(message)
+        self.pid, self.command, self.folder = pid, command, folder
+
+
 class CollectionNotFoundError(IndexingError):
     """A search (or a retriever) was pointed at a data directory or collection that holds no
     folioflow collection: the message names the place looked in and the settings that choose it.
@@ -154,3 +168,13 @@ class DocumentLookupError(FolioflowError):
     """A document named by a filter or a lookup (doc id, id prefix, path, file name, source name)
     matches no indexed document, several of them, or one that is not searchable; the message
     names the key and the candidates."""
+
+
+class ServerError(FolioflowError):
+    """The folioflow API server (``folioflow api``) could not be reached or answered an error: the
+    message names the URL and the server's one-line ``detail``. ``status``: the HTTP status (None
+    when no answer came)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status

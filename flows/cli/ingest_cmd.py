@@ -17,12 +17,45 @@ QdrantUrl = Annotated[str | None, typer.Option("--qdrant-url", envvar="QDRANT_UR
 Collection = Annotated[str | None, typer.Option("--collection", help="Qdrant collection (default folioflow)")]
 EmbeddingModel = Annotated[str | None, typer.Option("--embedding-model", help="sentence-transformers model name or path (default all-MiniLM-L6-v2, bundled)")]
 Config = Annotated[Path | None, typer.Option("--config", envvar="FOLIOFLOW_CONFIG", help="YAML settings file")]
+ApiUrl = Annotated[str | None, typer.Option("--api-url", envvar="FOLIOFLOW_API_URL", help="Go through the folioflow API server at this URL (default: the settings' api_url, else the server `folioflow api` announced in the data directory for this collection, if it runs)")]
+ApiKey = Annotated[str | None, typer.Option("--api-key", envvar="FOLIOFLOW_API_KEY", help="Bearer API key for the server (prefer the FOLIOFLOW_API_KEY variable: options show in process lists)")]
 
 
 #: Seconds Prefect's ephemeral API server gets to start (``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``
 #: when unset; Prefect 3.9's own default, 20 s in prefect/settings/models/server/ephemeral.py, is short
 #: on a loaded 2-core machine).
 EPHEMERAL_STARTUP_TIMEOUT_S = "120"
+
+
+def _server(settings, api_url: str | None) -> str | None:
+    """The API server a command goes through (:func:`folioflow.indexing.remote.resolve_server`):
+    ``--api-url``, else the settings' ``api_url``, else the one announced in the data directory
+    for the collection; None (no server): the command opens the store itself."""
+    from folioflow.indexing.remote import resolve_server
+
+    return resolve_server(api_url or settings.api_url, settings.data_dir, settings.collection, settings.qdrant_url)
+
+
+def _api_client(settings, url: str, api_key: str | None):
+    """An :class:`~folioflow.indexing.remote.ApiClient` for ``url`` with ``--api-key``, else the
+    settings' ``api_key``."""
+    from folioflow.flows.service.client import ApiClient
+
+    key = api_key or (settings.api_key.get_secret_value() if settings.api_key else None)
+    return ApiClient(url, key)
+
+
+def _check_store_free(settings) -> None:
+    """Exit 1 at once, naming the holder's pid and command line and suggesting `folioflow api`,
+    when the embedded store is held by another process (:func:`folioflow.indexing.store.check_unlocked`):
+    before Prefect starts or a model loads."""
+    from folioflow.indexing.store import check_unlocked
+    from folioflow.ocr.errors import StoreError
+
+    try:
+        check_unlocked(settings.store_settings())
+    except StoreError as exc:
+        fail(str(exc))
 
 
 def _quiet_prefect(verbose: bool) -> None:
@@ -93,6 +126,8 @@ def ingest(
     config: Config = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar")] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
+    api_url: ApiUrl = None,
+    api_key: ApiKey = None,
 ) -> None:
     """Convert, chunk, embed and index documents (runs the Prefect `ingest` flow in ephemeral mode).
 
@@ -103,7 +138,13 @@ def ingest(
     (nor its ephemeral server) is started.
 
     Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
-    exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable).
+    exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable,
+    the embedded store held by another process: said at once, naming it).
+
+    With --api-url, or when `folioflow api` runs on the same data directory and collection, the
+    documents are ingested by that server as jobs (a file or folder it may read, under its
+    allowed_roots, by path; otherwise uploaded) and the same summary, report and exit code follow
+    when they end. OCR, model and worker options are then the server's settings, not given here.
 
     SIGTERM stops it as Ctrl-C does (exit 143); Prefect's ephemeral server is stopped either way.
     """
@@ -117,7 +158,22 @@ def ingest(
         engine=engine, cpu_ocr_engine=cpu_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
+    server = _server(settings, api_url)
+    if server:
+        local_only = {"--embedding-model": embedding_model, "--engine": engine, "--cpu-engine": cpu_engine,
+                      "--lang": lang, "--ocr-endpoint": ocr_endpoint, "--profile": profile, "--workers": workers,
+                      "--password": password, "--prune": prune or None}
+        given = [name for name, value in local_only.items() if value]
+        if given:
+            fail(f"{', '.join(given)}: not with the API server at {server}, which converts and indexes with its "
+                 "own settings (set them where `folioflow api` runs)")
+        from folioflow.flows.cli.remote_ingest import ingest_through
+
+        ingest_through(_api_client(settings, server, api_key), paths, tenant=settings.tenant, force=force,
+                       report=report, progress=progress)
+        return
     require_extras(settings, paths, convert=True)
+    _check_store_free(settings)  # a held store is said now, not after Prefect and the model started
     from folioflow.flows.cli.ui import page_progress, print_run
     from folioflow.flows.unchanged import run_if_unchanged
     from folioflow.ocr.errors import FolioflowError
@@ -174,8 +230,8 @@ def query(
     collection: Collection = None,
     embedding_model: EmbeddingModel = None,
     config: Config = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", envvar="FOLIOFLOW_API_URL", help="Send the query to the folioflow API server at this URL (default: the server `folioflow api` announced in the data directory, if it runs)")] = None,
-    api_key: Annotated[str | None, typer.Option("--api-key", envvar="FOLIOFLOW_API_KEY", help="Bearer API key for the server (prefer the FOLIOFLOW_API_KEY variable: options show in process lists)")] = None,
+    api_url: ApiUrl = None,
+    api_key: ApiKey = None,
 ) -> None:
     """Search the index; prints the top chunks with source, page span, heading path and score.
 
@@ -193,6 +249,9 @@ def query(
     (it announces itself in DATA_DIR/api.json), the query goes to that server,
     which has the model loaded and the store open.
 
+    Without a server, an embedded store held by another process is reported at
+    once (its pid and command line), before the model loads.
+
     Exits 1 (reason on stderr) when there is no index, or when a --doc or --source
     filter matches no indexed document; 0 otherwise, also when nothing matches
     the text ("no results").
@@ -202,9 +261,9 @@ def query(
                               embedding_model=embedding_model)
     require_extras(settings)
     from folioflow.flows.cli.query_view import print_results, run_query
-    from folioflow.flows.service.client import ServerError, discover_server, query_server
+    from folioflow.ocr.errors import ServerError
 
-    server = api_url or (discover_server(settings.data_dir, settings.collection) if not settings.qdrant_url else None)
+    server = _server(settings, api_url)
     if server:
         if glossary not in (None, "finance", "none"):
             fail("--glossary FILE is read on this machine: not with --api-url (the server takes finance or none)")
@@ -212,9 +271,11 @@ def query(
                 "distinct_pages": distinct_pages, "glossary": glossary, "route_titles": route_titles,
                 "profile": profile}
         try:
-            print_results(query_server(server, body, api_key=api_key), as_json=as_json)
+            with _api_client(settings, server, api_key) as client:
+                hits = client.query(body)
         except ServerError as exc:
             fail(str(exc))
+        print_results(hits, as_json=as_json)
         return
     hits = run_query(settings, text, k=k, mode=mode, doc_ids=doc_id, source=source, tenant=tenant,
                      distinct_pages=distinct_pages, glossary=glossary, route_titles=route_titles, profile=profile)
@@ -229,13 +290,30 @@ def status(
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
     config: Config = None,
+    api_url: ApiUrl = None,
+    api_key: ApiKey = None,
 ) -> None:
     """Documents and chunks in the index, per source (--documents: one row per document, then the
-    recorded errors of failed documents and failed pages)."""
+    recorded errors of failed documents and failed pages).
+
+    With --api-url, or when `folioflow api` runs on the same data directory and collection, the
+    server answers (GET /v1/documents; the same tables and JSON). Without one, an embedded store
+    held by another process is reported at once, naming it."""
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     require_extras(settings)
     from folioflow.flows.cli.query_view import print_status
 
+    server = _server(settings, api_url)
+    if server:
+        from folioflow.ocr.errors import ServerError
+
+        try:
+            with _api_client(settings, server, api_key) as client:
+                summary = client.request("GET", "/v1/documents")
+        except ServerError as exc:
+            fail(str(exc))
+        print_status(settings, as_json=as_json, documents=documents, summary=summary)
+        return
     print_status(settings, as_json=as_json, documents=documents)
 
 
@@ -245,13 +323,24 @@ def show(
     page: Annotated[int | None, typer.Option("--page", help="Only this page (1-based)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="markdown | json")] = "markdown",
     data_dir: DataDir = None,
+    collection: Collection = None,
     config: Config = None,
+    api_url: ApiUrl = None,
+    api_key: ApiKey = None,
 ) -> None:
     """Print exactly what was indexed for a document: its converted Markdown (or JSON); a failed
-    page shows as a `<!-- page N failed: reason -->` marker."""
-    settings = build_settings(config, data_dir=data_dir)
+    page shows as a `<!-- page N failed: reason -->` marker.
+
+    With --api-url, or when `folioflow api` runs on the same data directory and collection, the
+    document is read from that server (the same output)."""
+    settings = build_settings(config, data_dir=data_dir, collection=collection)
     from folioflow.flows.cli.query_view import print_document
 
+    server = _server(settings, api_url)
+    if server:
+        with _api_client(settings, server, api_key) as client:
+            print_document(settings, doc, page=page, fmt=fmt, api=client)
+        return
     print_document(settings, doc, page=page, fmt=fmt)
 
 

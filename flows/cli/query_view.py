@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -14,7 +15,8 @@ from folioflow.flows.queries import QUERY_KEYS, index_status, match_documents, s
 from folioflow.flows.queries import resolve_document as _resolve
 from folioflow.flows.settings import Settings
 
-__all__ = ["QUERY_KEYS", "match_documents", "run_query", "print_results", "print_status", "print_document"]
+__all__ = ["QUERY_KEYS", "match_documents", "run_query", "print_results", "print_status", "local_status",
+           "render_status", "print_document"]
 
 def _open_store(settings: Settings, must_exist: bool = True):
     from folioflow.indexing.store import open_store
@@ -108,13 +110,26 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
         stdout.print()
 
 
-def print_status(settings: Settings, as_json: bool = False, documents: bool = False) -> None:
+def print_status(settings: Settings, as_json: bool = False, documents: bool = False,
+                 summary: dict | None = None) -> None:
     """Documents, pages and chunks in the index, per source (from the documents registry), and the
     retrieval profile ``query`` uses by default (``profile``, inferred from the documents' titles:
     :func:`folioflow.flows.queries.collection_profile`); with ``documents``, one row per document (source, path, doc id, pages, chunks, status and the
     number of failed pages) as well, then every recorded error (failed pages, failed documents);
-    JSON adds ``failed_pages`` and ``errors`` to each document. Fails (exit 1, reason on stderr)
-    when the data directory or server holds no such collection."""
+    JSON adds ``failed_pages`` and ``errors`` to each document. ``summary``: an
+    :class:`~folioflow.flows.queries.IndexStatus` dict already read (from an API server's ``GET
+    /v1/documents``) instead of opening the store. Fails (exit 1, reason on stderr) when the data
+    directory or server holds no such collection."""
+    if summary is None:
+        summary = local_status(settings, documents)
+    elif not documents:
+        summary = {k: v for k, v in summary.items() if k != "document_list"}
+    render_status(summary, as_json=as_json, documents=documents)
+
+
+def local_status(settings: Settings, documents: bool = False) -> dict:
+    """The ``status --json`` dict of the store ``settings`` name (opened and closed here); fails
+    (exit 1) when it cannot be opened or holds no such collection."""
     from folioflow.ocr.errors import FolioflowError
 
     store = _open_store(settings)
@@ -127,7 +142,11 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
     finally:
         store.close()
     status = index_status(settings, records, points, documents=documents)
-    summary = status.model_dump(exclude={"document_list"} if status.document_list is None else None)
+    return status.model_dump(exclude={"document_list"} if status.document_list is None else None)
+
+
+def render_status(summary: dict, as_json: bool = False, documents: bool = False) -> None:
+    """Print a ``status --json`` dict as JSON or as the tables of :func:`print_status`."""
     per_source = summary["sources"]
     if as_json:
         print(json.dumps(summary, indent=2))
@@ -137,8 +156,8 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
         table.add_column(column, justify="left" if column == "source" else "right")
     for name, row in sorted(per_source.items()):
         table.add_row(name, *(str(row[c]) for c in ("documents", "pages", "chunks", "failed")))
-    table.add_row("[bold]total", str(len(records)), str(sum(r["pages"] for r in per_source.values())),
-                  str(points), str(sum(r["failed"] for r in per_source.values())))
+    table.add_row("[bold]total", str(summary["documents"]), str(sum(r["pages"] for r in per_source.values())),
+                  str(summary["chunks"]), str(sum(r["failed"] for r in per_source.values())))
     stdout.print(table)
     stdout.print(f"retrieval profile: [bold]{summary['profile']}[/bold] (inferred from the documents' titles; "
                  "`query --profile` overrides)")
@@ -197,17 +216,25 @@ def _find_document(settings: Settings, key: str) -> Path:
          "when it was ingested)")
 
 
-def print_document(settings: Settings, key: str, page: int | None = None, fmt: str = "markdown") -> None:
+def print_document(settings: Settings, key: str, page: int | None = None, fmt: str = "markdown",
+                   api: Any = None) -> None:
     """Print the converted document kept by ``ingest`` (Markdown with page markers, or JSON).
     ``key``: what ``query --doc`` takes (doc id or unique prefix, path, bare file name when
     unambiguous; see :func:`_find_document`). Failed pages show as ``<!-- page N failed: ... -->``
     in Markdown and with their ``errors`` in JSON, partial pages add ``<!-- page N partial: ... -->``,
     and page headers/footers (indexed as metadata and in the sparse index, not as chunk text) show as
-    ``<!-- furniture (page header): ... -->``."""
+    ``<!-- furniture (page header): ... -->``. ``api``: an
+    :class:`~folioflow.flows.service.client.ApiClient` to read the document from a server instead
+    (``GET /v1/documents/{key}`` then ``/converted``)."""
     from folioflow.ocr.export import document_markdown
     from folioflow.ocr.schema import Document
 
-    document = Document.model_validate_json(_find_document(settings, key).read_text())
+    if fmt not in ("json", "markdown"):
+        fail(f"--format must be markdown or json, not {fmt!r}")
+    if api is not None:
+        document = Document.model_validate_json(_server_document(api, key))
+    else:
+        document = Document.model_validate_json(_find_document(settings, key).read_text())
     if page is not None:
         selected = [p for p in document.pages if p.number == page]
         if not selected:
@@ -215,7 +242,27 @@ def print_document(settings: Settings, key: str, page: int | None = None, fmt: s
         document = document.model_copy(update={"pages": selected})
     if fmt == "json":
         print(document.model_dump_json(indent=2))
-    elif fmt == "markdown":
-        print(document_markdown(document, mark_furniture=True), end="")
     else:
-        fail(f"--format must be markdown or json, not {fmt!r}")
+        print(document_markdown(document, mark_furniture=True), end="")
+
+
+def _server_document(api: Any, key: str) -> bytes:
+    """The converted Document JSON of the document ``key`` names, from the server ``api``; the
+    same note (stderr) and failures as :func:`_find_document`, with the server's reasons."""
+    from urllib.parse import quote
+
+    from folioflow.ocr.errors import ServerError
+
+    if Path(key).exists():  # a path on this machine: its doc id (the server resolves paths against its own cwd)
+        from folioflow.ocr.ids import doc_id_for
+
+        key = doc_id_for(key)
+    try:
+        record = api.request("GET", f"/v1/documents/{quote(key, safe='')}")
+        if record["converted"] and record["status"] != "indexed":
+            reason = "; ".join(record["errors"][:3]) or "no reason recorded"
+            stderr.print(f"note: {record['path']} failed on its last run ({reason}); shown: the version indexed before",
+                         markup=False)
+        return api.request_bytes("GET", f"/v1/documents/{quote(record['doc_id'], safe='')}/converted")
+    except ServerError as exc:
+        fail(str(exc))

@@ -54,6 +54,12 @@ class PageProgress:
             self.total += pages
             self._progress.update(self._task, total=self.total, advance=pages, description=f"{file.path} (unchanged)")
 
+    def set_pages(self, done: int, total: int, description: str) -> None:
+        """Show ``done`` of ``total`` pages (counts reported by someone else: an API server's jobs)."""
+        with self._lock:
+            self.total = total
+            self._progress.update(self._task, total=total, completed=done, description=description)
+
 
 @contextmanager
 def page_progress(enabled: bool = True) -> Iterator[PageProgress | None]:

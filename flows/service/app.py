@@ -373,6 +373,24 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
                               mime_type=record.mime_type, converted=converted)
 
+    @app.get("/v1/documents/{doc_id}/converted", tags=["documents"], response_class=Response,
+             responses={**_ERRORS, 200: {"content": {"application/json": {"schema": {"type": "object"}}},
+                                         "description": "The converted Document JSON (docs/contracts.md)"}})
+    def get_converted(doc_id: str, who: Auth) -> Response:
+        """The converted document kept at ingest (the Document JSON that `folioflow show --format
+        json` prints; its failed pages carry their errors). 404 with the reason when it was not
+        kept: the document's last run failed, or `keep_documents` was off."""
+        record = find(who, doc_id)
+        path = settings.documents_dir / f"{record.doc_id}.json"
+        if not path.is_file():
+            if record.status != "indexed":
+                reason = "; ".join(record.errors[:3]) or "no reason recorded"
+                raise HTTPException(404, f"{record.path} ({record.doc_id}) is not indexed: its last run failed: "
+                                         f"{reason}")
+            raise HTTPException(404, f"no converted document for {record.path} ({record.doc_id}) on the server "
+                                     "(keep_documents was off when it was ingested)")
+        return Response(path.read_bytes(), media_type="application/json")
+
     @app.delete("/v1/documents/{doc_id}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
     def delete_document(doc_id: str, who: Auth) -> DeleteResult:
         """Remove a document from the index (its points, its registry record, its kept converted

@@ -1,73 +1,118 @@
 """The CLI's side of the API server: finding a running server (the discovery file it writes in
-the data directory) and calling it. Imports no server package (FastAPI), only httpx."""
+the data directory) and the calls ``folioflow query``, ``status``, ``show`` and ``ingest`` make
+through it. Imports no server package (FastAPI), only httpx and tenacity; the HTTP plumbing and
+discovery live in :mod:`folioflow.indexing.remote` (the retriever uses them too)."""
 
 from __future__ import annotations
 
-import json
-import os
+import mimetypes
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DISCOVERY_FILE", "ServerError", "announce", "discover_server", "query_server"]
+from folioflow.indexing.remote import (
+    DISCOVERY_FILE,
+    ApiClient,
+    ServerError,
+    announce,
+    discover_server,
+    resolve_server,
+)
 
-#: File in the data directory that announces a running server (:func:`announce`).
-DISCOVERY_FILE = "api.json"
+__all__ = ["DISCOVERY_FILE", "ApiClient", "ServerError", "announce", "discover_server", "query_server",
+           "resolve_server", "submit_paths", "wait_job"]
 
-
-class ServerError(Exception):
-    """The server could not be reached, or answered an error (``str()``: the reason, one line)."""
-
-
-def announce(data_dir: Path, url: str, collection: str = "folioflow") -> Path:
-    """Write ``<data_dir>/api.json`` (``{"url", "pid", "collection"}``): CLI commands on the same
-    data directory and collection then go through the server at ``url`` (:func:`discover_server`).
-    Returns the file's path."""
-    path = Path(data_dir) / DISCOVERY_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "collection": collection}))
-    tmp.replace(path)
-    return path
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: it exists
-        return True
-    return True
-
-
-def discover_server(data_dir: Path, collection: str = "folioflow") -> str | None:
-    """The URL announced in ``data_dir`` when the announcing process is alive on this machine and
-    serves ``collection``; None otherwise (no file, an unreadable one, one a dead server left
-    behind, or a server of another collection)."""
-    try:
-        found = json.loads((Path(data_dir) / DISCOVERY_FILE).read_text())
-        url, pid = str(found["url"]), int(found["pid"])
-        served = str(found.get("collection", "folioflow"))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return url if served == collection and _alive(pid) else None
+#: Seconds between two polls of a running job (``GET /v1/jobs/{id}``).
+POLL_S = 0.5
+#: Attempts at one poll when the server cannot be reached (a restart, a dropped connection) before
+#: the wait gives up, with exponential backoff between them (tenacity).
+POLL_ATTEMPTS = 5
 
 
 def query_server(url: str, body: dict[str, Any], api_key: str | None = None, timeout: float = 60.0) -> list[dict]:
     """``POST {url}/v1/query`` with ``body`` (:class:`~folioflow.flows.service.models.QueryRequest`
     fields); returns the hits (``query --json`` objects). Raises :class:`ServerError` with the
     server's ``detail`` on a 4xx/5xx, or the connection error."""
-    import httpx
+    with ApiClient(url, api_key, timeout) as client:
+        return client.query(body)
 
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        answer = httpx.post(f"{url.rstrip('/')}/v1/query", json=body, headers=headers, timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise ServerError(f"cannot reach the folioflow API at {url}: {type(exc).__name__}: {exc}") from exc
-    if answer.status_code >= 400:
-        try:
-            detail = answer.json().get("detail")
-        except ValueError:
-            detail = answer.text[:200]
-        raise ServerError(f"the folioflow API at {url} answered {answer.status_code}: {detail}")
-    return list(answer.json())
+
+def submit_paths(client: ApiClient, paths: list[str], tenant: str | None = None, force: bool = False,
+                 max_files: int = 20) -> list[dict[str, Any]]:
+    """Queue ingest jobs for ``paths`` (files, folders or globs, as ``folioflow ingest`` takes
+    them) on the server; returns the jobs (``Job`` JSON, the order they were queued in).
+
+    Each argument that names an existing file or folder is first offered by path (``POST
+    /v1/documents`` with ``{"path": <absolute path>}``): the server reads it in place when it sits
+    under one of its ``allowed_roots`` (same machine or a shared mount), which keeps its recorded
+    path, source name and prune roots as a local run has them. When the server refuses (403: no
+    allowed root holds it; 404: it cannot see it), the argument's files (:func:`folioflow.flows.sources.discover`)
+    are uploaded (multipart, at most ``max_files`` per request) and recorded under the source
+    ``upload``. Globs are always uploaded. Raises :class:`ServerError` on any other refusal, and
+    :class:`~folioflow.ocr.errors.SourceError` when an argument names nothing readable."""
+    from folioflow.flows.sources import discover
+    from folioflow.ocr.errors import SourceError
+
+    jobs: list[dict[str, Any]] = []
+    uploads: list[Path] = []
+    for argument in paths:
+        if "://" in argument and not argument.startswith("file://"):
+            raise SourceError(f"{argument}: URLs are not sent to the API server; name a file or folder, or configure "
+                              "the source on the server")
+        local = Path(argument.removeprefix("file://")).expanduser()
+        if local.exists():
+            try:
+                jobs.append(client.request("POST", "/v1/documents",
+                                           json={"path": str(local.resolve()), "tenant": tenant, "force": force}))
+                continue
+            except ServerError as exc:
+                if exc.status not in (403, 404):
+                    raise
+        found = discover([str(local) if local.exists() else argument])
+        if found.errors and not found.files:
+            raise SourceError(f"{argument}: {found.errors[0].error}")
+        uploads += [f.local_path for f in found.files if f.local_path is not None]
+    names = [path.name for path in uploads]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise SourceError(f"uploads are kept by file name on the server and {', '.join(twice[:5])} occur more than "
+                          "once: ingest them in separate runs, or let the server read them by path (allowed_roots)")
+    for start in range(0, len(uploads), max_files):
+        batch = uploads[start:start + max_files]
+        files = [("files", (p.name, p.read_bytes(), mimetypes.guess_type(p.name)[0] or "application/octet-stream"))
+                 for p in batch]
+        data = {"force": "true" if force else "false", **({"tenant": tenant} if tenant else {})}
+        jobs.append(client.request("POST", "/v1/documents", files=files, data=data))
+    return jobs
+
+
+def wait_job(client: ApiClient, job_id: str, on_poll: Callable[[dict[str, Any]], None] | None = None,
+             poll_s: float = POLL_S, attempts: int = POLL_ATTEMPTS) -> dict[str, Any]:
+    """Poll ``GET /v1/jobs/{job_id}`` every ``poll_s`` seconds until the job is ``succeeded`` or
+    ``failed``; returns that last state (``Job`` JSON). ``on_poll`` gets every state seen
+    (progress). A poll that cannot reach the server is tried ``attempts`` times with exponential
+    backoff (tenacity) before :class:`ServerError`; a 4xx (the job forgotten) raises at once."""
+    from tenacity import (
+        Retrying,
+        retry_if_exception,
+        retry_if_result,
+        stop_after_attempt,
+        wait_exponential,
+        wait_fixed,
+    )
+
+    def unreachable(exc: BaseException) -> bool:
+        return isinstance(exc, ServerError) and (exc.status is None or exc.status >= 500)
+
+    def poll() -> dict[str, Any]:
+        for attempt in Retrying(retry=retry_if_exception(unreachable), stop=stop_after_attempt(attempts),
+                                wait=wait_exponential(multiplier=0.5, max=8), reraise=True):
+            with attempt:
+                state = client.request("GET", f"/v1/jobs/{job_id}")
+        if on_poll is not None:
+            on_poll(state)
+        return state
+
+    running = Retrying(retry=retry_if_result(lambda job: job["state"] not in ("succeeded", "failed")),
+                       wait=wait_fixed(poll_s), reraise=True)
+    return running(poll)
