@@ -210,8 +210,8 @@ EMBEDDED_FOLDERS = ("edge", "qdrant")
 
 
 def process_command(pid: int) -> str | None:
-    """The command line of process ``pid`` (its arguments joined by spaces, at most 300
-    characters), from psutil when installed, else ``/proc/<pid>/cmdline``; None when the process is
+    """The command line of process ``pid`` (its arguments joined by spaces, white space collapsed
+    to one line, at most 300 characters), from psutil when installed, else ``/proc/<pid>/cmdline``; None when the process is
     gone or cannot be read."""
     try:
         import psutil
@@ -224,7 +224,7 @@ def process_command(pid: int) -> str | None:
             return None
     except Exception:  # noqa: BLE001 - psutil.NoSuchProcess, AccessDenied, ZombieProcess: nothing to show
         return None
-    shown = " ".join(p for p in parts if p)
+    shown = " ".join(" ".join(p.split()) for p in parts if p.strip())  # one line: no newlines of a `-c` script
     return (shown[:297] + "...") if len(shown) > 300 else shown or None
 
 
