@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from folioflow.flows.cli.options import fail
-from folioflow.flows.cli.ui import page_progress, print_run
+from folioflow.flows.cli.ui import page_progress, print_run, stderr
 from folioflow.flows.report import DocumentReport, RunReport
 
 __all__ = ["ingest_through", "report_of"]
@@ -59,3 +59,7 @@ def ingest_through(client: Any, paths: list[str], tenant: str | None = None, for
     if failed:
         fail(f"ingest cannot proceed: server job {failed[0]['id']} failed: {failed[0].get('error') or 'no reason given'}")
     print_run(report_of(finished), report)
+    for job in finished:
+        if job.get("flow_run_id") and not job.get("documents"):
+            stderr.print(f"note: server job {job['id']} ran as Prefect flow run {job['flow_run_id']}: its per-document "
+                         "report is in that flow run's artifacts (Prefect UI), not in the summary above", markup=False)
