@@ -152,7 +152,7 @@ def match_documents(records, key: str) -> list:
 
     try:  # a path as given (relative to the working directory, absolute, or a URI)
         uri = canonical_uri(key)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: "~name" of no such user (Path.expanduser)
         uri = None
     return ([r for r in records if r.doc_id == key] or [r for r in records if r.doc_id.startswith(key)]
             or [r for r in records if key in (r.path, Path(r.path).name, r.uri) or r.uri == uri])
