@@ -4,6 +4,7 @@ claimed by the installed distribution."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import tomllib
@@ -151,10 +152,8 @@ def test_one_opencv_distribution_is_installed():
     found = []
     for name in ("opencv-python", "opencv-python-headless", "opencv-contrib-python",
                  "opencv-contrib-python-headless"):
-        try:
+        with contextlib.suppress(PackageNotFoundError):
             found.append(f"{name}=={version(name)}")
-        except PackageNotFoundError:
-            pass
     assert len(found) == 1, f"expected one OpenCV distribution with the ocr extra, found {found}"
     import cv2  # the one installed imports
 
