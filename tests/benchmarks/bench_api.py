@@ -28,15 +28,17 @@ Phases (each prints its table; ratios are taken within this one run):
     CPU servers with the tiny random Qwen2-VL (``folioflow ocr serve --replicas 2``, as
     ``tests/ocr/vlm/conftest.py`` does) and a server whose ``ocr_endpoints`` are both; sends
     ``--ocr-requests`` concurrent ``POST /v1/ocr`` (``engine=vlm``, ``output_format=json``, the
-    generated two-page sample report) and SIGKILLs the second vLLM server ``--kill-after``
-    seconds in. Checks that every request is answered 200 and every page exactly once, by the VLM
-    (a page the text layer had to answer is counted as a fallback), and which endpoint served it.
+    generated two-page sample report) and SIGKILLs vLLM server ``--kill-index`` (default the
+    first: the one the VLM router prefers when both are idle) ``--kill-after`` seconds in. Checks
+    that every request is answered 200 and every page exactly once, by the VLM (a page the text
+    layer had to answer is counted as a fallback), and which endpoint served it.
 
-The load client is asyncio + httpx rather than locust: locust's gevent monkey-patching does not mix
-with the asyncio server-side tooling, and one async client is enough for 32 connections on
-loopback. It shares the machine's cores with the server: on a 2-core machine the figures under
-load include the client's own CPU. The load average is printed before and after each phase and
-the run says when the machine was not idle (1-minute load average above 0.5 per core at the start).
+The load client is asyncio + httpx (locust is not among the project's dependencies; one async
+client is enough for 32 connections on loopback). It shares the machine's cores with the server:
+on a 2-core machine the figures under load include the client's own CPU. The load average is
+printed before and after each phase; a line says when the machine was not idle (1-minute load
+average above 0.5 per core). The cold CLI and ``query --api-url`` runs also report CPU seconds,
+which other jobs on a shared machine inflate far less than wall time.
 
 Run (data dir ingested beforehand, or built from ``--corpus`` when missing; the FinanceBench
 store of 74 filings takes a long while to build)::
@@ -571,15 +573,31 @@ def _busy(port: int) -> bool:
     return False
 
 
-async def ocr_run(url: str, pdf: bytes, n: int, kill_after: float, kill: Any) -> tuple[list[Any], float, float | None]:
-    """``n`` concurrent ``POST /v1/ocr`` of ``pdf``; ``kill()`` is called ``kill_after`` s in."""
+#: vLLM's gauges of requests running and waiting, and its counter of finished ones (``/metrics``).
+RUNNING = re.compile(r"^vllm:num_requests_(?:running|waiting)(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.M)
+FINISHED = re.compile(r"^vllm:request_success_total(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.M)
+
+
+async def ocr_run(url: str, pdf: bytes, n: int, kill_after: float, victim: str, kill: Any,
+                  snapshot: Path) -> tuple[list[Any], float, float | None, float, float]:
+    """``n`` concurrent ``POST /v1/ocr`` of ``pdf``; ``kill()`` is called ``kill_after`` s in, after
+    saving the ``/metrics`` of the vLLM server ``victim`` (base URL) to ``snapshot``. Returns
+    (answers, seconds, killed at s, requests running or waiting on the victim then, requests it
+    had finished)."""
     t0 = time.perf_counter()
-    killed_at: list[float] = []
+    killed: dict[str, Any] = {}
 
     async def killer() -> None:
         await asyncio.sleep(kill_after)
+        running = finished = float("nan")
+        with contextlib.suppress(httpx.HTTPError):
+            async with httpx.AsyncClient(timeout=5) as probe:
+                text = (await probe.get(victim + "/metrics")).text
+            snapshot.write_text(text)
+            running = sum(float(v) for v in RUNNING.findall(text))
+            finished = sum(float(v) for v in FINISHED.findall(text))
         kill()
-        killed_at.append(time.perf_counter() - t0)
+        killed.update(at=time.perf_counter() - t0, running=running, finished=finished)
 
     async with httpx.AsyncClient(base_url=url, timeout=600, limits=httpx.Limits(max_connections=n + 2)) as client:
         async def one(i: int) -> Any:
@@ -595,7 +613,8 @@ async def ocr_run(url: str, pdf: bytes, n: int, kill_after: float, kill: Any) ->
         answers = await asyncio.gather(*(one(i) for i in range(n)))
         if not k.done():
             k.cancel()
-    return list(answers), time.perf_counter() - t0, killed_at[0] if killed_at else None
+    return (list(answers), time.perf_counter() - t0, killed.get("at"), killed.get("running", float("nan")),
+            killed.get("finished", float("nan")))
 
 
 def phase_ocr(args: argparse.Namespace, out: dict) -> None:
@@ -622,9 +641,11 @@ def phase_ocr(args: argparse.Namespace, out: dict) -> None:
             "max_tokens": 64, "extra_body": short, "max_in_flight": 4, "render_workers": 1}}))
         server = Server(args.data_dir, args.work / "api-c.log", config=config)
         pdf = write_sample_pdf(args.work / "ocr-sample.pdf").read_bytes()
-        answers, took, killed = asyncio.run(ocr_run(server.url, pdf, args.ocr_requests, args.kill_after,
-                                                    lambda: fleet.kill_replica(1)))
-        dead = fleet.urls[1].removesuffix("/v1")
+        bases = [u.removesuffix("/v1") for u in fleet.urls]
+        dead = bases[args.kill_index]
+        answers, took, killed, busy, done = asyncio.run(ocr_run(
+            server.url, pdf, args.ocr_requests, args.kill_after, dead, lambda: fleet.kill_replica(args.kill_index),
+            args.work / "victim-metrics.txt"))
         failed = [a for a in answers if a[0] != 200]
         pages: Counter[int] = Counter()
         by_engine: Counter[str] = Counter()
@@ -644,14 +665,15 @@ def phase_ocr(args: argparse.Namespace, out: dict) -> None:
                 endpoint = str((content.get("attributes") or {}).get("endpoint", "?"))
                 endpoints[endpoint] += 1
         print(f"{args.ocr_requests} concurrent POST /v1/ocr (engine=vlm, 2-page sample) in {took:.1f} s; "
-              f"vLLM server 2 ({dead}) SIGKILLed at {killed if killed is None else round(killed, 1)} s")
+              f"vLLM server {dead} SIGKILLed at {killed if killed is None else round(killed, 1)} s "
+              f"with {busy:.0f} requests running or waiting on it and {done:.0f} finished")
         print(f"requests failed: {len(failed)} (goal 0){': ' + str([f[1] for f in failed][:3]) if failed else ''}")
         once = all(v == len(answers) - len([a for a in answers if a[0] != 200]) for v in pages.values())
         print(f"pages answered: {dict(sorted(pages.items()))} per page number over {len(answers)} requests "
               f"({'each page exactly once per request' if once and not failed else 'NOT exactly once'}); "
               f"engines {dict(by_engine)}; not answered by the VLM (fallback/failed): {fallbacks}; "
               f"served by endpoint {dict(endpoints)}")
-        out["ocr"] = {"requests": len(answers), "failed": len(failed), "seconds": took, "killed_at_s": killed,
+        out["ocr"] = {"requests": len(answers), "failed": len(failed), "seconds": took, "killed_at_s": killed, "killed": dead, "victim_running": busy, "victim_finished": done,
                       "pages": dict(pages), "engines": dict(by_engine), "fallbacks": fallbacks,
                       "endpoints": dict(endpoints)}
     finally:
@@ -679,7 +701,8 @@ def main() -> None:
     ap.add_argument("--ingest-timeout", type=float, default=900.0)
     ap.add_argument("--ocr", action="store_true", help="Also run (c), the OCR failover over two vLLM CPU servers")
     ap.add_argument("--ocr-requests", type=int, default=16)
-    ap.add_argument("--kill-after", type=float, default=3.0, help="Seconds into (c) when the second vLLM server dies")
+    ap.add_argument("--kill-after", type=float, default=10.0, help="(c): seconds in when a vLLM server is killed")
+    ap.add_argument("--kill-index", type=int, choices=(0, 1), default=0, help="(c): which vLLM server is killed")
     ap.add_argument("--vllm", default=None, help="vllm executable or its venv (default: as folioflow ocr serve finds it)")
     ap.add_argument("--skip", default="", help="Comma-separated phases to skip: a, b")
     ap.add_argument("--json", type=Path, default=None, help="Write every measurement here")
