@@ -229,11 +229,11 @@ class Server:
 
 # -- data dir ----------------------------------------------------------------------------------
 def store_exists(data_dir: Path) -> bool:
-    """Whether ``folioflow status`` finds a collection with documents in ``data_dir``."""
+    """Whether ``folioflow status`` finds a collection with chunks in ``data_dir``."""
     run = subprocess.run(cli("status", "--json", "--data-dir", str(data_dir)), capture_output=True, text=True)
     if run.returncode != 0:
         return False
-    return int(json.loads(run.stdout).get("documents", 0)) > 0
+    return int(json.loads(run.stdout).get("chunks", 0)) > 0
 
 
 def ensure_store(args: argparse.Namespace) -> None:
@@ -254,6 +254,8 @@ def ensure_store(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     subprocess.run(cli("ingest", str(corpus), "--data-dir", str(args.data_dir), "--no-progress"), check=True)
     print(f"  built in {time.perf_counter() - started:.1f} s")
+    if not store_exists(args.data_dir):
+        sys.exit(f"the ingest of {corpus} indexed nothing (symlinks that leave the folder are refused): see above")
 
 
 # -- (a) latency ---------------------------------------------------------------------------------
