@@ -124,6 +124,8 @@ class Service:
         self.store: Any = None
         self.jobs: JobQueue | None = None
         self._starting = threading.Lock()
+        self._vlm: Any = None
+        self._vlm_lock = threading.Lock()
         self._users = 0
         self.registry = CollectorRegistry()
         self.requests = Counter("folioflow_http_requests_total", "HTTP requests answered",
@@ -176,12 +178,31 @@ class Service:
             self.jobs.close()
         if self.store is not None:
             self.store.close()
+        with self._vlm_lock:
+            if self._vlm is not None:
+                self._vlm.close()
+                self._vlm = None
 
     def _ingest_job(self, params: dict[str, Any], progress: Any) -> Any:
         return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"])
 
     def _ocr_job(self, params: dict[str, Any], progress: Any) -> OcrResult:
-        return convert_document(self.settings, **params, on_page=lambda page: progress.page_done(None, page))
+        return convert_document(self.settings, **params, on_page=lambda page: progress.page_done(None, page),
+                                vlm_engine=self.vlm_engine())
+
+    def vlm_engine(self) -> Any:
+        """The server's one VLM engine for ``POST /v1/ocr`` (built on first use from the settings'
+        ``ocr_endpoints``; None without endpoints), shared by every request so that they share its
+        endpoint health (a dead endpoint is found once, not once per request) and its connections.
+        Closed with the service."""
+        if not self.settings.ocr_endpoints:
+            return None
+        with self._vlm_lock:
+            if self._vlm is None:
+                from folioflow.flows.stages import build_vlm_engine
+
+                self._vlm = build_vlm_engine(self.settings)
+            return self._vlm
 
     def _ingest(self, paths: list[str], tenant: str | None, force: bool, progress: Any, source: str) -> Any:
         from folioflow.flows.ingest import run_ingest
@@ -612,7 +633,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             assert service.jobs is not None
             job = service.jobs.submit_ocr(name, selected, who.tenant, params)
             return JSONResponse(job.model_dump(mode="json"), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
-        result = await run_in_threadpool(convert_document, settings, **params)
+        result = await run_in_threadpool(lambda: convert_document(settings, **params, vlm_engine=service.vlm_engine()))
         return JSONResponse(result.model_dump(mode="json"))
 
     def fetch_reference(body: OcrRequest) -> tuple[bytes, str]:
@@ -647,11 +668,13 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
 
 def convert_document(settings: Settings, data: bytes, name: str, fmt: Literal["markdown", "html", "json"],
                      engine: str, page_range: str | None, password: str | None,
-                     on_page: Callable[[Any], None] | None = None) -> OcrResult:
+                     on_page: Callable[[Any], None] | None = None, vlm_engine: Any = None) -> OcrResult:
     """Convert ``data`` (a PDF or image named ``name``) with the run settings' OCR engines, the way
     ``folioflow convert`` does, without indexing it; ``on_page`` is called with each finished page.
-    Raises :class:`FolioflowError` (unreadable, encrypted, unsupported document; bad page range;
-    engine unavailable)."""
+    ``vlm_engine``: a VLM engine shared between requests (the server's, see
+    :meth:`Service.vlm_engine`), left open; None builds one for this call from the settings' endpoints
+    and closes it after. Raises :class:`FolioflowError` (unreadable, encrypted, unsupported document;
+    bad page range; engine unavailable)."""
     from folioflow.flows.stages import build_vlm_engine
     from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
     from folioflow.ocr.export import page_html, page_markdown
@@ -663,12 +686,15 @@ def convert_document(settings: Settings, data: bytes, name: str, fmt: Literal["m
                                  languages=settings.languages, page_range=page_range)
     except ValidationError as exc:
         raise HTTPException(422, f"page_range: {exc.errors()[0]['msg']}") from None
-    vlm = build_vlm_engine(settings) if settings.ocr_endpoints else None
+    shared = vlm_engine is not None
+    vlm = vlm_engine if shared else (build_vlm_engine(settings) if settings.ocr_endpoints else None)
     converter = DocumentConverter(options, vlm_engine=vlm)
     try:
         source = SourceRef(uri=f"upload://{sha256_bytes(data)}/{name}", path=name, source="api")
         document = converter.convert(DocumentInput(data=data, source=source, password=password), on_page=on_page)
     finally:
+        if shared:  # the server's engine outlives the request: the converter must not close it
+            converter.vlm_engine = None
         converter.close()
     pages = []
     for page in document.pages:

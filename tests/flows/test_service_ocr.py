@@ -182,3 +182,28 @@ def test_schema_documents_both_ocr_bodies(tmp_path):
     post = schema["paths"]["/v1/ocr"]["post"]
     assert set(post["requestBody"]["content"]) == {"multipart/form-data", "application/json"}
     assert {"200", "202", "413"} <= set(post["responses"])
+
+
+@pytest.mark.integration
+def test_ocr_requests_share_the_servers_vlm_engine(vllm_fleet, tmp_path):
+    """``POST /v1/ocr`` with ``engine=vlm`` against the two real vLLM CPU servers: every page is
+    answered by the VLM, and the requests go through the server's one engine (built on the first
+    request, the same object after the second), so they share its endpoint health and connections
+    instead of each finding a dead endpoint again."""
+    vllm_fleet.ensure_ready()
+    write_sample_pdf(tmp_path / "report.pdf")
+    settings = load_settings(data_dir=tmp_path / "data", ocr_endpoints=vllm_fleet.urls, profile="markdown",
+                             vlm={"max_tokens": 64, "render_workers": 1, "probe_interval_s": 1.0,
+                                  "extra_body": {"structured_outputs": {"regex": "[a-z ]{1,12}"}, "temperature": 0.0}})
+    with TestClient(create_app(settings, ApiSettings())) as c:
+        service = c.app.state.service  # type: ignore[attr-defined]
+        assert service._vlm is None  # nothing built before an OCR request
+        engines = []
+        for _ in range(2):
+            answer = c.post("/v1/ocr", files={"file": ("report.pdf", (tmp_path / "report.pdf").read_bytes())},
+                            data={"engine": "vlm", "output_format": "json"})
+            assert answer.status_code == 200, answer.text
+            assert [(p["number"], p["engine"]) for p in answer.json()["pages"]] == [(1, "vlm:markdown"), (2, "vlm:markdown")]
+            engines.append(service._vlm)
+        assert engines[0] is not None and engines[0] is engines[1]
+    assert service._vlm is None  # closed with the service
