@@ -138,7 +138,7 @@ class FolioRetriever(BaseRetriever):
     ``general`` (:mod:`folioflow.indexing.profiles`): it sets ``glossary``, ``distinct_pages`` and
     ``page_decay`` unless they are given explicitly (to the constructor or the call).
 
-    ``api_url`` (and ``api_key``, its bearer key): search through a running folioflow API server
+    ``api_url`` (and ``api_key``, its bearer key, default ``$FOLIOFLOW_API_KEY``): search through a running folioflow API server
     (``folioflow api``, ``POST /v1/query``) instead of a store opened in this process; ``store``
     and ``embedder`` are then not needed. The server ranks with this same code, so the documents
     and scores are the same; their metadata holds the keys of ``query --json`` (``doc_id``,
@@ -322,7 +322,7 @@ class FolioRetriever(BaseRetriever):
                 "distinct_pages": opts["distinct_pages"] if "distinct_pages" in given else None,
                 "glossary": glossary, "route_titles": opts["route_titles"], "profile": opts["profile"]}
         if self._client is None:
-            key = self.api_key.get_secret_value() if self.api_key else None
+            key = self.api_key.get_secret_value() if self.api_key else os.environ.get("FOLIOFLOW_API_KEY")
             self._client = ApiClient(str(self.api_url), key)
         docs = []
         for hit in self._client.query(body):

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -242,9 +243,15 @@ def locked_error(folder: Path) -> StoreLockedError:
         holder = "another process (its pid was not recorded)"
     else:
         holder = f"pid {pid}" + (f" ({command})" if command else "")
-    message = (f"data dir {folder} is in use by {holder}: the embedded store admits one process at a time. Run "
-               "`folioflow api` on this data dir and `folioflow ingest`, `query`, `status`, `show` and FolioRetriever "
-               "go through it; or stop that process, or use a Qdrant server (--qdrant-url)")
+    if command and re.search(r"folioflow(\.flows\.cli)?\S*\s+api\b", command):
+        # the holder is the API server: the way out is to go through it, not to start one
+        message = (f"data dir {folder} is held by the folioflow API server ({holder}): go through it. The CLI "
+                   "finds it by itself (api.json in the data dir; or --api-url); in Python use "
+                   "FolioRetriever.connect(data_dir) or FolioRetriever(api_url=...)")
+    else:
+        message = (f"data dir {folder} is in use by {holder}: the embedded store admits one process at a time. Run "
+                   "`folioflow api` on this data dir and `folioflow ingest`, `query`, `status`, `show` and "
+                   "FolioRetriever go through it; or stop that process, or use a Qdrant server (--qdrant-url)")
     return StoreLockedError(message, pid=pid, command=command, folder=str(folder))
 
 

@@ -52,6 +52,10 @@ def test_ui_shells_carry_no_data_and_a_strict_policy(client):
         assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "frame-ancestors 'none'" in policy
         assert "report.pdf" not in page.text and KEY not in page.text
         assert "<script>" not in page.text  # the one script is external (/ui/static/app.js)
+    # assets by path, not by a URL built from the Host header (behind a TLS proxy an http:// URL
+    # to the inner host would be blocked as mixed content)
+    proxied = client.get("/ui/documents", headers={"host": "inner-host:8080"})
+    assert 'src="/ui/static/app.js"' in proxied.text and "inner-host" not in proxied.text
     assert client.get("/ui/static/app.js").headers["content-type"].startswith(("text/javascript", "application/javascript"))
     hostile = client.get('/ui/documents/"><script>alert(1)<script>')  # the id lands in an attribute, escaped
     assert hostile.status_code == 200
