@@ -224,7 +224,8 @@ class _IndexCollector:
         documents = GaugeMetricFamily("folioflow_index_documents", "Documents in the index registry, per status",
                                       labels=["status"])
         chunks = GaugeMetricFamily("folioflow_index_chunks", "Chunk points in the index (committed)")
-        jobs = GaugeMetricFamily("folioflow_ingest_jobs", "Ingest jobs remembered, per state", labels=["state"])
+        jobs = GaugeMetricFamily("folioflow_jobs", "Jobs remembered, per kind (ingest, ocr) and state",
+                                 labels=["kind", "state"])
         if service.store is not None:
             try:
                 records = service.store.list_documents()
@@ -234,9 +235,10 @@ class _IndexCollector:
             except FolioflowError as exc:
                 log.warning("metrics: cannot read the index: %s", exc)
         if service.jobs is not None:
-            counts = service.jobs.counts()
-            for state in ("queued", "running", "succeeded", "failed"):
-                jobs.add_metric([state], counts.get(state, 0))
+            counts = service.jobs.counts_by_kind()
+            for kind in ("ingest", "ocr"):
+                for state in ("queued", "running", "succeeded", "failed"):
+                    jobs.add_metric([kind, state], counts.get((kind, state), 0))
         yield documents
         yield chunks
         yield jobs
@@ -315,13 +317,15 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
 
     bearer = HTTPBearer(auto_error=False, description="An API key from the server's `keys` setting")
 
-    def caller(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Caller:
+    def caller(request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Caller:
         keys = service.api.keys
         if not keys:
             return Caller()
         if credentials is None:
-            raise HTTPException(401, "missing API key: send `Authorization: Bearer <key>`",
-                                headers={"WWW-Authenticate": "Bearer"})
+            sent = request.headers.get("authorization")
+            reason = ("the Authorization header is not a bearer key: send `Authorization: Bearer <key>`" if sent
+                      else "missing API key: send `Authorization: Bearer <key>`")
+            raise HTTPException(401, reason, headers={"WWW-Authenticate": "Bearer"})
         given = credentials.credentials.encode()
         for key in keys:
             if hmac.compare_digest(key.key.get_secret_value().encode(), given):

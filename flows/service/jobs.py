@@ -88,6 +88,13 @@ class JobTable:
         with self._lock:
             return Counter(dict(self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall()))
 
+    def counts_by_kind(self) -> Counter[tuple[str, str]]:
+        """Jobs per (kind, state): kind ``ingest`` or ``ocr`` (the job's ``kind``)."""
+        with self._lock:
+            rows = self._db.execute("SELECT COALESCE(json_extract(body, '$.kind'), 'ingest'), state, COUNT(*) "
+                                    "FROM jobs GROUP BY 1, 2").fetchall()
+        return Counter({(str(kind), str(state)): int(n) for kind, state, n in rows})
+
     def forget_old(self, keep: int) -> None:
         """Delete finished jobs beyond the newest ``keep`` ones."""
         with self._lock:
@@ -218,6 +225,10 @@ class JobQueue:
     def counts(self) -> Counter[str]:
         """Jobs per state."""
         return self._table.counts()
+
+    def counts_by_kind(self) -> Counter[tuple[str, str]]:
+        """Jobs per (kind, state), see :meth:`JobTable.counts_by_kind`."""
+        return self._table.counts_by_kind()
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop taking jobs; the running one finishes in the background (daemon thread), and is

@@ -144,6 +144,8 @@ def test_documents_list_show_and_delete(client, indexed, sample):
 
     metrics = client.get("/metrics").text
     assert 'folioflow_index_documents{status="indexed"} 2.0' in metrics  # the upload and kept.pdf
+    assert 'folioflow_jobs{kind="ingest",state="succeeded"} 2.0' in metrics  # the upload's job and kept.pdf's
+    assert 'folioflow_jobs{kind="ocr",state="succeeded"} 0.0' in metrics
     assert 'folioflow_http_requests_total{method="POST",route="/v1/query",status="200"}' in metrics
     assert 'folioflow_http_request_duration_seconds_bucket{le="0.5",method="POST",route="/v1/query"}' in metrics
 
@@ -227,6 +229,9 @@ def test_api_keys_and_tenants(tmp_path, prefect_harness, sample, caplog):
             assert missing.headers["www-authenticate"] == "Bearer"
         wrong = c.get("/v1/jobs", headers=bearer("not-a-key-0123456789"))
         assert wrong.status_code == 401 and wrong.json()["detail"] == "invalid API key"
+        unscheme = c.get("/v1/jobs", headers={"Authorization": KEY_ACME})  # the key without "Bearer "
+        assert unscheme.status_code == 401 and "not a bearer key" in unscheme.json()["detail"]
+        assert KEY_ACME not in unscheme.text
 
         refused = c.post("/v1/documents", headers=bearer(KEY_ACME), data={"tenant": "globex"},
                          files=[("files", ("report.pdf", sample.read_bytes(), "application/pdf"))])

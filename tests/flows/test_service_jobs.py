@@ -33,6 +33,8 @@ def test_unfinished_jobs_of_this_host_are_marked_failed(tmp_path):
     assert INTERRUPTED.startswith("server stopped while the job ran")
     assert [j.id for j in restarted.all("acme")] == ["elsewhere"]
     assert restarted.counts() == {"failed": 2, "succeeded": 1, "running": 2}
+    assert sum(restarted.counts_by_kind().values()) == 5
+    assert {state for _, state in restarted.counts_by_kind()} == {"failed", "succeeded", "running"}
     assert [j.id for j in restarted.all()][:2] == ["elsewhere", "prefect"]  # newest first
 
     restarted.forget_old(keep=1)  # finished jobs: done (3), queued (2), running (1) -> keep the newest
