@@ -42,7 +42,8 @@ def ingest_through(client: Any, paths: list[str], tenant: str | None = None, for
 
     with client, page_progress(progress) as bar:
         try:
-            jobs = submit_paths(client, paths, tenant=tenant, force=force)
+            jobs = submit_paths(client, paths, tenant=tenant, force=force,
+                                notice=lambda line: stderr.print(f"note: {line}", markup=False))
             latest = {job["id"]: job for job in jobs}
 
             def show(state: dict[str, Any]) -> None:

@@ -38,7 +38,7 @@ def query_server(url: str, body: dict[str, Any], api_key: str | None = None, tim
 
 
 def submit_paths(client: ApiClient, paths: list[str], tenant: str | None = None, force: bool = False,
-                 max_files: int = 20) -> list[dict[str, Any]]:
+                 max_files: int = 20, notice: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Queue ingest jobs for ``paths`` (files, folders or globs, as ``folioflow ingest`` takes
     them) on the server; returns the jobs (``Job`` JSON, the order they were queued in).
 
@@ -48,7 +48,8 @@ def submit_paths(client: ApiClient, paths: list[str], tenant: str | None = None,
     path, source name and prune roots as a local run has them. When the server refuses (403: no
     allowed root holds it; 404: it cannot see it), the argument's files (:func:`folioflow.flows.sources.discover`)
     are uploaded (multipart, at most ``max_files`` per request) and recorded under the source
-    ``upload``. Globs are always uploaded. Raises :class:`ServerError` on any other refusal, and
+    ``upload``. Globs are always uploaded. ``notice`` gets one line per argument that is uploaded
+    rather than read in place, with the server's reason (a copy is stored on the server). Raises :class:`ServerError` on any other refusal, and
     :class:`~folioflow.ocr.errors.SourceError` when an argument names nothing readable."""
     from folioflow.flows.sources import discover
     from folioflow.ocr.errors import SourceError
@@ -68,10 +69,16 @@ def submit_paths(client: ApiClient, paths: list[str], tenant: str | None = None,
             except ServerError as exc:
                 if exc.status not in (403, 404):
                     raise
+                why = str(exc)
+        else:
+            why = "a glob or a path the server is not given"
         found = discover([str(local) if local.exists() else argument])
         if found.errors and not found.files:
             raise SourceError(f"{argument}: {found.errors[0].error}")
         uploads += [f.local_path for f in found.files if f.local_path is not None]
+        if notice is not None and found.files:
+            notice(f"{argument}: uploading {len(found.files)} file(s), a copy kept on the server (source 'upload'), "
+                   f"since the server does not read it in place ({why})")
     names = [path.name for path in uploads]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})

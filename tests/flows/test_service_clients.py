@@ -133,6 +133,7 @@ def test_ingest_through_the_server(served, tmp_path):
     added = cli("ingest", str(outside), "--data-dir", str(data), "--report", str(tmp_path / "added.json"))
     assert added.returncode == 0, added.stderr
     assert "Failures" in added.stdout and "not a PDF" in added.stdout
+    assert "uploading 2 file(s), a copy kept on the server" in " ".join(added.stderr.split())  # said, not silent
     by_name = {Path(r["source"]).name: r for r in json.loads((tmp_path / "added.json").read_text())}
     assert by_name["other.pdf"]["status"] == "indexed" and by_name["other.pdf"]["pages"] == 2
     assert by_name["broken.pdf"]["status"] == "failed"
