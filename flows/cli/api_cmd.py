@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from folioflow.flows.cli import app
-from folioflow.flows.cli.ingest_cmd import Collection, Config, DataDir, QdrantUrl, _quiet_models
+from folioflow.flows.cli.ingest_cmd import (
+    Collection,
+    Config,
+    DataDir,
+    QdrantUrl,
+    _quiet_models,
+    _quiet_prefect,
+)
 from folioflow.flows.cli.options import build_settings, fail
 
 
@@ -33,6 +40,14 @@ def api(
     except FolioflowError as exc:
         fail(str(exc))
     _quiet_models()
+    # Prefect (the ingest jobs' flow engine) as the CLI runs it: its ephemeral API server without
+    # telemetry (its heartbeat wrote to the server's SQLite database beside the job's flow runs and
+    # logged "database is locked" tracebacks) and its services' routine warnings off the log. Then
+    # imported before uvicorn configures logging: importing Prefect reconfigures the `uvicorn`
+    # loggers (level WARNING, no access handler), which silenced the request log from the first
+    # job on when it came after uvicorn's own configuration.
+    _quiet_prefect(False)
+    import prefect  # noqa: F401
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     import uvicorn
 

@@ -45,17 +45,18 @@ def docs(tmp_path_factory) -> Path:
 
 
 @contextlib.contextmanager
-def api_server(data: Path, docs: Path, tmp: Path):
-    """``folioflow api`` over ``data`` on a free port; yields (process, base URL)."""
+def api_server(data: Path, docs: Path, tmp: Path, log_level: str = "warning"):
+    """``folioflow api`` over ``data`` on a free port; yields (process, base URL, log file)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {"PREFECT_HOME": str(tmp / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300", "FOLIOFLOW_WORKERS": "1",
            "FOLIOFLOW_API_ALLOWED_ROOTS": json.dumps([str(docs)])}
+    log = tmp / f"api-{port}.log"
     with serve_process(python_module("folioflow.flows.cli", "api", "--host", "127.0.0.1", "--port", str(port),
-                                     "--data-dir", str(data), "--log-level", "warning"),
-                       f"{url}/healthz", tmp / f"api-{port}.log", timeout=300, env=env) as proc:
-        yield proc, url
+                                     "--data-dir", str(data), "--log-level", log_level),
+                       f"{url}/healthz", log, timeout=300, env=env) as proc:
+        yield proc, url, log
 
 
 def submit(url: str, docs: Path) -> str:
@@ -95,7 +96,7 @@ def store_state(data: Path) -> dict:
 
 def test_sigkill_mid_ingest_then_restart_and_resubmit(docs, tmp_path):
     data = tmp_path / "data"
-    with api_server(data, docs, tmp_path) as (proc, url):
+    with api_server(data, docs, tmp_path) as (proc, url, _):
         job_id = submit(url, docs)
         at_kill = wait_until(url, job_id, lambda j: j["progress"]["documents_started"] >= 2 or finished(j))
         os.killpg(proc.pid, signal.SIGKILL)
@@ -104,7 +105,7 @@ def test_sigkill_mid_ingest_then_restart_and_resubmit(docs, tmp_path):
     total = len(list(docs.glob("*.pdf")))
     assert at_kill["progress"]["documents_started"] < total
 
-    with api_server(data, docs, tmp_path) as (_, url):
+    with api_server(data, docs, tmp_path) as (_, url, _):
         job = httpx.get(f"{url}/v1/jobs/{job_id}", timeout=30).json()
         assert job["state"] == "failed" and job["error"] == INTERRUPTED, job
         assert job["error"].startswith("server stopped while the job ran")
@@ -118,9 +119,15 @@ def test_sigkill_mid_ingest_then_restart_and_resubmit(docs, tmp_path):
     resumed = store_state(data)
 
     clean_data = tmp_path / "clean"
-    with api_server(clean_data, docs, tmp_path) as (_, url):
+    with api_server(clean_data, docs, tmp_path, log_level="info") as (_, url, log):
         clean_job = wait_until(url, submit(url, docs), finished)
         assert clean_job["state"] == "succeeded" and clean_job["counts"] == {"indexed": total}, clean_job
+        assert httpx.get(f"{url}/healthz?after-the-job", timeout=30).status_code == 200
+        time.sleep(0.5)
+        # the request log survives the job's Prefect run, and Prefect's services log no tracebacks
+        logged = log.read_text(errors="replace")
+        assert "GET /healthz?after-the-job HTTP/1.1\" 200" in logged, logged[-3000:]
+        assert "Traceback" not in logged and "database is locked" not in logged, logged[-3000:]
     clean = store_state(clean_data)
 
     assert set(clean["documents"]) == {p.name for p in docs.glob("*.pdf")}
