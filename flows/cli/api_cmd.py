@@ -42,12 +42,8 @@ def api(
     _quiet_models()
     # Prefect (the ingest jobs' flow engine) as the CLI runs it: its ephemeral API server without
     # telemetry (its heartbeat wrote to the server's SQLite database beside the job's flow runs and
-    # logged "database is locked" tracebacks) and its services' routine warnings off the log. Then
-    # imported before uvicorn configures logging: importing Prefect reconfigures the `uvicorn`
-    # loggers (level WARNING, no access handler), which silenced the request log from the first
-    # job on when it came after uvicorn's own configuration.
+    # logged "database is locked" tracebacks) and its services' routine warnings off the log.
     _quiet_prefect(False)
-    import prefect  # noqa: F401
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     import uvicorn
 
@@ -58,6 +54,19 @@ def api(
         api_settings = load_api_settings(api_config)
     except FolioflowError as exc:
         fail(str(exc))
+    if api_settings.ingest == "local":
+        # Prefect's ephemeral API server for the ingest jobs, started now rather than by the first
+        # job: tied to this process (stopped even if it is SIGKILLed, flows/ephemeral.py), ready
+        # before the first request, and started before uvicorn configures logging, because Prefect
+        # resets the `uvicorn` loggers when its server starts (level WARNING, the access log's
+        # handler removed: the request log went silent from the first job on). Nothing is started
+        # when PREFECT_API_URL names a server.
+        from folioflow.flows.ephemeral import start_tied_server
+
+        try:
+            start_tied_server()
+        except RuntimeError as exc:
+            fail(f"cannot start Prefect's API server for ingest jobs: {exc}")
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else shown}:{port}"
     uvicorn.run(create_app(settings, api_settings, url=url if port else None), host=host, port=port,

@@ -44,7 +44,7 @@ def test_api_command_serves_and_query_goes_through_it(tmp_path):
     sample = write_sample_pdf(tmp_path / "report.pdf")
     with serve_process(python_module("folioflow.flows.cli", "api", "--host", "127.0.0.1", "--port", str(port),
                                      "--data-dir", str(data), "--log-level", "warning"),
-                       f"{url}/healthz", tmp_path / "api.log", timeout=240,
+                       f"{url}/healthz", tmp_path / "api.log", timeout=400,
                        env={"PREFECT_HOME": str(tmp_path / "prefect"),  # its own ephemeral Prefect API
                             "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}):
         assert json.loads((data / DISCOVERY_FILE).read_text())["url"] == url
