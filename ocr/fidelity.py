@@ -27,7 +27,9 @@ A converted page is compared with evidence that does not come from the engine th
 * **images on a text-layer page**: ``image_share``, the share of the page under images of at
   least 2% of the page each. A page whose images cover :data:`MIN_IMAGE_SHARE` or more has its
   image regions cropped from a 300 DPI render and OCR'd; their text joins the page as paragraphs
-  (``attributes["source"] = "image_ocr"``) at the figure's place (``image_words``);
+  (``attributes["source"] = "image_ocr"``) at the figure's place (``image_words``). When what the
+  images yield reads as non-words (``image_plausibility`` under :data:`MIN_OCR_PLAUSIBILITY`:
+  handwritten notes pasted as pictures), it is kept and the page is ``partial``;
 * **OCR confidence per line**: ``ocr_confidence`` (mean), and the share of lines under 0.5.
 
 A page that fails a check is **re-routed** (:class:`FidelityReview`): a text-layer page whose text
@@ -426,6 +428,14 @@ class FidelityReview:
         page.fidelity.measures["image_words"] = sum(len(words(b.text)) for b in added)
         if not added:
             return
+        unread = None
+        judged = plausibility("\n".join(b.text for b in added), self.languages)
+        if judged is not None:
+            page.fidelity.measures["image_plausibility"] = round(judged.rate, 4)
+            if judged.rate < MIN_OCR_PLAUSIBILITY or judged.spaced > MAX_SPACED_LETTERS:
+                # handwriting or a picture of text the recogniser could not read: what it made of it
+                # is kept (searchable, marked image_ocr), the page says it is not all there
+                unread = "text in the page's images not read: " + _implausible(judged)
         out: list[Block] = []
         pending = list(added)
         for block in page.blocks:
@@ -442,6 +452,8 @@ class FidelityReview:
 
         page.markdown = page_markdown(out)
         page.attributes["image_ocr_engine"] = engine
+        if unread:
+            self._verdict(page, [unread], None)
 
     # -- OCR ----------------------------------------------------------------------------------
     def _ocr(self, page: Page, tried: list[str]) -> Page:

@@ -84,7 +84,9 @@ def tokens(text: str) -> list[str]:
     of CJK pages ("２０１９", "ＳＨ") are the ASCII ones OCR outputs."""
     text = unicodedata.normalize("NFKC", text)
     text = _HYPHEN_BREAK.sub(r"\1\2", text)
-    text = re.sub(r"<[^>]+>", " ", text)  # HTML tables of ground truth / VLM output
+    # HTML tables of ground truth / VLM output: tags only (a name after "<"), so "u < 0 ... v > c"
+    # in OCR'd mathematics is not taken for one long tag and dropped
+    text = re.sub(r"</?[A-Za-z][^<>]*>|<!--.*?-->", " ", text, flags=re.DOTALL)
     return _TOKEN.findall(text.casefold())
 
 

@@ -336,3 +336,23 @@ def test_accents_drawn_as_glyphs_of_their_own_are_composed(tmp_path, converter):
     from folioflow.ocr.fidelity import MIN_CHARS_RECALL
 
     assert page.fidelity.measures["chars_recall"] >= MIN_CHARS_RECALL and not page.fidelity.rerouted
+
+
+def test_corpus_handwritten_notes_behind_a_thin_text_layer_are_partial(converter, corpus):
+    """olmOCR-bench's mattsnotes.pdf: handwritten notes as page images under a sparse text layer.
+    The image regions are OCR'd, but what comes back is mostly non-words: the page keeps it and
+    says so instead of reporting ok."""
+    path = corpus / "D_layout_math_tables/olmocr_bench/pdfs/mattsnotes.pdf"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    converter.options = converter.options.model_copy(update={"page_range": "1"})
+    try:
+        page = convert(converter, path).pages[0]
+    finally:
+        converter.options = converter.options.model_copy(update={"page_range": None})
+    assert page.engine == "text" and page.status is PageStatus.PARTIAL, (page.status, page.fidelity)
+    assert page.fidelity is not None and page.fidelity.reason is not None
+    assert "images not read" in page.fidelity.reason and page.fidelity.reason in page.errors
+    assert page.fidelity.measures["image_plausibility"] < 0.65
+    assert "Data Components" in page.markdown  # the text layer's content stays
+    assert any(b.attributes.get("source") == "image_ocr" for b in page.blocks)
