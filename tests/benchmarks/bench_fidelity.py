@@ -285,12 +285,15 @@ def run_document(task: DocTask, converter, chunker, tess: Tesseract | None, max_
     numbers = [p.number for p in document.pages]
     plain = pdfium_pages(task.path, numbers)
     found: dict[int, Counter] = defaultdict(Counter)
+    furniture_of: dict[int, Counter] = defaultdict(Counter)
     for chunk in chunks:
         words = Counter(tokens(chunk.text + "\n" + "\n".join(chunk.heading_path)))
         furniture = Counter(tokens("\n".join(chunk.metadata.get("page_headers", []) + chunk.metadata.get("page_footers", []))))
         for n in range(chunk.page_start, chunk.page_end + 1):
             found[n].update(words)
-            found[n] |= furniture | Counter()  # furniture once per page, not once per chunk
+            furniture_of[n] |= furniture  # furniture once per page, not once per chunk
+    for n, furniture in furniture_of.items():
+        found[n].update(furniture)  # in addition to the body: "EXACT SCIENCES" in the title and the footer is twice
     results = []
     for page in document.pages:
         text = task.references.get(page.number) if task.references else plain.get(page.number, "")
