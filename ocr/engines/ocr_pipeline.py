@@ -45,7 +45,7 @@ from folioflow.ocr.schema import BBox, Block, Page
 __all__ = ["PIPELINE_VERSION", "CpuOcrEngine", "Recognizer"]
 
 #: Bump when the pipeline's output changes for the same input (part of the cache key).
-PIPELINE_VERSION = "3"
+PIPELINE_VERSION = "4"
 
 
 class Recognizer(Protocol):

@@ -33,6 +33,10 @@ RAPIDOCR_LANGUAGES = frozenset({
 })
 
 
+#: Bump when the words made of rapidocr's boxes change (part of :attr:`RapidOcrRecognizer.model`).
+WORDS_VERSION = "2"
+
+
 def rapidocr_supports(languages: list[str]) -> bool:
     """True when every tesseract language code in ``languages`` is covered by the bundled model."""
     return all(lang in RAPIDOCR_LANGUAGES for lang in languages)
@@ -65,7 +69,7 @@ class RapidOcrRecognizer:
             installed = version("rapidocr")
         except PackageNotFoundError:
             installed = "?"
-        return f"rapidocr {installed} PP-OCRv6-small det{self.det_max_side}"
+        return f"rapidocr {installed} PP-OCRv6-small det{self.det_max_side} words{WORDS_VERSION}"
 
     def warm_up(self) -> None:
         """Load the bundled models for this thread. Raises :class:`EngineUnavailableError`."""
@@ -121,8 +125,13 @@ class RapidOcrRecognizer:
 
 def _words(raw, box, text: str, score: float) -> list[OcrWord]:
     """Words of one line from rapidocr's ``word_results`` entry ((text, score, polygon) tuples);
-    one word spanning the line when absent or inconsistent."""
-    words: list[OcrWord] = []
+    one word spanning the line when absent or inconsistent. On a line with any Chinese or
+    Japanese, rapidocr gives one entry per *character*, the Latin letters and digits included
+    ("T", "h", "e", ...): those are grouped back into the words the line's text spells (its
+    spaces), split again where a gap wider than the line's letter height separates two characters
+    (table cells). Taken one per character they were joined with spaces ("T h e b i g g e s t",
+    "6 0 1 1 2 8"), which no search finds."""
+    pieces: list[OcrWord] = []
     for item in raw or ():
         try:
             wtext, wscore, wpoly = item
@@ -131,7 +140,39 @@ def _words(raw, box, text: str, score: float) -> list[OcrWord]:
         except (TypeError, ValueError, IndexError):
             return [OcrWord(text=text, box=box, confidence=score)]
         if str(wtext).strip():
-            words.append(OcrWord(text=str(wtext).strip(), box=wbox, confidence=float(wscore)))
-    if not words or "".join(w.text for w in words).replace(" ", "") != text.replace(" ", ""):
+            pieces.append(OcrWord(text=str(wtext).strip(), box=wbox, confidence=float(wscore)))
+    if not pieces or "".join(w.text for w in pieces).replace(" ", "") != text.replace(" ", ""):
         return [OcrWord(text=text, box=box, confidence=score)]
-    return words
+    return _group(pieces, text)
+
+
+def _group(pieces: list[OcrWord], text: str) -> list[OcrWord]:
+    """Merge ``pieces`` (in line order, their texts spelling ``text`` without its spaces) into the
+    space-separated tokens of ``text``, split at gaps wider than the median piece height."""
+    heights = sorted(w.box[3] - w.box[1] for w in pieces)
+    gap_limit = max(heights[len(heights) // 2], 1.0)
+    groups: list[list[OcrWord]] = []
+    at = 0
+    for token in text.split():
+        need, got = len(token), list[OcrWord]()
+        while at < len(pieces) and sum(len(w.text) for w in got) < need:
+            got.append(pieces[at])
+            at += 1
+        if sum(len(w.text) for w in got) != need:  # a piece straddles two tokens: keep rapidocr's pieces
+            return pieces
+        current = [got[0]]
+        for prev, nxt in zip(got, got[1:], strict=False):
+            if nxt.box[0] - prev.box[2] > gap_limit:
+                groups.append(current)
+                current = []
+            current.append(nxt)
+        groups.append(current)
+    out = []
+    for group in groups:
+        x0 = min(w.box[0] for w in group)
+        y0 = min(w.box[1] for w in group)
+        x1 = max(w.box[2] for w in group)
+        y1 = max(w.box[3] for w in group)
+        out.append(OcrWord(text="".join(w.text for w in group), box=(x0, y0, x1, y1),
+                           confidence=sum(w.confidence for w in group) / len(group)))
+    return out

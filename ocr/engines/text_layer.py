@@ -12,7 +12,9 @@ produces the page; given the analysis the router already made, it does not read 
 
 from __future__ import annotations
 
+import re
 import time
+import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
@@ -31,7 +33,7 @@ from folioflow.ocr.schema import BBox, Block, BlockType, Page, PageStatus
 __all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "analyze_text_layer", "TextLayerEngine"]
 
 #: Bump when the engine's output changes for the same input (part of the page-cache key).
-TEXT_ENGINE_VERSION = "5"
+TEXT_ENGINE_VERSION = "6"
 #: Images smaller than this share of the page are decoration (logos, rules), not figures.
 MIN_FIGURE_SHARE = 0.02
 
@@ -92,6 +94,38 @@ def _figures(content: PageContent) -> list[Figure]:
         if MIN_FIGURE_SHARE <= share <= 0.9 and x1 - x0 >= 36 and y1 - y0 >= 36:
             out.append(Figure(x0, y0, x1, y1))
     return out
+
+
+#: Spacing accents (TeX draws accents as glyphs of their own) -> (combining mark, letters it is
+#: composed with): only letters that carry that accent in European languages, so an acute used as an
+#: apostrophe ("don´t", "it´s") stays as it is.
+_SPACING_ACCENTS = {
+    "\u00b4": ("\u0301", "aeiouyczsAEIOUYCZS"),  # acute
+    "\u02c6": ("\u0302", "aeiouAEIOU"),  # circumflex
+    "\u02dc": ("\u0303", "anoANO"),  # tilde
+    "\u00a8": ("\u0308", "aeiouyAEIOUY"),  # diaeresis
+    "\u02c7": ("\u030c", "cdenrstzCDENRSTZ"),  # caron
+    "\u02d8": ("\u0306", "agAG"),  # breve
+    "\u02da": ("\u030a", "auAU"),  # ring
+    "\u00b8": ("\u0327", "cstCST"),  # cedilla
+    "\u02dd": ("\u030b", "ouOU"),  # double acute
+}
+_ACCENTED = re.compile("([A-Za-z])([" + "".join(_SPACING_ACCENTS) + "])")
+
+
+def _compose(match: re.Match) -> str:
+    mark, letters = _SPACING_ACCENTS[match.group(2)]
+    return match.group(1) + mark if match.group(1) in letters else match.group(0)
+
+
+def compose_spacing_accents(text: str) -> str:
+    """Join a letter and the spacing accent drawn after it into one accented letter ("Mina´cˇ" ->
+    "Mináč", "Basˇic´" -> "Bašić"): TeX-made PDFs draw an accent as a glyph of its own after the
+    letter, so the name was in no index as a reader spells it. Only letters that carry that accent
+    are composed (see ``_SPACING_ACCENTS``); the result is NFC."""
+    if not any(ch in text for ch in _SPACING_ACCENTS):
+        return text
+    return unicodedata.normalize("NFC", _ACCENTED.sub(_compose, text))
 
 
 def analyze_text_layer(page: PageHandle) -> TextLayerAnalysis:
@@ -171,6 +205,8 @@ class TextLayerEngine(PageEngine):
             result.status = PageStatus.FAILED
             result.errors = [f"page {page.number}: text layer unusable: {analysis.assessment.reason}"]
         else:
+            for block in analysis.blocks:
+                block.text = compose_spacing_accents(block.text)
             result.blocks = analysis.blocks
             result.markdown = page_markdown(analysis.blocks)
             result.attributes["body_size"] = analysis.body_size

@@ -20,7 +20,11 @@ Rules (all relative, so they hold in pixels or points and at any DPI):
   page's body, not furniture; only bare page numbers stay page header/footer.
 * **Vertical margin text** (lines over 3x taller than wide): paragraphs after the page body.
 * **Figures**: rapid-layout ``figure`` regions whose OCR text covers under 25% of their area (so
-  a mislabelled text block is never dropped); their text is kept in ``attributes["text"]``.
+  a mislabelled text block is never dropped); their text is kept in ``attributes["text"]``, and
+  their legible lines of at least :data:`FIGURE_PROSE_WORDS` words follow the figure as a
+  paragraph (``attributes["source"] = "figure_text"``, the figure ``text_in_blocks``), so what was
+  read there is indexed: a tick-box table of questions the model took for a picture lost its
+  words otherwise. Shorter lines (a chart's axis labels, "Revenue", "2024") stay with the figure.
 * **Page-sized figures**: a ``figure`` region covering at least :data:`PAGE_FIGURE_SHARE` of the
   page is a whole-page scan the CDLA model took for a picture (a letter with a payment slip, a
   form, a map with place names). Its legible lines (confidence at least
@@ -37,18 +41,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from folioflow.ocr.postprocess.lines import Box, OcrLine, Region, median, union_box
+from folioflow.ocr.postprocess.lines import Box, OcrLine, Region, _is_cjk, median, union_box
 from folioflow.ocr.postprocess.reading_order import xy_cut
 from folioflow.ocr.postprocess.tables import TableGrid, table_markdown
 from folioflow.ocr.schema import Block, BlockType
 
-__all__ = ["FIGURE_MARKDOWN", "MIN_LEGIBLE_CONFIDENCE", "PAGE_FIGURE_SHARE", "blocks_markdown", "compose_blocks",
+__all__ = ["FIGURE_MARKDOWN", "FIGURE_PROSE_WORDS", "MIN_LEGIBLE_CONFIDENCE", "PAGE_FIGURE_SHARE", "blocks_markdown", "compose_blocks",
            "page_sized"]
 
 #: Markdown written for a figure (an HTML comment: invisible when rendered, kept by parsers).
 FIGURE_MARKDOWN = "<!-- figure -->"
 #: A figure region covering at least this share of the page area is the page itself (its text stays text).
 PAGE_FIGURE_SHARE = 0.5
+#: Legible lines of a figure with at least this many words are text, indexed after the figure.
+FIGURE_PROSE_WORDS = 3
 #: Lines of a page-sized figure read with a lower mean confidence (0..1) are noise in the picture.
 MIN_LEGIBLE_CONFIDENCE = 0.3
 
@@ -86,6 +92,12 @@ def page_sized(box: Box, page_width: float, page_height: float) -> bool:
     w = min(box[2], page_width) - max(box[0], 0.0)
     h = min(box[3], page_height) - max(box[1], 0.0)
     return max(0.0, w) * max(0.0, h) >= PAGE_FIGURE_SHARE * max(page_width * page_height, 1e-6)
+
+
+def _prose(line: OcrLine) -> bool:
+    """A line of words rather than a label: at least :data:`FIGURE_PROSE_WORDS` words (a Chinese
+    or Japanese character counts as one)."""
+    return len(line.text.split()) + sum(1 for ch in line.text if _is_cjk(ch)) >= FIGURE_PROSE_WORDS
 
 
 def _legible(line: OcrLine) -> bool:
@@ -203,7 +215,8 @@ def _figures(lines, regions, page_width, page_height):
         whole_page = page_sized(region.box, page_width, page_height)
         taken = [ln for ln in inside if not _legible(ln)] if whole_page else inside
         figures.append({"box": region.box, "text": "\n".join(ln.text for ln in taken), "score": region.score,
-                        "page_sized": whole_page})
+                        "page_sized": whole_page,
+                        "prose": [ln for ln in taken if _legible(ln) and _prose(ln)]})
         rest = [ln for ln in rest if ln not in taken]
     return figures, rest
 
@@ -267,8 +280,15 @@ def _leaf_blocks(items, body, pitch, titles, captions, page_height, first_page) 
             continue
         if item.kind == "figure":
             flush()
+            legible = item.extra.get("prose") or []
+            attributes = {"text": item.extra["text"], **({"text_in_blocks": True} if legible else {})}
             blocks.append(Block(type=BlockType.FIGURE, text=FIGURE_MARKDOWN, bbox=bbox(item.box),
-                                confidence=round(item.extra["score"], 3), attributes={"text": item.extra["text"]}))
+                                confidence=round(item.extra["score"], 3), attributes=attributes))
+            if legible:  # what was read inside the figure reaches the index (a table the model took for a picture)
+                blocks.append(Block(type=BlockType.PARAGRAPH, text="\n".join(ln.text for ln in legible),
+                                    bbox=bbox(union_box([ln.box for ln in legible])),
+                                    confidence=round(sum(ln.confidence for ln in legible) / len(legible), 3),
+                                    attributes={"source": "figure_text"}))
             continue
         line = item.line
         standalone = not para or line.cy - para[-1].cy > 1.3 * pitch

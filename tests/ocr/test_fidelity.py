@@ -224,3 +224,135 @@ def test_document_json_carries_the_fidelity_and_validates(converter, tmp_path):
     jsonschema.validate(data, json_schema())
     assert data["pages"][0]["fidelity"]["verdict"] == "ok" and data["pages"][1]["status"] == "failed"
     assert Document.model_validate_json(document.model_dump_json()).pages[0].fidelity == document.pages[0].fidelity
+
+
+# -- found by the benchmark (tests/benchmarks/bench_fidelity.py) on OmniDocBench / olmOCR-bench pages --
+
+def _char_boxes(text: str, x: float = 0.0, gaps: dict[int, float] | None = None) -> list:
+    """rapidocr 3's ``word_results`` entry for a line with Chinese on it: one (text, score,
+    polygon) per character, Latin letters and digits included (16 px wide, 20 px tall)."""
+    out = []
+    for i, ch in enumerate(text.replace(" ", "")):
+        x += (gaps or {}).get(i, 0.0)
+        out.append((ch, 0.98, [[x, 0], [x + 16, 0], [x + 16, 20], [x, 20]]))
+        x += 18
+    return out
+
+
+def test_rapidocr_character_boxes_become_the_words_of_the_line():
+    from folioflow.ocr.engines.rapid import _words
+    from folioflow.ocr.postprocess.lines import OcrLine
+
+    text = "The biggest one in Haikou. (海口那家最大的旅馆.) 601128.SH"
+    line = OcrLine(words=_words(_char_boxes(text), (0, 0, 900, 20), text, 0.98), box=(0, 0, 900, 20), confidence=0.98)
+    assert line.text == text  # was "T h e b i g g e s t ... 6 0 1 1 2 8 . S H"
+    # two table cells on one detected line stay two words (a gap wider than the letter height)
+    cells = _words(_char_boxes("行业银行", gaps={2: 120.0}), (0, 0, 300, 20), "行业银行", 0.98)
+    assert [w.text for w in cells] == ["行业", "银行"] and cells[1].box[0] > cells[0].box[2] + 100
+
+
+def test_corpus_mixed_chinese_english_page_keeps_its_english_words(corpus):
+    from folioflow.ocr.engines.cpu import RapidOcrEngine
+    from folioflow.ocr.render import open_document
+
+    path = corpus / "C_scanned_multilang/omnidocbench_demo/images/notes_f7f010b78016aeebd76e56d9283eb67f_49.jpg"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    with open_document(path) as doc:
+        page = next(iter(RapidOcrEngine(["eng"]).convert_pages(doc, [1])))
+    text = " ".join(page.markdown.split())
+    for word in ("biggest", "Haikou", "playhouse", "another"):
+        assert word in text, text[:1500]
+    assert "T h e" not in text and "e a c h" not in text
+
+
+def test_prose_read_inside_a_small_figure_reaches_the_markdown():
+    from folioflow.ocr.postprocess.blocks import blocks_markdown, compose_blocks
+    from folioflow.ocr.postprocess.lines import OcrLine, OcrWord, Region
+
+    def line(text: str, x: float, y: float) -> OcrLine:
+        words, cursor = [], x
+        for word in text.split():
+            words.append(OcrWord(word, (cursor, y, cursor + 18 * len(word), y + 30), 0.93))
+            cursor += 18 * (len(word) + 1)
+        made = OcrLine.from_words(words)
+        made.attrs["ink_height"] = 21.0
+        return made
+
+    body = [line("Skim the poems on the following pages and tick the correct box for each question.", 200, 200 + 40 * i)
+            for i in range(3)]
+    # a tick-box table the layout model labels "figure": its questions are page text, its letters are labels
+    questions = ["describes a person?", "tells a story?", "is about sport?", "repeats words or phrases?"]
+    inside = [line("Which poem A B C D", 620, 820)] + [line(q, 620, 900 + 60 * i) for i, q in enumerate(questions)]
+    blocks = compose_blocks(body + inside, 2450, 3415, regions=[Region("figure", (600, 800, 1800, 1300), 0.9)])
+    markdown = blocks_markdown(blocks)
+    for q in questions:
+        assert q in markdown, markdown
+    figure = next(b for b in blocks if b.type == BlockType.FIGURE)
+    assert figure.attributes["text_in_blocks"] is True
+    after = blocks[blocks.index(figure) + 1]
+    assert after.attributes.get("source") == "figure_text" and after.text.startswith("Which poem")
+
+
+def test_ocr_text_of_real_but_wrong_words_is_not_ok():
+    from folioflow.ocr.fidelity import MIN_OCR_PLAUSIBILITY, MIN_PLAUSIBILITY, _ocr_problems
+
+    # what a recogniser makes of a handwritten letter: short real words among non-words
+    # (olmOCR-bench's lincoln_letter.pdf read by rapidocr scored 0.52 and was reported ok)
+    read = ("Majon Genl tha in ftomlaj is of and tho Cornmifsiones at Exehanps to ofther Brigaclier the "
+            "Trimlle now a of prisonen in wax Fovt Mctlary in exehange fon Gonl Neal Dow the of tosend "
+            "forwcrd and offer by Hunny Warfeld in Baltimon flag tnace give hrm pafs Cty Point")
+    judged = plausibility(read)
+    assert judged is not None and MIN_PLAUSIBILITY <= judged.rate < MIN_OCR_PLAUSIBILITY, judged
+    assert _ocr_problems({}, judged)  # an OCR page reading like that is re-routed, then partial
+    clean = plausibility(docs.NEWS)
+    assert clean is not None and not _ocr_problems({}, clean)
+
+
+def test_accents_drawn_as_glyphs_of_their_own_are_composed(tmp_path, converter):
+    """TeX-made PDFs draw "á" as "a" plus a spacing acute; olmOCR-bench's math_2503_04086.pdf
+    thanks "Ja´n Mina´cˇ", a name no query spelt that way finds."""
+    from folioflow.ocr.engines.text_layer import compose_spacing_accents
+
+    assert compose_spacing_accents("Ja´n Mina´cˇ and Milan Basˇic´ (Franc¸ois)") == "Ján Mináč and Milan Bašić (François)"
+    assert compose_spacing_accents("don´t, it´s") == "don´t, it´s"  # an acute used as an apostrophe stays
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    font = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")  # has the spacing caron Helvetica lacks
+    if not font.is_file():
+        pytest.skip(f"font absent: {font}")
+    pdfmetrics.registerFont(TTFont("DejaVuSans", str(font)))
+    path = tmp_path / "thanks.pdf"
+    c = canvas.Canvas(str(path), pagesize=(612, 792))
+    c.setFont("DejaVuSans", 11)
+    c.drawString(72, 500, "We also thank Ja´n Mina´cˇ for his constant encouragement and support,")
+    c.drawString(72, 486, "and Milan Basˇic´ for the examples of this section.")
+    c.save()
+    page = convert(converter, path).pages[0]
+    assert "Ján Mináč" in page.markdown and "Bašić" in page.markdown, page.markdown
+    assert page.status is PageStatus.OK and page.fidelity is not None
+    from folioflow.ocr.fidelity import MIN_CHARS_RECALL
+
+    assert page.fidelity.measures["chars_recall"] >= MIN_CHARS_RECALL and not page.fidelity.rerouted
+
+
+def test_corpus_handwritten_notes_behind_a_thin_text_layer_are_partial(converter, corpus):
+    """olmOCR-bench's mattsnotes.pdf: handwritten notes as page images under a sparse text layer.
+    The image regions are OCR'd, but what comes back is mostly non-words: the page keeps it and
+    says so instead of reporting ok."""
+    path = corpus / "D_layout_math_tables/olmocr_bench/pdfs/mattsnotes.pdf"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    converter.options = converter.options.model_copy(update={"page_range": "1"})
+    try:
+        page = convert(converter, path).pages[0]
+    finally:
+        converter.options = converter.options.model_copy(update={"page_range": None})
+    assert page.engine == "text" and page.status is PageStatus.PARTIAL, (page.status, page.fidelity)
+    assert page.fidelity is not None and page.fidelity.reason is not None
+    assert "images not read" in page.fidelity.reason and page.fidelity.reason in page.errors
+    assert page.fidelity.measures["image_plausibility"] < 0.65
+    assert "Data Components" in page.markdown  # the text layer's content stays
+    assert any(b.attributes.get("source") == "image_ocr" for b in page.blocks)
