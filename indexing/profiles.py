@@ -67,7 +67,7 @@ def profile_options(name: str) -> dict[str, Any]:
 
 PROFILES = ("finance", "legal", "general")
 #: Weight of the clause-title match in the legal profile (:mod:`folioflow.indexing.clause_ranking`).
-LEGAL_HEADING_WEIGHT = 0.0
+LEGAL_HEADING_WEIGHT = 1.0
 
 
 def infer_profile(titles: Iterable[str]) -> str:

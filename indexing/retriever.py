@@ -204,9 +204,9 @@ class FolioRetriever(BaseRetriever):
             depth = max(depth, PAGE_CANDIDATES)
         demote = bool(opts["demote_roles"]) and not opts["mmr"]
         heading_weight = float(opts["heading_weight"] or 0.0) if not opts["mmr"] else 0.0
-        if demote or heading_weight:
-            depth = max(depth, RERANK_CANDIDATES)
         fetch_k = max(opts["fetch_k"] or 0, depth)
+        if demote or heading_weight:  # re-rank more of the same fusion (each search still fetches fetch_k)
+            depth = max(depth, RERANK_CANDIDATES)
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None)
         ranked, unanimous = self._search(dense, sparse, flt, **search)
@@ -216,8 +216,8 @@ class FolioRetriever(BaseRetriever):
             inside, agreed_inside = self._search(dense, sparse, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
             ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]])
-        if heading_weight:
-            ranked = _match_headings(ranked, query, heading_weight, self._encoder())
+        if heading_weight:  # when the question names documents, only their clauses gain
+            ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
         demoted: list[tuple[Any, float]] = []
         if demote:  # role chunks the question does not ask for go after every substantive chunk
             wanted = wanted_roles(query)
@@ -322,13 +322,16 @@ class FolioRetriever(BaseRetriever):
         return built[1]
 
 
-def _match_headings(ranked: list[tuple[Any, float]], query: str, weight: float,
-                    encoder: BM25Encoder) -> list[tuple[Any, float]]:
+def _match_headings(ranked: list[tuple[Any, float]], query: str, weight: float, encoder: BM25Encoder,
+                    routed: set[str]) -> list[tuple[Any, float]]:
     """``ranked`` re-scored by a weighted Reciprocal Rank Fusion with the clause-title ranking of
     :func:`~folioflow.indexing.clause_ranking.heading_ranking`: each chunk's score plus
     ``weight / (RRF_K + its rank there)`` (nothing when its heading path matches no question
-    term); best first, ties in the given order."""
-    titled = heading_ranking([hit for hit, _ in ranked], query, lambda text: encoder.encode_query(text).indices)
+    term); best first, ties in the given order. ``routed``: doc ids title routing chose (empty:
+    none); when given, only their chunks take part."""
+    hits = [hit for hit, _ in ranked
+            if not routed or (hit.payload.get("metadata") or {}).get("doc_id") in routed]
+    titled = heading_ranking(hits, query, lambda text: encoder.encode_query(text).indices)
     if not titled:
         return ranked
     bonus = {hit.id: weight / (RRF_K + rank) for rank, hit in enumerate(titled, start=1)}

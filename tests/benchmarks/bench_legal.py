@@ -330,8 +330,18 @@ class QueryCache:
     question's vector (the per-contract questions repeat across contracts and settings); the rest
     is delegated. The vector is the embedder's own (fp32, the query alone), so ranks are unchanged."""
 
-    def __init__(self, inner):
-        self.inner, self._cache = inner, {}
+    def __init__(self, inner, path: Path | None = None):
+        import pickle
+
+        self.inner, self.path = inner, path
+        self._cache = pickle.loads(path.read_bytes()) if path is not None and path.exists() else {}
+
+    def save(self) -> None:
+        """Keep the vectors under ``--work`` for the next run (the same model: the store's)."""
+        import pickle
+
+        if self.path is not None:
+            self.path.write_bytes(pickle.dumps(self._cache))
 
     def encode_query(self, text: str):
         if text not in self._cache:
@@ -418,7 +428,7 @@ def main() -> None:
                      "hold_share": HOLD_SHARE, "configs": configs, "ingest_s": {"folioflow": folio_s, "baseline": base_s},
                      "systems": {}}
     store = _folio_store(args.work)
-    embedder = QueryCache(Embedder(device="cpu").warm_up())
+    embedder = QueryCache(Embedder(device="cpu").warm_up(), args.work / "query_vectors.pkl")
     ids = {doc_key(r.path): r.doc_id for r in store.list_documents() if r.status == "indexed"}
     base_store = None
     if not args.no_baseline:
@@ -451,6 +461,7 @@ def main() -> None:
                 results["systems"][setting][name]["ranks"] = ranks
                 print(f"  {setting}: {name} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     finally:
+        embedder.save()
         store.close()
         if base_store is not None:
             base_store.client.close()
