@@ -3,13 +3,19 @@
 A profile sets the retriever options whose best value depends on the documents (see
 docs/retrieval.md for the measurements behind each choice):
 
-==========  ================  ===============  ==========================================
-profile     glossary          distinct pages   page scoring (``page_decay``)
-==========  ================  ===============  ==========================================
-finance     :data:`FINANCE`   yes              :data:`~folioflow.indexing.retriever.PAGE_DECAY`
-legal       none              no               off (plain chunk ranking)
-general     none              yes              :data:`~folioflow.indexing.retriever.PAGE_DECAY`
-==========  ================  ===============  ==========================================
+==========  ================  ===============  ===========================  ============  ==============
+profile     glossary          distinct pages   page scoring (``page_decay``)  demote roles  heading weight
+==========  ================  ===============  ===========================  ============  ==============
+finance     :data:`FINANCE`   yes              :data:`PAGE_DECAY`            no            0
+legal       none              no               off (plain chunk ranking)     yes           :data:`LEGAL_HEADING_WEIGHT`
+general     none              yes              :data:`PAGE_DECAY`            yes           0
+==========  ================  ===============  ===========================  ============  ==============
+
+``PAGE_DECAY`` is :data:`folioflow.indexing.retriever.PAGE_DECAY`. Role demotion and the clause-title
+weight are :mod:`folioflow.indexing.clause_ranking`'s: role chunks (a contract's party block,
+definitions, signatures) after every substantive chunk for a question that does not ask for them,
+and a bonus for chunks whose clause title matches the question. The finance profile keeps neither
+(FinanceBench was not measured with them).
 
 Filings answer a question from a statement page whose table is cut into several chunks: pages
 ranked by their chunks together, one chunk per page, and the finance glossary help there. A
@@ -44,18 +50,24 @@ _FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d
 
 def profile_options(name: str) -> dict[str, Any]:
     """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
-    ``distinct_pages``, ``page_decay``. Raises ``ValueError`` for another name."""
+    ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``. Raises ``ValueError`` for another name."""
     from folioflow.indexing.retriever import PAGE_DECAY
 
-    table: dict[str, dict[str, Any]] = {"finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY},
-             "legal": {"glossary": None, "distinct_pages": False, "page_decay": 0.0},
-             "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY}}
+    table: dict[str, dict[str, Any]] = {
+        "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
+                    "heading_weight": 0.0},
+        "legal": {"glossary": None, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
+                  "heading_weight": LEGAL_HEADING_WEIGHT},
+        "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
+                    "heading_weight": 0.0}}
     if name not in table:
         raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
     return table[name]
 
 
 PROFILES = ("finance", "legal", "general")
+#: Weight of the clause-title match in the legal profile (:mod:`folioflow.indexing.clause_ranking`).
+LEGAL_HEADING_WEIGHT = 1.0
 
 
 def infer_profile(titles: Iterable[str]) -> str:

@@ -92,6 +92,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, PrivateAttr, SecretStr
 
+from folioflow.indexing.clause_ranking import chunk_role, heading_ranking, split_roles, wanted_roles
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
 from folioflow.indexing.profiles import infer_profile, profile_options
@@ -106,9 +107,11 @@ log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
-                "page_decay", "profile")
+                "page_decay", "profile", "demote_roles", "heading_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
-_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay")
+_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight")
+#: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
+RERANK_CANDIDATES = 20
 #: Candidates fetched per requested result when ``distinct_pages`` collapses chunks of one page.
 DISTINCT_PAGES_FETCH = 4
 #: Weight of a page's other candidate chunks in its hybrid page score (module docstring).
@@ -168,6 +171,8 @@ class FolioRetriever(BaseRetriever):
     page_decay: float = PAGE_DECAY
     route_titles: bool = True
     glossary: Any = FINANCE
+    demote_roles: bool = False
+    heading_weight: float = 0.0
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -254,7 +259,11 @@ class FolioRetriever(BaseRetriever):
         depth = k * DISTINCT_PAGES_FETCH if distinct else k
         if aggregate:
             depth = max(depth, PAGE_CANDIDATES)
+        demote = bool(opts["demote_roles"]) and not opts["mmr"]
+        heading_weight = float(opts["heading_weight"] or 0.0) if not opts["mmr"] else 0.0
         fetch_k = max(opts["fetch_k"] or 0, depth)
+        if demote or heading_weight:  # re-rank more of the same fusion (each search still fetches fetch_k)
+            depth = max(depth, RERANK_CANDIDATES)
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None)
         ranked, unanimous = self._search(dense, sparse, flt, **search)
@@ -264,9 +273,20 @@ class FolioRetriever(BaseRetriever):
             inside, agreed_inside = self._search(dense, sparse, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
             ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]])
+        if heading_weight:  # when the question names documents, only their clauses gain
+            ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
+        demoted: list[tuple[Any, float]] = []
+        if demote:  # role chunks the question does not ask for go after every substantive chunk
+            wanted = wanted_roles(query)
+            ranked, demoted = split_roles(ranked, wanted)
+            if unanimous is not None and chunk_role(unanimous.payload) not in (None, *wanted):
+                unanimous = None
         order = aggregate_pages(ranked, opts["page_decay"]) if aggregate else list(ranked)
         if unanimous is not None:
             order = _put_first(order, unanimous, distinct)
+        if demoted:
+            order = _after(order, aggregate_pages(demoted, opts["page_decay"]) if aggregate else demoted)
+            ranked = _after(ranked, demoted)
         picked: list[tuple[Any, float, bool]] = []  # (hit, score, page_repeat)
         pages: set[tuple[str, int]] = set()
         for hit, score in order:
@@ -389,6 +409,35 @@ class FolioRetriever(BaseRetriever):
             built = (time.monotonic(), router)
             self._routers[key] = built
         return built[1]
+
+
+def _match_headings(ranked: list[tuple[Any, float]], query: str, weight: float, encoder: BM25Encoder,
+                    routed: set[str]) -> list[tuple[Any, float]]:
+    """``ranked`` re-scored by a weighted Reciprocal Rank Fusion with the clause-title ranking of
+    :func:`~folioflow.indexing.clause_ranking.heading_ranking`: each chunk's score plus
+    ``weight / (RRF_K + its rank there)`` (nothing when its heading path matches no question
+    term); best first, ties in the given order. ``routed``: doc ids title routing chose (empty:
+    none); when given, only their chunks take part."""
+    hits = [hit for hit, _ in ranked
+            if not routed or (hit.payload.get("metadata") or {}).get("doc_id") in routed]
+    titled = heading_ranking(hits, query, lambda text: encoder.encode_query(text).indices)
+    if not titled:
+        return ranked
+    bonus = {hit.id: weight / (RRF_K + rank) for rank, hit in enumerate(titled, start=1)}
+    rescored = [(replace(hit, score=score + bonus.get(hit.id, 0.0)), score + bonus.get(hit.id, 0.0))
+                for hit, score in ranked]
+    return sorted(rescored, key=lambda pair: -pair[1])
+
+
+def _after(first: list[tuple[Any, float]], then: list[tuple[Any, float]]) -> list[tuple[Any, float]]:
+    """``first`` followed by ``then``, each of ``then``'s scores capped at the score before it, so
+    scores never increase down the list."""
+    out = list(first)
+    floor = first[-1][1] if first else float("inf")
+    for hit, score in then:
+        floor = min(floor, score)
+        out.append((hit, floor))
+    return out
 
 
 def _stable(hits: list[Any]) -> list[Any]:

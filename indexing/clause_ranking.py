@@ -1,0 +1,104 @@
+"""Ranking rules for contracts: role chunks after substantive clauses, and clause titles that
+match the question.
+
+Two re-rankings of a fused chunk ranking, used by
+:class:`~folioflow.indexing.retriever.FolioRetriever` when its profile turns them on
+(:mod:`folioflow.indexing.profiles`):
+
+* **Role demotion** (``demote_roles``). A contract's party block, defined terms and signature
+  blocks are chunks of their own marked with a role (:mod:`folioflow.chunking.roles`, payload
+  ``metadata.extra.role``). They share the words of almost every question (the parties' names,
+  "Agreement", defined terms) and answer few. For a question that does not ask for a role
+  (:func:`wanted_roles`), every chunk with a role comes after every chunk without one
+  (:func:`split_roles`): a role chunk never outranks a substantive clause for a clause question.
+  A question asks for the party block when it asks who the parties are or when the agreement was
+  made, dated or took effect (the preamble says "made as of ... by and between ..."); for the
+  signature blocks when it asks who signed, or when the agreement was made or executed; for the
+  defined terms when it asks what a term means or how it is defined.
+* **Clause-title match** (``heading_weight``). A clause chunk's heading path names its clause
+  ("12. Governing Law", "ARTICLE VIII Insurance"). :func:`heading_ranking` ranks the candidates
+  whose heading path shares a content term with the question (BM25 terms: Snowball stems without
+  stop words, so "governs" matches "Governing"), more shared terms first; the retriever then adds
+  ``heading_weight x 1 / (RRF_K + rank in that ranking)`` to each chunk's fused score (a weighted
+  Reciprocal Rank Fusion of the fused ranking with the title ranking). Words every contract
+  question shares with clause titles ("agreement", "party") are not matched (:data:`GENERIC_WORDS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
+
+__all__ = ["GENERIC_WORDS", "chunk_role", "heading_ranking", "split_roles", "wanted_roles"]
+
+#: Question words that ask for the party block (who the parties are, when the agreement was made).
+_ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\b|\bwho\s+(?:are|is|were|was)\b.*\bpart(?:y|ies)\b|"
+                           r"\bbetween\s+whom\b|\bdated?\b|\b(?:was|is)\s+(?:this\s+|the\s+)?(?:agreement\s+|contract\s+)?"
+                           r"(?:made|entered\s+into|signed|executed)\b|\beffective\b|\btakes?\s+effect\b",
+                           re.IGNORECASE)
+#: Question words that ask for the signature blocks.
+_ASKS_SIGNATURE = re.compile(r"\bwho\s+signed\b|\bsign(?:ed|ature|atory|atories)\b|\bexecut(?:ed|ion)\b|\bdated?\b|"
+                             r"\b(?:was|is)\s+(?:this\s+|the\s+)?(?:agreement\s+|contract\s+)?made\b", re.IGNORECASE)
+#: Question words that ask for the defined terms.
+_ASKS_DEFINITIONS = re.compile(r"\bdefin(?:e|ed|es|ition|itions)\b|\bmeaning\b|\bwhat\s+(?:does|do)\b.*\bmean\b|"
+                               r"\bmeans\b", re.IGNORECASE)
+#: Words of contract questions and clause titles that do not tell clauses apart.
+GENERIC_WORDS = ("agreement", "agreements", "party", "parties", "contract", "this", "section", "article", "clause",
+                 "shall", "may", "any", "other", "each")
+
+
+def wanted_roles(question: str) -> frozenset[str]:
+    """The roles ``question`` asks for (see the module docstring); empty for a clause question."""
+    out = set()
+    if _ASKS_PARTIES.search(question):
+        out.add(PARTIES)
+    if _ASKS_SIGNATURE.search(question):
+        out.add(SIGNATURE)
+    if _ASKS_DEFINITIONS.search(question):
+        out.add(DEFINITIONS)
+    return frozenset(out)
+
+
+def chunk_role(payload: dict[str, Any]) -> str | None:
+    """The role of a chunk from its point payload (``metadata.extra.role``), or None."""
+    meta = payload.get("metadata") or {}
+    role = (meta.get("extra") or {}).get(ROLE)
+    return role if role in ROLES else None
+
+
+def split_roles(ranked: Sequence[tuple[Any, float]], wanted: Iterable[str]) -> tuple[list, list]:
+    """``ranked`` ``(hit, score)`` pairs (best first) split into (those without a role or with a
+    wanted one, those with another role), each in the given order."""
+    wanted = frozenset(wanted)
+    keep: list = []
+    demoted: list = []
+    for pair in ranked:
+        role = chunk_role(pair[0].payload)
+        (demoted if role is not None and role not in wanted else keep).append(pair)
+    return keep, demoted
+
+
+def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], Iterable[int]]) -> list[Any]:
+    """The hits whose heading path shares a content term with ``question``, most shared terms
+    first (ties in the given order). ``terms``: text -> its term ids (the BM25 encoder's query
+    terms: stemmed, no stop words). A hit's heading path is its payload's
+    ``metadata.heading_path`` (list of str)."""
+    generic = set(terms(" ".join(GENERIC_WORDS)))
+    wanted = set(terms(question)) - generic
+    if not wanted:
+        return []
+    cache: dict[tuple[str, ...], int] = {}
+    scored = []
+    for i, hit in enumerate(hits):
+        path = tuple((hit.payload.get("metadata") or {}).get("heading_path") or ())
+        if not path:
+            continue
+        if path not in cache:
+            cache[path] = len(wanted & set(terms(" ".join(path))))
+        if cache[path]:
+            scored.append((-cache[path], i, hit))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    return [hit for _, _, hit in scored]

@@ -1,0 +1,126 @@
+"""Contract ranking on generated contracts (converted, chunked and indexed for real: text layer,
+the chunker's roles, embedded Qdrant Edge, the MiniLM model): party, definitions and signature
+chunks never outrank a substantive clause for a clause question, a question that asks for them
+still finds them, and a clause title that matches the question lifts its clause."""
+
+from __future__ import annotations
+
+import pytest
+
+from folioflow.chunking.chunker import Chunker
+from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, SIGNATURE
+from folioflow.chunking.tokens import default_counter
+from folioflow.indexing.clause_ranking import heading_ranking, wanted_roles
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.registry import DocumentRecord
+from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.sparse import BM25Encoder
+from folioflow.indexing.store import StoreSettings, open_store
+from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+from folioflow.ocr.ids import sha256_text
+from folioflow.ocr.sample_contracts import CONTRACT_STYLES, write_contract_pdf
+from folioflow.ocr.schema import SourceRef
+
+#: Clause questions as a lawyer asks them (none asks for the parties, definitions or signatures).
+CLAUSE_QUESTIONS = [
+    "Which state's law governs this agreement?",
+    "When must the buyer pay invoices?",
+    "How long does the agreement last?",
+    "Must the parties keep each other's information confidential?",
+    "What must the supplier deliver under the agreement?",
+    "Can Acme Packaging or Birch Foods terminate the agreement?",
+    "What obligations do Supplier and Buyer have toward each other under the agreement?",
+]
+
+
+@pytest.fixture(scope="module")
+def contract_store(tmp_path_factory, embedder):
+    """One store with the four generated contracts (one per clause-title style); yields
+    (store, {style: doc_id}, {style: chunks})."""
+    root = tmp_path_factory.mktemp("clause_ranking")
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    chunker = Chunker(default_counter())
+    store = open_store(StoreSettings(data_dir=root / "store", backend="edge"))
+    indexer = Indexer(embedder, store)
+    ids, chunks_of = {}, {}
+    for style in CONTRACT_STYLES:
+        path = write_contract_pdf(root / f"AcmePackagingCorp_{style}_Master Supply Agreement.pdf", style)
+        doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+        chunks = chunker.chunk(doc)
+        record = DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name, source="contracts",
+                                content_hash=sha256_text(path.name), pages=max(c.page_end for c in chunks))
+        indexer.index(record, chunks)
+        ids[style], chunks_of[style] = chunks[0].doc_id, chunks
+    yield store, ids, chunks_of
+    store.close()
+
+
+def _role(doc) -> str | None:
+    return (doc.metadata.get("extra") or {}).get(ROLE)
+
+
+def test_the_questions_ask_for_no_role_and_the_contracts_have_every_role(contract_store):
+    _, _, chunks_of = contract_store
+    assert all(not wanted_roles(q) for q in CLAUSE_QUESTIONS)
+    for chunks in chunks_of.values():
+        assert {c.metadata.get(ROLE) for c in chunks} >= {PARTIES, DEFINITIONS, SIGNATURE}
+
+
+def test_role_chunks_never_outrank_a_substantive_clause_for_a_clause_question(contract_store, embedder):
+    store, ids, chunks_of = contract_store
+    retriever = FolioRetriever(store=store, embedder=embedder)  # profile auto: the titles name agreements
+    assert retriever.resolve_profile() == "legal"
+    before = FolioRetriever(store=store, embedder=embedder, demote_roles=False, heading_weight=0.0)
+    outranked_before = 0
+    for style, doc_id in ids.items():
+        everything = len(chunks_of[style])
+        for question in CLAUSE_QUESTIONS:
+            for mode in ("hybrid", "sparse"):
+                docs = retriever.invoke(question, doc_ids=[doc_id], k=everything, mode=mode)
+                roles = [_role(d) for d in docs]
+                first_role = next((i for i, r in enumerate(roles) if r), len(roles))
+                assert all(roles[first_role:]), (style, question, mode, roles)  # no clause after a role chunk
+                scores = [d.metadata["score"] for d in docs]
+                assert scores == sorted(scores, reverse=True)
+                old = [_role(d) for d in before.invoke(question, doc_ids=[doc_id], k=everything, mode=mode)]
+                outranked_before += any(r and not all(old[i:]) for i, r in enumerate(old))
+    assert outranked_before  # without the rule, some role chunk ranked above some clause
+
+
+def test_a_question_that_asks_for_a_role_keeps_that_role_where_it_ranked(contract_store, embedder):
+    store, ids, chunks_of = contract_store
+    demoting = FolioRetriever(store=store, embedder=embedder)
+    plain = FolioRetriever(store=store, embedder=embedder, demote_roles=False, heading_weight=0.0)
+    for style, doc_id in ids.items():
+        k = len(chunks_of[style])
+        for question, role in (("Who are the parties to this agreement?", PARTIES),
+                               ("On what date was this agreement made?", PARTIES),
+                               ("On what date was this agreement made?", SIGNATURE)):
+            assert role in wanted_roles(question)
+            new = [_role(d) for d in demoting.invoke(question, doc_ids=[doc_id], k=k)]
+            old = [_role(d) for d in plain.invoke(question, doc_ids=[doc_id], k=k)]
+            assert role in new and new.index(role) <= old.index(role), (style, question, new, old)
+
+
+def test_clause_titles_that_match_the_question_come_first(contract_store, embedder):
+    store, ids, chunks_of = contract_store
+    encoder = BM25Encoder()
+
+    def terms(text):
+        return encoder.encode_query(text).indices
+
+    class Hit:
+        def __init__(self, i, path):
+            self.id, self.payload = i, {"metadata": {"heading_path": path}}
+
+    hits = [Hit(0, ["ARTICLE II GENERAL TERMS", "Section 2.01 Term"]), Hit(1, ["8.05 GOVERNING LAW"]),
+            Hit(2, ["11. Choice Of Law"]), Hit(3, []), Hit(4, ["This Agreement"])]
+    # "governs" and "Governing" share their stem; "law" twice beats once; "agreement" matches nothing
+    assert [h.id for h in heading_ranking(hits, "Which state's law governs this agreement?", terms)] == [1, 2]
+    assert heading_ranking(hits, "What does this agreement say?", terms) == []
+    retriever = FolioRetriever(store=store, embedder=embedder, k=1, heading_weight=2.0)
+    for style, doc_id in ids.items():
+        title = next(c.heading_path[-1] for c in chunks_of[style] if "governed by the laws" in c.text)
+        for question in ("What law governs this agreement?", "Which court's law applies (choice of law)?"):
+            top = retriever.invoke(question, doc_ids=[doc_id])[0]
+            assert top.metadata["heading_path"][-1] == title, (style, question, top.metadata["heading_path"])
