@@ -54,13 +54,16 @@ def api(
         api_settings = load_api_settings(api_config)
     except FolioflowError as exc:
         fail(str(exc))
+    # Prefect configures logging once, when `prefect.main` is first imported (lazily, by the first
+    # job's `from prefect import flow`), and that resets the `uvicorn` loggers (level WARNING, the
+    # access log's handler removed): the request log went silent from the first job on. Imported
+    # here, before uvicorn configures its loggers, uvicorn's configuration is the one that stays.
+    import prefect.main  # noqa: F401
+
     if api_settings.ingest == "local":
         # Prefect's ephemeral API server for the ingest jobs, started now rather than by the first
-        # job: tied to this process (stopped even if it is SIGKILLed, flows/ephemeral.py), ready
-        # before the first request, and started before uvicorn configures logging, because Prefect
-        # resets the `uvicorn` loggers when its server starts (level WARNING, the access log's
-        # handler removed: the request log went silent from the first job on). Nothing is started
-        # when PREFECT_API_URL names a server.
+        # job: tied to this process (stopped even if it is SIGKILLed, flows/ephemeral.py) and ready
+        # before the first request. Nothing is started when PREFECT_API_URL names a server.
         from folioflow.flows.ephemeral import start_tied_server
 
         try:
