@@ -43,6 +43,8 @@ _CRASH_PREFIXES = ("internal error", "task failed")
 _FURNITURE = {"page_header", "page_footer"}
 _WORD = re.compile(r"\w+")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+#: An HTML tag of a table block (its attributes, such as colspan="7", are markup, not page words).
+_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
 
 
 @dataclass
@@ -162,7 +164,12 @@ def _ingest(batch: Batch, data_dir: Path, report: Path, extra: list[str], timeou
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(_COMMENT.sub(" ", text).lower()))
+    """Lower-cased words of ``text`` with Markdown comments and HTML tags left out and HTML
+    entities decoded (a table block's ``colspan="7"`` is no word of the page, and a chunk that
+    writes the table's rows as text has no tags to match it)."""
+    import html
+
+    return set(_WORD.findall(html.unescape(_TAG.sub(" ", _COMMENT.sub(" ", text))).lower()))
 
 
 def _page_words(page) -> set[str]:
