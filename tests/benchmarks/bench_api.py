@@ -76,6 +76,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+from bench_startup import timed  # the same timed child process (this script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[2]
 #: ``$FOLIOFLOW_CORPUS``, else ``shared/corpus`` beside the checkout or beside a folder above it (a git
@@ -259,27 +260,13 @@ def ensure_store(args: argparse.Namespace) -> None:
 
 
 # -- (a) latency ---------------------------------------------------------------------------------
-def timed(argv: list[str], log: Path) -> tuple[float, float]:
-    """Run ``argv``; returns (wall s, CPU s: user + system of the child and what it waited for, from
-    ``os.wait4``: unlike wall time, hardly changed by other jobs on a shared machine). Raises
-    ``RuntimeError`` with the output's tail on a non-zero exit."""
-    with open(log, "wb") as out:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        took = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[2:5])}... exited {proc.returncode}:\n{log.read_text()[-1500:]}")
-    return took, usage.ru_utime + usage.ru_stime
-
-
 def phase_latency(args: argparse.Namespace, qs: list[str], out: dict) -> Server:
     """(a): cold CLI first (no server may hold the store), then the server, then ``query --api-url``."""
     say_load("before (a)")
     cold, cold_cpu = [], []
     for i in range(args.cold):
-        w, c = timed(cli("query", qs[i % len(qs)], "--json", "--data-dir", str(args.data_dir)), args.work / "cold.log")
+        argv = cli("query", qs[i % len(qs)], "--json", "--data-dir", str(args.data_dir))
+        w, c = timed(argv, args.work / "cold.log", f"{' '.join(argv[2:5])}...")
         cold.append(w)
         cold_cpu.append(c)
         print(f"  cold CLI query {i + 1}/{args.cold}: {w:.2f} s wall, {c:.2f} CPU s", flush=True)
@@ -298,8 +285,8 @@ def phase_latency(args: argparse.Namespace, qs: list[str], out: dict) -> Server:
             hits += bool(answer.json())
     via, via_cpu = [], []
     for i in range(args.api_cli):
-        w, c = timed(cli("query", qs[i % len(qs)], "--json", "--api-url", server.url, "--data-dir", str(args.data_dir)),
-                     args.work / "api-cli.log")
+        argv = cli("query", qs[i % len(qs)], "--json", "--api-url", server.url, "--data-dir", str(args.data_dir))
+        w, c = timed(argv, args.work / "api-cli.log", f"{' '.join(argv[2:5])}...")
         via.append(w)
         via_cpu.append(c)
     pa, pc, pv = pct(api), pct(cold), pct(via)

@@ -102,19 +102,26 @@ def baseline_tree(path: Path, commit: str) -> Path:
     return path
 
 
-def run(python: str, co: Checkout, args: list[str], log: Path) -> tuple[float, float]:
-    """Run ``python -m MODULE ARGS`` for ``co``; returns (wall s, CPU s of the child and what it
-    waited for). Raises ``RuntimeError`` with the log's tail on a non-zero exit."""
+def timed(argv: list[str], log: Path, label: str, env: dict[str, str] | None = None,
+          cwd: Path | None = None) -> tuple[float, float]:
+    """Run ``argv`` with its output in ``log``; returns (wall s, CPU s: user + system of the child
+    and what it waited for, from ``os.wait4``; unlike wall time, hardly changed by other jobs on a
+    shared machine). Raises ``RuntimeError`` naming ``label``, with the log's tail, on a non-zero
+    exit. Shared with ``bench_api.py``."""
     with open(log, "wb") as out:
         started = time.perf_counter()
-        proc = subprocess.Popen([python, "-m", co.module, *args], env=co.env, cwd=co.work, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise RuntimeError(f"{co.name}: {' '.join(args)} exited {proc.returncode}:\n{log.read_text()[-3000:]}")
+        raise RuntimeError(f"{label} exited {proc.returncode}:\n{log.read_text()[-3000:]}")
     return wall, usage.ru_utime + usage.ru_stime
+
+
+def run(python: str, co: Checkout, args: list[str], log: Path) -> tuple[float, float]:
+    """Run ``python -m MODULE ARGS`` for ``co`` (:func:`timed`)."""
+    return timed([python, "-m", co.module, *args], log, f"{co.name}: {' '.join(args)}", env=co.env, cwd=co.work)
 
 
 def commands(co: Checkout, one: Path, corpus: Path) -> dict[str, list[str]]:
