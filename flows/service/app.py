@@ -334,6 +334,15 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
 
     Auth = Annotated[Caller, Depends(caller)]
 
+    def json_body(request: Request, who: Auth) -> None:
+        """415 unless the request says its body is JSON (``application/json`` or ``+json``): a
+        form or text body is refused naming the type expected, after the key is checked (401
+        first) and before the body is validated (never a 422 for a body that was not JSON)."""
+        sent = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if sent != "application/json" and not (sent.startswith("application/") and sent.endswith("+json")):
+            raise HTTPException(415, f"send the body as application/json (Content-Type: application/json), "
+                                     f"not {sent or 'a body without a Content-Type'}")
+
     def tenant_of(who: Caller, requested: str | None) -> str | None:
         if requested is not None and not TENANT_PATTERN.match(requested):
             raise HTTPException(400, "tenant: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
@@ -363,7 +372,8 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return Response(generate_latest(service.registry), media_type=CONTENT_TYPE_LATEST)
 
     # -- search and documents ----------------------------------------------------------------------
-    @app.post("/v1/query", response_model=list[QueryHit], tags=["search"], responses=_ERRORS)
+    @app.post("/v1/query", response_model=list[QueryHit], tags=["search"], responses=_ERRORS,
+              dependencies=[Depends(json_body)])
     def query(body: QueryRequest, who: Auth) -> list[QueryHit]:
         """Search the index: the hits `folioflow query --json` prints, best first."""
         tenant = tenant_of(who, body.tenant)

@@ -1,0 +1,49 @@
+"""Request handling of the API that needs no loaded model or store: the real app under FastAPI's
+TestClient without its lifespan (nothing is loaded), so these checks run in seconds. Content types
+of JSON endpoints, OCR page ranges against the document's page count."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the `api` extra is not installed")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from folioflow.flows.service import ApiSettings, create_app  # noqa: E402
+from folioflow.flows.settings import load_settings  # noqa: E402
+
+
+@pytest.fixture
+def client(tmp_path):
+    return TestClient(create_app(load_settings(data_dir=tmp_path / "data"), ApiSettings(max_ocr_pages=100)))
+
+
+@pytest.mark.parametrize(("content_type", "body"), [
+    ("text/plain", b'{"text": "revenue"}'),
+    ("application/x-www-form-urlencoded", b"text=revenue"),
+    (None, b'{"text": "revenue"}'),
+])
+def test_json_endpoint_refuses_other_content_types_with_415(client, content_type, body):
+    headers = {"content-type": content_type} if content_type else {}
+    answer = client.post("/v1/query", content=body, headers=headers)
+    assert answer.status_code == 415, answer.text
+    assert "application/json" in answer.json()["detail"]
+    # a JSON body that is invalid is still a 422 naming the field (the handler is not reached)
+    invalid = client.post("/v1/query", json={"text": ""})
+    assert invalid.status_code == 422 and "text" in invalid.json()["detail"]
+    assert client.post("/v1/query", content=b'{"text": ""}',
+                       headers={"content-type": "application/json; charset=utf-8"}).status_code == 422
+
+
+def test_multipart_endpoints_still_take_uploads(client):
+    answer = client.post("/v1/ocr", files={"file": ("a.txt", b"plain text, not a document", "text/plain")})
+    assert answer.status_code == 422 and "not a PDF" in answer.json()["detail"]  # parsed as an upload
+
+
+def test_json_415_comes_after_the_key_check(tmp_path):
+    from folioflow.flows.service import ApiKey
+
+    app = create_app(load_settings(data_dir=tmp_path / "data"), ApiSettings(keys=[ApiKey(key="k" * 20)]))
+    answer = TestClient(app).post("/v1/query", content=b"x", headers={"content-type": "text/plain"})
+    assert answer.status_code == 401
