@@ -670,9 +670,13 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
 
         with open_document(data, password=password) as opened:
             try:
-                return len(parse_page_range(page_range, opened.page_count))
+                selected = len(parse_page_range(page_range, opened.page_count))
             except ValueError as exc:
                 raise HTTPException(422, f"page_range: {exc}") from None
+            if not selected:  # every page asked for is past the end (pages beyond it are dropped)
+                pages = f"{opened.page_count} page" + ("" if opened.page_count == 1 else "s")
+                raise HTTPException(422, f"page_range: {page_range!r} selects no page: the document has {pages}")
+            return selected
 
     from folioflow.flows.service.ui import mount_ui  # the web UI at /ui and its page routes (docs/ui.md)
 

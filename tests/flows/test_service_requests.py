@@ -47,3 +47,24 @@ def test_json_415_comes_after_the_key_check(tmp_path):
     app = create_app(load_settings(data_dir=tmp_path / "data"), ApiSettings(keys=[ApiKey(key="k" * 20)]))
     answer = TestClient(app).post("/v1/query", content=b"x", headers={"content-type": "text/plain"})
     assert answer.status_code == 401
+
+
+@pytest.mark.parametrize("job_pages", [10, 1])  # converted in the request, or as a job (selected > ocr_job_pages)
+def test_ocr_page_range_past_the_end_is_a_422_with_the_page_count(tmp_path, job_pages):
+    from folioflow.ocr.samples import write_sample_pdf
+
+    pdf = write_sample_pdf(tmp_path / "report.pdf").read_bytes()  # 2 pages
+    app = create_app(load_settings(data_dir=tmp_path / "data"), ApiSettings(ocr_job_pages=job_pages))
+    client = TestClient(app)
+    for page_range in ("50-60", "3", "3-"):
+        answer = client.post("/v1/ocr", files={"file": ("report.pdf", pdf, "application/pdf")},
+                             data={"page_range": page_range, "engine": "text"})
+        assert answer.status_code == 422, (page_range, answer.text)
+        assert "the document has 2 pages" in answer.json()["detail"] and page_range in answer.json()["detail"]
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "report.pdf").write_bytes(pdf)
+    by_path = create_app(load_settings(data_dir=tmp_path / "data2"),
+                         ApiSettings(ocr_job_pages=job_pages, allowed_roots=[tmp_path / "root"]))
+    answer = TestClient(by_path).post("/v1/ocr", json={"file_url": str(tmp_path / "root" / "report.pdf"),
+                                                       "page_range": "50-60"})
+    assert answer.status_code == 422 and "2 pages" in answer.json()["detail"], answer.text
