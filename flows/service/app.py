@@ -184,7 +184,35 @@ class Service:
                 self._vlm = None
 
     def _ingest_job(self, params: dict[str, Any], progress: Any) -> Any:
-        return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"])
+        try:
+            return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"])
+        finally:
+            self.drop_unregistered_uploads(params["paths"])
+
+    def drop_unregistered_uploads(self, paths: list[str]) -> list[Path]:
+        """Delete the files of ``paths`` that lie in :attr:`upload_dir` and that no registry record
+        refers to (an upload that is not a document, or that could not be opened, has no record, so
+        that no endpoint could list or delete it); returns those deleted. A document registered
+        (indexed, or failed after it was opened) keeps its file: ``DELETE /v1/documents/{id}``
+        removes it. The registry unreadable: nothing is deleted (logged)."""
+        from folioflow.flows.pipeline import local_path
+
+        root = self.upload_dir.resolve()
+        uploads = [Path(p).resolve() for p in paths if Path(p).resolve().is_relative_to(root)]
+        if not uploads or self.store is None:
+            return []
+        try:
+            records = self.store.list_documents() if self.store.collection_info() else []
+        except FolioflowError as exc:
+            log.warning("uploads: cannot read the registry, kept %d uploaded file(s): %s", len(uploads), exc)
+            return []
+        registered = {Path(p).resolve() for p in (local_path(r.uri) for r in records) if p}
+        dropped = [p for p in uploads if p not in registered and p.is_file()]
+        for path in dropped:
+            path.unlink(missing_ok=True)
+        if dropped:
+            log.info("uploads: deleted %d uploaded file(s) that are not in the index", len(dropped))
+        return dropped
 
     def _ocr_job(self, params: dict[str, Any], progress: Any) -> OcrResult:
         return convert_document(self.settings, **params, on_page=lambda page: progress.page_done(None, page),
@@ -559,7 +587,12 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                     shutil.copyfileobj(upload.file, out)
                 Path(out.name).replace(target)
                 paths.append(str(target))
-            job = await run_in_threadpool(service.jobs.submit, names, paths, tenant, force=force, source=UPLOAD_SOURCE)
+            try:
+                job = await run_in_threadpool(service.jobs.submit, names, paths, tenant, force=force,
+                                              source=UPLOAD_SOURCE)
+            except BaseException:  # refused (Prefect unreachable): the files would be nobody's
+                await run_in_threadpool(service.drop_unregistered_uploads, paths)
+                raise
         elif kind == "application/json":
             body = await read_json(request, IngestPath)
             tenant = tenant_of(who, body.tenant)
