@@ -26,9 +26,9 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
-from folioflow.flows.report import RunReport
+from folioflow.flows.report import DocumentReport, RunReport
 
-__all__ = ["RunProgress", "document_rows", "summary_markdown", "publish_run_artifacts"]
+__all__ = ["RunProgress", "document_rows", "publish_run_artifacts", "report_from_rows", "summary_markdown"]
 
 
 class RunProgress:
@@ -90,12 +90,14 @@ class RunProgress:
 
 
 def document_rows(report: RunReport) -> list[dict[str, Any]]:
-    """One table row per document (values are strings or numbers)."""
+    """One table row per document (values are strings or numbers); :func:`report_from_rows` reads
+    them back (the API server does, for ingest jobs that Prefect ran)."""
     rows = []
     for doc in report.documents:
         engines = Counter(doc.engines)
         rows.append({
             "source": doc.source,
+            "doc_id": doc.doc_id or "",
             "status": doc.status,
             "change": doc.change or "",
             "pages": doc.pages,
@@ -108,6 +110,23 @@ def document_rows(report: RunReport) -> list[dict[str, Any]]:
             "error": doc.error or "",
         })
     return rows
+
+
+def report_from_rows(rows: list[dict[str, Any]], tenant: str | None = None) -> list[DocumentReport]:
+    """The per-document records of :func:`document_rows`' ``rows`` (the table artifact's data):
+    source, doc id, status, change, pages, chunks, failed and fallback pages, seconds and error
+    (engines per page are not in the table: left empty); ``tenant`` set on each. Raises
+    :class:`pydantic.ValidationError` for a row that is not such a record."""
+
+    def numbers(text: Any) -> list[int]:
+        return [int(n) for n in str(text or "").split(",") if n.strip().isdigit()]
+
+    return [DocumentReport(source=str(row["source"]), doc_id=row.get("doc_id") or None, status=row["status"],
+                           change=row.get("change") or None, pages=int(row.get("pages") or 0),
+                           chunks=int(row.get("chunks") or 0), failed_pages=numbers(row.get("failed pages")),
+                           fallback_pages=numbers(row.get("fallback pages")),
+                           seconds=float(row.get("seconds") or 0.0), error=row.get("error") or None, tenant=tenant)
+            for row in rows]
 
 
 def summary_markdown(report: RunReport, title: str) -> str:

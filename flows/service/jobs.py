@@ -26,6 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from folioflow.flows.report import DocumentReport
 from folioflow.flows.service.models import Job, JobProgress
 from folioflow.ocr.errors import ConfigurationError, FolioflowError
 
@@ -328,11 +329,45 @@ class PrefectIngest:
         job.state = new
         if state is not None and new in ("succeeded", "failed"):
             job.finished_at = state.timestamp
+            job.documents = self.documents(job.flow_run_id, job.tenant)
+            job.counts = dict(Counter(d.status for d in job.documents))
             if new == "failed":
                 job.error = f"Prefect flow run {state.name}: {(state.message or '').splitlines()[0][:300] if state.message else ''}"
         elif new == "running" and state is not None:
             job.started_at = state.timestamp
         return True
+
+    def documents(self, flow_run_id: str | None, tenant: str | None) -> list[DocumentReport]:
+        """The per-document report of a finished flow run, read back from the table artifact that
+        the run published (:func:`folioflow.flows.artifacts.publish_run_artifacts`, key
+        ``ingest-documents``; its data lives in the Prefect API, so no result storage is shared
+        with the workers). Empty when the run published none (it failed before the end) or
+        Prefect cannot be reached (logged)."""
+        import json
+
+        from prefect.client.orchestration import get_client
+        from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
+
+        from folioflow.flows.artifacts import report_from_rows
+
+        if flow_run_id is None:
+            return []
+        flow = self.deployment.split("/", 1)[0]
+        wanted = ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[uuid.UUID(flow_run_id)]),
+                                key=ArtifactFilterKey(any_=[f"{flow}-documents"]))
+        try:
+            with get_client(sync_client=True) as client:
+                artifacts = client.read_artifacts(artifact_filter=wanted)
+            if not artifacts:
+                return []
+            data = artifacts[0].data  # the rows as a JSON string (Prefect's TableArtifact.format)
+            rows = json.loads(data) if isinstance(data, str) else data
+            if not isinstance(rows, list):
+                raise TypeError(f"the table artifact holds {type(rows).__name__}, not rows")
+            return report_from_rows(rows, tenant)
+        except Exception as exc:  # noqa: BLE001 - unreachable API or an unexpected table: no report
+            log.warning("cannot read the report of flow run %s: %s", flow_run_id, type(exc).__name__)
+            return []
 
 
 class OrchestratorError(FolioflowError):

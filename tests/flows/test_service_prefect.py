@@ -58,3 +58,46 @@ def test_ingest_jobs_become_flow_runs_of_the_deployment(tmp_path, prefect_harnes
     with TestClient(create_app(load_settings(data_dir=tmp_path / "data2"), missing)) as client:
         refused = client.post("/v1/documents", json={"path": str(pdf)})
         assert refused.status_code == 503 and "no-such-deployment" in refused.json()["detail"], refused.text
+
+
+def test_prefect_job_reports_each_document_like_a_local_job(tmp_path, prefect_harness):
+    """A flow run of the deployment really runs (here in the test's process, on a worker's own
+    data dir, as a worker would run it); once it has ended the job holds the same per-document
+    report as a local job of the same folder: read back from the run's table artifact."""
+    import time
+
+    from prefect.client.orchestration import get_client
+    from prefect.flow_engine import run_flow
+
+    from folioflow.flows.ingest import ingest_flow
+
+    ingest_flow.to_deployment(name="folioflow-ingest").apply()
+    root = tmp_path / "docs"
+    write_sample_pdf(root / "report.pdf")
+    (root / "broken.pdf").write_bytes(b"PK\x03\x04 a zip archive, not a PDF")
+    fields = ("source", "doc_id", "status", "pages", "chunks", "error", "failed_pages", "tenant")
+
+    local = ApiSettings(allowed_roots=[root])
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "local", workers=1), local)) as client:
+        job = client.post("/v1/documents", json={"path": str(root)}).json()
+        deadline = time.monotonic() + 300
+        while (done := client.get(f"/v1/jobs/{job['id']}").json())["state"] not in ("succeeded", "failed"):
+            assert time.monotonic() < deadline, done
+            time.sleep(0.3)
+    expected = sorted([{k: d[k] for k in fields} for d in done["documents"]], key=lambda d: d["source"])
+    assert {d["status"] for d in expected} == {"indexed", "failed"}, expected
+
+    api = ApiSettings(ingest="prefect", allowed_roots=[root])
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "data"), api)) as client:
+        job = client.post("/v1/documents", json={"path": str(root)}).json()
+        with get_client(sync_client=True) as prefect:
+            run = prefect.read_flow_run(uuid.UUID(job["flow_run_id"]))
+        worker = {**run.parameters, "overrides": {**run.parameters["overrides"], "data_dir": str(tmp_path / "worker"),
+                                                  "workers": 1}}
+        run_flow(ingest_flow, flow_run=run, parameters=worker)  # what the work pool's worker would do
+        finished = client.get(f"/v1/jobs/{job['id']}").json()
+        assert finished["state"] == "succeeded", finished
+        got = sorted([{k: d[k] for k in fields} for d in finished["documents"]], key=lambda d: d["source"])
+        assert got == expected
+        assert finished["counts"] == done["counts"] == {"indexed": 1, "failed": 1}
+        assert client.get(f"/v1/jobs/{job['id']}").json()["documents"] == finished["documents"]  # kept
