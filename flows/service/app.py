@@ -28,6 +28,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from pydantic import ValidationError
@@ -74,6 +75,8 @@ API_VERSION = "1"
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 #: Source name recorded on uploaded documents (``folioflow status`` groups them under it).
 UPLOAD_SOURCE = "upload"
+#: Where the scripts, styles and icon of /docs and /redoc are served (fastapi-offline's files).
+DOCS_STATIC = "/docs-static"
 #: The job table's file in the data directory (unless the ``jobs_db`` setting names another).
 JOBS_FILE = "api-jobs.sqlite"
 _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 415, 422)}
@@ -316,9 +319,11 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                 announced.unlink(missing_ok=True)
             service.close()
 
-    app = FastAPI(title="folioflow", version=API_VERSION, lifespan=lifespan,
-                  description="Document ingestion and search: OCR, ingest jobs, hybrid search over the index "
-                              "(see docs/service.md).")
+    # Swagger UI (/docs) and ReDoc (/redoc) with their scripts and styles served by this process
+    # from fastapi-offline's copy (under DOCS_STATIC), not from a CDN: they work on an offline host.
+    app = FastAPIOffline(title="folioflow", version=API_VERSION, lifespan=lifespan, static_url=DOCS_STATIC,
+                         description="Document ingestion and search: OCR, ingest jobs, hybrid search over the index "
+                                     "(see docs/service.md).")
     app.state.service = service
 
     @app.middleware("http")

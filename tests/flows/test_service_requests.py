@@ -68,3 +68,19 @@ def test_ocr_page_range_past_the_end_is_a_422_with_the_page_count(tmp_path, job_
     answer = TestClient(by_path).post("/v1/ocr", json={"file_url": str(tmp_path / "root" / "report.pdf"),
                                                        "page_range": "50-60"})
     assert answer.status_code == 422 and "2 pages" in answer.json()["detail"], answer.text
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_api_doc_pages_load_everything_from_the_app(client, page):
+    import re
+
+    html = client.get(page)
+    assert html.status_code == 200 and "text/html" in html.headers["content-type"]
+    urls = re.findall(r'(?:src|href)="([^"]+)"', html.text)
+    assets = [u for u in urls if u.endswith((".js", ".css", ".png"))]
+    assert any(u.endswith(".js") for u in assets), urls
+    for url in assets:
+        assert url.startswith("/"), f"{page} loads {url} from outside the app"
+        answer = client.get(url)
+        assert answer.status_code == 200 and len(answer.content) > 1000, url
+    assert "/openapi.json" in html.text and client.get("/openapi.json").status_code == 200
