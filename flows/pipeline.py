@@ -61,6 +61,7 @@ class Pipeline:
     def __init__(self, settings: Settings, vlm_engine=None, in_process: bool = True, shared: Shared | None = None):
         self.settings = settings
         self._vlm_engine = vlm_engine
+        self._owns_vlm = False  # True once warm_up built the VLM engine (then close() closes it)
         self._in_process = in_process
         self._shared = shared
         self.embedder: Embedder | None = None
@@ -88,6 +89,7 @@ class Pipeline:
         # key needs its served model: built and warmed up here, then shared with the stages).
         if self._vlm_engine is None:
             self._vlm_engine = build_vlm_engine(s)
+            self._owns_vlm = self._vlm_engine is not None
         fingerprint = index_fingerprint(self.embedder.model_name, options, ocr_identity(s, self._vlm_engine))
         self.spec = StageSpec(settings=s, fingerprint=fingerprint, in_process=self._in_process)
         self.stages = Stages(self.spec, counter=counter, vlm_engine=self._vlm_engine).warm_up()
@@ -113,6 +115,9 @@ class Pipeline:
         if self.stages is not None:
             unregister_stages(self.stages)
             self.stages.close()
+        if self._owns_vlm and self._vlm_engine is not None:
+            self._vlm_engine.close()
+            self._owns_vlm = False
         if self.store is not None and self._shared is None:
             self.store.close()
 

@@ -193,6 +193,7 @@ class Stages:
     def __init__(self, spec: StageSpec, counter=None, vlm_engine=None):
         self.spec, self.settings = spec, spec.settings
         self._counter, self._vlm = counter, vlm_engine
+        self._owns_vlm = False  # a VLM engine given is its giver's to close; one built here is closed here
         self.converter: DocumentConverter | None = None
         self.chunker: Chunker | None = None
         self.pool: ConvertPool | None = None
@@ -207,6 +208,7 @@ class Stages:
         self.chunker = Chunker(self._counter, chunker_options(s))
         if self._vlm is None:
             self._vlm = build_vlm_engine(s)
+            self._owns_vlm = self._vlm is not None
         extra: dict[str, Any] = {"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}
         self.options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi, **extra)
         self.converter = DocumentConverter(self.options, vlm_engine=self._vlm, page_cache=self.cache)
@@ -220,6 +222,8 @@ class Stages:
         for part in (self.pool, self.converter):
             if part is not None:
                 part.close()
+        if self._owns_vlm and self._vlm is not None:
+            self._vlm.close()
 
     # ------------------------------------------------------------------------------------ stages
     def password_for(self, file: SourceFile) -> str | None:

@@ -108,7 +108,9 @@ class DocumentConverter:
     """Converts documents with the text layer, a CPU OCR engine and optionally a VLM engine.
 
     Raises :class:`ConfigurationError` when ``options.engine == "vlm"`` and no ``vlm_engine`` is
-    given. ``page_cache`` (see :class:`~folioflow.ocr.pages.PageCache`) is consulted before an engine runs
+    given. ``vlm_engine`` belongs to the caller: :meth:`close` closes only the engines the
+    converter built itself (CPU OCR, alternates, its inspection pool), so one VLM engine may serve
+    several converters (the API server's, shared by its requests). ``page_cache`` (see :class:`~folioflow.ocr.pages.PageCache`) is consulted before an engine runs
     and fed with every ``ok`` page, keyed by content hash, page number and the engine's cache key.
     """
 
@@ -186,7 +188,8 @@ class DocumentConverter:
             self.vlm_engine.warm_up()
 
     def close(self) -> None:
-        for engine in (self._cpu, self.vlm_engine, *self._alternates.values()):
+        """Close the engines this converter built (not ``vlm_engine``: its owner closes it)."""
+        for engine in (self._cpu, *self._alternates.values()):
             if engine is not None:
                 engine.close()
         if self._guard is not None:

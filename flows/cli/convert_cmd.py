@@ -140,5 +140,7 @@ def convert(
                 stats.fail(found.display, f"internal error: {type(exc).__name__}: {exc}")
             progress.advance(task)
     converter.close()
+    if vlm is not None:  # the converter leaves the engine it was given open
+        vlm.close()
     stats.seconds = time.perf_counter() - started
     print_summary(Console(), stats, output)

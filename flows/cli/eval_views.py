@@ -99,6 +99,8 @@ def run_eval_ocr(tests_files: list[Path], pdfs: Path, engines: list[str], langua
                 reports.append(evaluate_ocr(tests, pdfs, converter, label, on_page=partial(bar.advance, task)))
         finally:
             converter.close()
+    if vlm is not None:  # one engine for every converter above (each leaves it open)
+        vlm.close()
     print_ocr(reports, show)
     _write_json(json_out, {"tests": [str(f) for f in tests_files], "pdfs": str(pdfs),
                            "engines": [r.as_dict() for r in reports]})

@@ -742,16 +742,18 @@ def convert_document(settings: Settings, data: bytes, name: str, fmt: Literal["m
                                  languages=settings.languages, page_range=page_range)
     except ValidationError as exc:
         raise HTTPException(422, f"page_range: {exc.errors()[0]['msg']}") from None
-    shared = vlm_engine is not None
-    vlm = vlm_engine if shared else (build_vlm_engine(settings) if settings.ocr_endpoints else None)
-    converter = DocumentConverter(options, vlm_engine=vlm)
+    own = vlm_engine is None and bool(settings.ocr_endpoints)  # built here for this call, closed here
+    vlm = build_vlm_engine(settings) if own else vlm_engine
     try:
-        source = SourceRef(uri=f"upload://{sha256_bytes(data)}/{name}", path=name, source="api")
-        document = converter.convert(DocumentInput(data=data, source=source, password=password), on_page=on_page)
+        converter = DocumentConverter(options, vlm_engine=vlm)
+        try:
+            source = SourceRef(uri=f"upload://{sha256_bytes(data)}/{name}", path=name, source="api")
+            document = converter.convert(DocumentInput(data=data, source=source, password=password), on_page=on_page)
+        finally:
+            converter.close()  # its own engines only: the server's VLM engine outlives the request
     finally:
-        if shared:  # the server's engine outlives the request: the converter must not close it
-            converter.vlm_engine = None
-        converter.close()
+        if own and vlm is not None:
+            vlm.close()
     pages = []
     for page in document.pages:
         content: str | dict

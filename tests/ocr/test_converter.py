@@ -148,6 +148,29 @@ def test_auto_with_vlm_keeps_plain_pages_on_the_text_layer(folder, sample):
     assert "formula" in document.pages[1].attributes["route_reason"]
 
 
+class ClosableVlm(RecordingVlm):
+    """:class:`RecordingVlm` that counts its :meth:`close` calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_close_leaves_a_given_vlm_engine_to_its_owner(sample):
+    """One VLM engine serves several converters in turn (the API server's, per request): closing
+    a converter closes only what it built, so the engine still answers the next one."""
+    vlm = ClosableVlm()
+    for _ in range(2):
+        converter = DocumentConverter(ConvertOptions(engine="vlm"), vlm_engine=vlm)
+        assert converter.convert(item(sample)).engines() == ["vlm:recording", "vlm:recording"]
+        converter.close()
+        assert vlm.closed == 0
+    assert vlm.pages == [1, 2, 1, 2]
+
+
 def test_page_cache_skips_finished_pages(mixed):
     cache = MemoryPageCache()
     first = DocumentConverter(page_cache=cache).convert(item(mixed))
