@@ -169,7 +169,7 @@ class Service:
         table = JobTable(self.api.jobs_db or self.settings.data_dir / JOBS_FILE)
         prefect = PrefectIngest(self.api.prefect_deployment) if self.api.ingest == "prefect" else None
         self.jobs = JobQueue({"ingest": self._ingest_job, "ocr": self._ocr_job}, table, keep=self.api.max_jobs,
-                             prefect=prefect)
+                             prefect=prefect, on_prefect_end=self._prefect_job_ended)
 
     def close(self) -> None:
         """Stop the job worker and close the store, when the last lifespan that started them ends."""
@@ -191,6 +191,15 @@ class Service:
             return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"])
         finally:
             self.drop_unregistered_uploads(params["paths"])
+
+    def _prefect_job_ended(self, job: Job) -> None:
+        """Delete the uploaded files of an ended Prefect job that its report says failed (every one
+        when the run left no report) and that the registry does not hold: what a local job's end
+        deletes. A file the report says indexed is kept even when this server's store cannot see it."""
+        folder = self.upload_dir / (job.tenant or "_shared")
+        uploaded = [folder / name for name in job.inputs if Path(name).name == name]  # uploads: bare names
+        failed = {Path(d.source).resolve() for d in job.documents if d.status == "failed"}
+        self.drop_unregistered_uploads([str(p) for p in uploaded if not job.documents or p.resolve() in failed])
 
     def drop_unregistered_uploads(self, paths: list[str]) -> list[Path]:
         """Delete the files of ``paths`` that lie in :attr:`upload_dir` and that no registry record

@@ -163,11 +163,14 @@ class JobQueue:
     ``ingest`` runner returns a :class:`~folioflow.flows.report.RunReport`, an ``ocr`` runner an
     :class:`~folioflow.flows.service.models.OcrResult`; ``table``: where jobs are kept (marked
     failed at start when unfinished, see :meth:`JobTable.fail_unfinished`); ``keep``: finished jobs
-    remembered; ``prefect``: hand ingest jobs to this deployment instead of running them here."""
+    remembered; ``prefect``: hand ingest jobs to this deployment instead of running them here;
+    ``on_prefect_end``: called with such a job once it is seen ended (by :meth:`get`), its report
+    read back (errors it raises are logged)."""
 
     def __init__(self, runners: dict[str, Runner], table: JobTable, keep: int = 1000,
-                 prefect: PrefectIngest | None = None):
+                 prefect: PrefectIngest | None = None, on_prefect_end: Callable[[Job], Any] | None = None):
         self._runners = runners
+        self._on_prefect_end = on_prefect_end
         self._table = table
         self._keep = keep
         self._prefect = prefect
@@ -217,6 +220,11 @@ class JobQueue:
             return job
         if self._prefect.refresh(job):
             self._table.save(job)
+            if job.state in ("succeeded", "failed") and self._on_prefect_end is not None:
+                try:
+                    self._on_prefect_end(job.model_copy(deep=True))
+                except Exception:  # noqa: BLE001 - clean-up after a job never fails the request
+                    log.exception("after Prefect job %s", job.id)
         return job
 
     def list(self, tenant: str | None = None) -> list[Job]:

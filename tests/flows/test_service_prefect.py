@@ -101,3 +101,30 @@ def test_prefect_job_reports_each_document_like_a_local_job(tmp_path, prefect_ha
         assert got == expected
         assert finished["counts"] == done["counts"] == {"indexed": 1, "failed": 1}
         assert client.get(f"/v1/jobs/{job['id']}").json()["documents"] == finished["documents"]  # kept
+
+
+def test_prefect_job_deletes_the_uploads_that_failed(tmp_path, prefect_harness):
+    """An upload handed to Prefect: once the run has ended (run here as a worker would, on its own
+    data dir), the uploaded file the report says failed is gone from the uploads folder; the one
+    it says indexed stays (this server's store does not hold it: the worker's does)."""
+    from prefect.client.orchestration import get_client
+    from prefect.flow_engine import run_flow
+
+    from folioflow.flows.ingest import ingest_flow
+
+    ingest_flow.to_deployment(name="folioflow-ingest").apply()
+    pdf = write_sample_pdf(tmp_path / "report.pdf").read_bytes()
+    uploads = tmp_path / "uploads"
+    api = ApiSettings(ingest="prefect", upload_dir=uploads)
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "data"), api)) as client:
+        job = client.post("/v1/documents", files=[("files", ("notes.txt", b"plain text, not a document", "text/plain")),
+                                                  ("files", ("report.pdf", pdf, "application/pdf"))]).json()
+        assert {p.name for p in (uploads / "_shared").iterdir()} == {"notes.txt", "report.pdf"}
+        with get_client(sync_client=True) as prefect:
+            run = prefect.read_flow_run(uuid.UUID(job["flow_run_id"]))
+        worker = {**run.parameters, "overrides": {**run.parameters["overrides"], "data_dir": str(tmp_path / "worker"),
+                                                  "workers": 1}}
+        run_flow(ingest_flow, flow_run=run, parameters=worker)
+        finished = client.get(f"/v1/jobs/{job['id']}").json()
+        assert finished["counts"] == {"indexed": 1, "failed": 1}, finished
+        assert {p.name for p in (uploads / "_shared").iterdir()} == {"report.pdf"}
