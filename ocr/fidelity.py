@@ -29,7 +29,11 @@ A converted page is compared with evidence that does not come from the engine th
   image regions cropped from a 300 DPI render and OCR'd; their text joins the page as paragraphs
   (``attributes["source"] = "image_ocr"``) at the figure's place (``image_words``). When what the
   images yield reads as non-words (``image_plausibility`` under :data:`MIN_OCR_PLAUSIBILITY`:
-  handwritten notes pasted as pictures), it is kept and the page is ``partial``;
+  handwritten notes pasted as pictures), it is kept and the page is ``partial``. That share counts
+  words of :data:`MIN_JUDGED_LETTERS` letters or more, and needs :data:`MIN_WORDS` of them: a
+  photo read as text gives one- and two-letter fragments, which say the image holds no text, not
+  that its text was lost (the page stays ``ok``). A region the orientation detector turns is read
+  upright too (:func:`folioflow.ocr.finish.ocr_regions`);
 * **OCR confidence per line**: ``ocr_confidence`` (mean), and the share of lines under 0.5.
 
 A page that fails a check is **re-routed** (:class:`FidelityReview`): a text-layer page whose text
@@ -111,6 +115,9 @@ MIN_INK_READ = 0.5
 MIN_INK_SHARE = 0.002
 #: Images covering this share of a text-layer page get their regions OCR'd.
 MIN_IMAGE_SHARE = 0.25
+#: Letters a word read from a text-layer page's images needs to count in their plausibility (shorter
+#: ones are what pictures read as: fragments the lexicon holds by chance).
+MIN_JUDGED_LETTERS = 3
 #: Word confidence counted as read by :func:`ink_read`.
 READ_CONFIDENCE = 0.5
 
@@ -429,7 +436,11 @@ class FidelityReview:
         if not added:
             return
         unread = None
-        judged = plausibility("\n".join(b.text for b in added), self.languages)
+        # judged on its words of 3 letters or more: a photo or chart read as text gives fragments
+        # ("er AT", "Mn A", "de PL") that the lexicon happens to hold (two-letter abbreviations),
+        # and a handful of them decided a photo page "partial" with all its text there
+        judged = plausibility(" ".join(w for w in words("\n".join(b.text for b in added))
+                                       if len(w) >= MIN_JUDGED_LETTERS), self.languages)
         if judged is not None:
             page.fidelity.measures["image_plausibility"] = round(judged.rate, 4)
             if judged.rate < MIN_OCR_PLAUSIBILITY or judged.spaced > MAX_SPACED_LETTERS:

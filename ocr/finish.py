@@ -44,7 +44,7 @@ from contextlib import AbstractContextManager, nullcontext
 import numpy as np
 
 from folioflow.ocr.errors import FolioflowError
-from folioflow.ocr.fidelity import page_text, words
+from folioflow.ocr.fidelity import page_text, plausibility, words
 from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
@@ -265,13 +265,20 @@ def finish_document(document: Document,
         check_duplicates(document.pages, doc)
 
 
+def _known_words(page: Page) -> float:
+    """Lexicon words read on ``page`` (rate x words of its plausibility; 0 without a verdict)."""
+    judged = plausibility(page_text(page), list(page.attributes.get("languages") or ["eng"]))
+    return judged.rate * judged.words if judged is not None else 0.0
+
+
 def ocr_regions(engine, handle: PageHandle, regions: list[tuple[float, float, float, float]],
                 dpi: float = 300.0) -> tuple[str, list[Block]] | None:
     """OCR image regions (boxes in page points) of a page with a CPU OCR pipeline
     (:class:`~folioflow.ocr.engines.ocr_pipeline.CpuOcrEngine`): the page is rendered once at ``dpi``
     and each region cropped and read on its own. Returns ``(engine name, blocks in page points)``
     (margin labels and headings become paragraphs: a region has no page margins), or ``None`` when
-    the page cannot be rendered."""
+    the page cannot be rendered. A region the orientation detector turns is read upright too, and
+    the reading with more lexicon words is kept (the page around it is upright)."""
     try:
         image = handle.render(dpi=dpi)
     except FolioflowError:
@@ -284,9 +291,17 @@ def ocr_regions(engine, handle: PageHandle, regions: list[tuple[float, float, fl
         crop = gray[max(0, int(y0 * sy)):int(y1 * sy), max(0, int(x0 * sx)):int(x1 * sx)]
         if crop.size == 0 or min(crop.shape[:2]) < 16:
             continue
+        crop = np.ascontiguousarray(crop)
+        dpi_crop = crop.shape[1] * 72.0 / max(x1 - x0, 1e-6)
         try:
-            sub = engine.convert_image(np.ascontiguousarray(crop), handle.number, x1 - x0, y1 - y0,
-                                       dpi=crop.shape[1] * 72.0 / max(x1 - x0, 1e-6))
+            sub = engine.convert_image(crop, handle.number, x1 - x0, y1 - y0, dpi=dpi_crop)
+            if sub.rotation:
+                # the page's own text is upright, and the orientation detector misjudges pictures
+                # (a chart whose year labels stand on end was read upside down): read it upright
+                # too and keep the reading with more lexicon words
+                upright = engine.convert_image(crop, handle.number, x1 - x0, y1 - y0, dpi=dpi_crop, rotation=0)
+                if _known_words(upright) > _known_words(sub):
+                    sub = upright
         except FolioflowError:
             continue
         for block in sub.blocks:

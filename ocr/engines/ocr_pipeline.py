@@ -119,17 +119,23 @@ class CpuOcrEngine(PageEngine):
         result.seconds = time.perf_counter() - started
         return result
 
-    def convert_image(self, gray: np.ndarray, number: int, width: float, height: float, dpi: float = 0.0) -> Page:
+    def convert_image(self, gray: np.ndarray, number: int, width: float, height: float, dpi: float = 0.0,
+                      rotation: int | None = None) -> Page:
         """Run the pipeline on a grayscale page image (H, W uint8) of a page ``width`` x ``height``
-        points in display space. Raises :class:`~folioflow.ocr.errors.OcrError` from the recogniser."""
+        points in display space. ``rotation`` (0/90/180/270, clockwise turn that makes the image
+        upright): known already, so the orientation detector is not asked. Raises
+        :class:`~folioflow.ocr.errors.OcrError` from the recogniser."""
         page = Page(number=number, width=width, height=height, engine=self.name, model=self.recognizer.model,
                     attributes={"dpi": round(dpi, 1), "languages": list(self.languages)})
         attributes = page.attributes  # pydantic copied the dict: write to the page's own
         if ink_ratio(gray) < self.blank_ink:
             attributes["blank"] = True
             return page
-        rotation, details = self.orientation.detect(gray)
-        attributes["orientation"] = details
+        if rotation is None:
+            rotation, details = self.orientation.detect(gray)
+            attributes["orientation"] = details
+        else:
+            attributes["orientation"] = {"given": rotation}
         upright = rotate_upright(gray, rotation)
         glyphs = text_height(upright)
         if 0 < glyphs < self.min_text_px:  # low-resolution scan: tesseract/PP-OCR want ~20 px letters

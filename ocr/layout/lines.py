@@ -84,6 +84,7 @@ class _Columns:
         self.x1 = [c.x1 for c in chars]
         self.y1 = [c.y1 for c in chars]
         self.size = [c.size for c in chars]
+        self.alnum = [t.isalnum() for t in text]
         # bidi direction per char, only on pages that have right-to-left letters at all
         self.any_rtl = min(map(_direction, set(text)), default=0) < 0
         self.direction = list(map(_DIRECTION.__getitem__, text)) if self.any_rtl else []
@@ -144,19 +145,26 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
 
 
 def _rows(upright: list[int], cols: _Columns) -> list[list[int]]:
-    """Group characters (indices) whose vertical centres fall within each other's band."""
+    """Group characters (indices) whose vertical centres fall within each other's band. The band
+    is that of the row's letters and digits: a symbol (check box, bracket, bullet) joins a row
+    without widening it, so a box drawn beside two tightly set lines does not merge them."""
     y0_of, y1_of, size_of = cols.y0, cols.y1, cols.size
     mids = [(a + b) / 2 for a, b in zip(y0_of, y1_of, strict=True)]
     rows: list[list[int]] = []
     members: list[int] = []
     top = bottom = lead = 0.0
+    alnum = cols.alnum
+    lettered = False  # whether the row's band comes from a letter or digit
     for i in sorted(upright, key=mids.__getitem__):
         y0, y1 = y0_of[i], y1_of[i]
         mid = mids[i]
         if rows and top <= mid <= bottom and (y1 - y0) < 2.5 * (bottom - top):
             members.append(i)
-            # keep the band of the row's main text (superscripts must not stretch it much)
-            if size_of[i] >= lead:
+            if alnum[i] and not lettered:  # the row began with symbols: its text sets the band
+                top, bottom, lead, lettered = y0, y1, 0.8 * size_of[i], True
+            # keep the band of the row's main text: superscripts must not stretch it much, and
+            # symbols not at all (a check box beside two tightly set lines spans both)
+            elif size_of[i] >= lead and (alnum[i] or not lettered):
                 if y0 < top:  # noqa: PLR1730
                     top = y0
                 if y1 > bottom:  # noqa: PLR1730
@@ -164,7 +172,7 @@ def _rows(upright: list[int], cols: _Columns) -> list[list[int]]:
             continue
         members = [i]
         rows.append(members)
-        top, bottom, lead = y0, y1, 0.8 * size_of[i]
+        top, bottom, lead, lettered = y0, y1, 0.8 * size_of[i], alnum[i]
     return rows
 
 

@@ -24,6 +24,9 @@ __all__ = ["Char", "Rect", "PageContent", "display_transform", "read_page"]
 
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demibold", "extrabold")
 _ITALIC_NAMES = ("italic", "oblique")
+#: Style words of a font name's style part ("Arial-ItalicMT", "Times,Roman") that name a weight
+#: below bold: such a name decides, not the weight PDFium reports (see :func:`_font_info`).
+_PLAIN_STYLES = ("regular", "roman", "book", "light", "thin", "medium", "italic", "oblique")
 _FORCE_BOLD = 1 << 18  # PDF font descriptor flag ForceBold (PDF 32000-1:2008, table 123)
 _ITALIC_FLAG = 1 << 6
 
@@ -170,7 +173,10 @@ _GENERATED_CODES = frozenset((0x20, 0x0A, 0x0D))
 
 
 def _font_info(font: int | None, buffer) -> tuple[str, bool, bool]:
-    """(base name without subset prefix, bold, italic) of a PDFium font handle (``None``: no font)."""
+    """(base name without subset prefix, bold, italic) of a PDFium font handle (``None``: no font).
+    Bold: a bold word in the name (:data:`_BOLD_NAMES`), the ForceBold flag, or a weight of 600 or
+    more unless the name's style part (after its last ``-`` or ``,``) names a lighter style
+    (:data:`_PLAIN_STYLES`)."""
     name = ""
     handle = _VOIDP(font or 0)
     if font:
@@ -179,7 +185,12 @@ def _font_info(font: int | None, buffer) -> tuple[str, bool, bool]:
     lower = name.lower()
     weight = _font_weight(handle) if font else -1
     flags = _font_flags(handle) if font else 0
-    bold = weight >= 600 or any(k in lower for k in _BOLD_NAMES) or bool(flags & _FORCE_BOLD)
+    style = lower.split("+", 1)[-1].replace(",", "-").rpartition("-")[2] if "-" in lower or "," in lower else ""
+    # PDFium's weight comes from the descriptor's /FontWeight or, without one, from its /StemV; a
+    # name whose style part says the weight (a FinanceBench 10-Q's "Arial-ItalicMT" has a /StemV
+    # PDFium turns into weight 610, so its italic signature titles became bold headings) is trusted
+    named_plain = any(k in style for k in _PLAIN_STYLES)
+    bold = any(k in lower for k in _BOLD_NAMES) or bool(flags & _FORCE_BOLD) or (weight >= 600 and not named_plain)
     italic = bool(flags & _ITALIC_FLAG) or any(k in lower for k in _ITALIC_NAMES)
     return name.split("+", 1)[-1], bold, italic
 

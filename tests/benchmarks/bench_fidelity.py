@@ -40,8 +40,9 @@ positions, where the thresholds of ``folioflow.ocr.fidelity`` were chosen) and a
 pages (CPU seconds, alternating per document, as ``bench_text_layer.py`` does).
 
 Run: ``PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/benchmarks/bench_fidelity.py [--types filings,contracts,...]
-[--limit N] [--max-pages P] [--tesseract-pages T] [--overhead] [--json out.json]`` (needs
+[--limit N] [--max-pages P] [--docs NAME,...] [--tesseract-pages T] [--overhead] [--json out.json]`` (needs
 ``../shared/corpus``; ``FOLIOFLOW_CORPUS`` overrides). ``--limit`` takes N documents per type,
+``--docs`` only those whose file name holds one of the comma-separated parts (after ``--limit``),
 ``--max-pages`` the first P pages of each document, ``--tesseract-pages`` runs the tesseract
 baseline on the first T pages of each born-digital document (it is slow; scans always get it).
 
@@ -287,8 +288,11 @@ def run_document(task: DocTask, converter, chunker, tess: Tesseract | None, max_
     found: dict[int, Counter] = defaultdict(Counter)
     furniture_of: dict[int, Counter] = defaultdict(Counter)
     for chunk in chunks:
-        words = Counter(tokens(chunk.text + "\n" + "\n".join(chunk.heading_path)))
-        furniture = Counter(tokens("\n".join(chunk.metadata.get("page_headers", []) + chunk.metadata.get("page_footers", []))))
+        # each field apart: joined by line breaks, a chunk text ending "-1-" and a heading path
+        # starting "MANUFACTURING" read as "1-\nMANUFACTURING", a word hyphenated across a line
+        words = sum((Counter(tokens(t)) for t in [chunk.text, *chunk.heading_path]), Counter())
+        furniture = sum((Counter(tokens(t)) for t in chunk.metadata.get("page_headers", [])
+                         + chunk.metadata.get("page_footers", [])), Counter())
         for n in range(chunk.page_start, chunk.page_end + 1):
             found[n].update(words)
             furniture_of[n] |= furniture  # furniture once per page, not once per chunk
@@ -414,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--types", default=",".join(TYPES))
     parser.add_argument("--limit", type=int, default=None, help="documents per type")
     parser.add_argument("--max-pages", type=int, default=None, help="first P pages of each document")
+    parser.add_argument("--docs", default=None,
+                        help="comma-separated parts of file names: only documents whose name holds one "
+                             "(case-insensitive), taken after --limit, so halves stay as in the full run")
     parser.add_argument("--tesseract-pages", type=int, default=3, help="tesseract baseline pages per born-digital document")
     parser.add_argument("--no-tesseract", action="store_true")
     parser.add_argument("--overhead", action="store_true")
@@ -429,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     from folioflow.ocr.converter import ConvertOptions, DocumentConverter
 
     kinds = [k.strip() for k in args.types.split(",") if k.strip()]
+    wanted = [w.strip().casefold() for w in (args.docs or "").split(",") if w.strip()]
     converter = DocumentConverter(ConvertOptions(engine="auto"),
                                   page_cache=DiskPageCache(args.page_cache) if args.page_cache else None)
     chunker = Chunker()
@@ -438,6 +446,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for kind in kinds:
         for task in tasks(kind, args.limit):
+            if wanted and not any(w in task.path.name.casefold() for w in wanted):
+                continue
             t = time.perf_counter()
             try:
                 got, doc_level = run_document(task, converter, chunker, tess, args.max_pages, args.tesseract_pages)

@@ -229,3 +229,61 @@ def handwritten_png(path: Path, seed: int = 3) -> Path:
             x += word + rng.randint(25, 55)
     image.save(path, dpi=(200, 200))
     return path
+
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
+CHECK_LINES = ("If an emerging growth company, indicate by check mark if the registrant has elected not to use the",
+               "extended transition period for complying with any new or revised financial accounting standards.")
+
+
+def check_box_pdf(path: Path) -> Path:
+    """A 10-K cover's check-box question (CVS Health 2022, page 1): two lines set 8 points apart
+    in 8-point Times and a 10-point check box (DejaVu Sans "☐", font box 11.6 points tall) whose
+    centre lies in the first line's band and whose box reaches below the second line's centre."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(TTFont("DejaVuSans", str(DEJAVU / "DejaVuSans.ttf")))
+    c = canvas.Canvas(str(path), pagesize=(612, 792))
+    c.setFont("Times-Roman", 8)
+    c.drawString(40, 500, CHECK_LINES[0])
+    c.drawString(40, 492, CHECK_LINES[1])
+    c.setFont("DejaVuSans", 10)
+    c.drawString(560, 495.5, "\u2610")
+    for i, line in enumerate(wrap(NEWS, 90)):
+        c.setFont("Times-Roman", 8)
+        c.drawString(40, 460 - 10 * i, line)
+    c.save()
+    return path
+
+
+SIGNATURE_TITLE = "Senior Vice President, Finance \u2013 Controller and Chief Accounting Officer"
+
+
+def italic_weight_pdf(path: Path) -> Path:
+    """A filing's signature block (Best Buy 10-Q, 2024 Q2, page 26): the signer's title in an
+    italic font ("DejaVuSerif-Italic") whose descriptor says /FontWeight 700, as the 10-Q's
+    "Arial-ItalicMT" has a /StemV that PDFium turns into weight 610. The name says italic, not bold."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(TTFont("DejaVuSerif-Italic", str(DEJAVU / "DejaVuSerif-Italic.ttf")))
+    c = canvas.Canvas(str(path), pagesize=(612, 792), pageCompression=0)
+    c.setFont("Times-Roman", 9)
+    y = 740
+    for line in wrap(NEWS, 100):
+        c.drawString(40, y, line)
+        y -= 12
+    c.drawString(250, y - 20, "/s/ MATHEW R. WATSON")
+    c.drawString(250, y - 32, "Mathew R. Watson")
+    c.setFont("DejaVuSerif-Italic", 9)
+    c.drawString(250, y - 44, SIGNATURE_TITLE)
+    c.save()
+    data = path.read_bytes()
+    # an explicit weight in the italic font's descriptor (PDF 32000-1:2008, table 122); PDFium
+    # rebuilds the cross-reference table the longer object shifts
+    assert b"/Type /FontDescriptor" in data
+    path.write_bytes(data.replace(b"/Type /FontDescriptor", b"/FontWeight 700 /Type /FontDescriptor"))
+    return path

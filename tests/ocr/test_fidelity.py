@@ -356,3 +356,66 @@ def test_corpus_handwritten_notes_behind_a_thin_text_layer_are_partial(converter
     assert page.fidelity.measures["image_plausibility"] < 0.65
     assert "Data Components" in page.markdown  # the text layer's content stays
     assert any(b.attributes.get("source") == "image_ocr" for b in page.blocks)
+
+
+# -- born-digital pages reported ok with words missing (issue 23 follow-up) ---------------------
+
+def test_check_box_beside_two_tight_lines_does_not_merge_them(converter, tmp_path):
+    """CVS Health's 10-K cover: a check box whose font box spans two lines set 8 points apart
+    widened the first line's band over the second, and the two were read as one line letter by
+    letter in x order ("Iffinaannceimaleargcicnog..."): 11% of the page's words lost, page ok."""
+    page = convert(converter, docs.check_box_pdf(tmp_path / "check.pdf")).pages[0]
+    assert page.engine == "text" and page.status is PageStatus.OK
+    for line in docs.CHECK_LINES:
+        assert line in page.markdown, page.markdown
+    assert "\u2610" in page.markdown
+
+
+def test_italic_font_with_a_heavy_weight_is_not_a_heading(converter, tmp_path):
+    """Best Buy's 10-Q signature page: an italic signer's title whose font descriptor gives a
+    bold weight was a bold line, so a level-3 heading; ending the page, its words reached only
+    the heading path of the next page's chunks. The font's name says italic: a paragraph."""
+    import pypdfium2 as pdfium
+
+    from folioflow.ocr.layout.pdfpage import read_page
+
+    path = docs.italic_weight_pdf(tmp_path / "signature.pdf")
+    chars = [c for c in read_page(pdfium.PdfDocument(path)[0]).chars if c.font.endswith("DejaVuSerif-Italic")]
+    assert chars and all(c.italic and not c.bold for c in chars)
+    page = convert(converter, path).pages[0]
+    title = [b for b in page.blocks if docs.SIGNATURE_TITLE in b.text]
+    assert title and title[0].type is BlockType.PARAGRAPH, [(b.type, b.text) for b in page.blocks]
+
+
+def test_corpus_photos_on_a_filing_page_read_as_fragments_leave_it_ok(converter, corpus):
+    """Best Buy's 2017 10-K, page 25: product photos beside the stock-performance text read as
+    "$200 | er AT", "Mn A", "de PL": one- and two-letter fragments the lexicon holds. They say the
+    images hold no text; the page, whose text layer has all its words, stays ok."""
+    path = corpus / "A_finance/financebench/pdfs/BESTBUY_2017_10K.pdf"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    converter.options = converter.options.model_copy(update={"page_range": "25"})
+    try:
+        page = convert(converter, path).pages[0]
+    finally:
+        converter.options = converter.options.model_copy(update={"page_range": None})
+    assert page.engine == "text" and page.status is PageStatus.OK, page.errors
+    assert page.fidelity is not None and page.fidelity.rerouted[0].startswith("image_regions")
+    assert "image_plausibility" not in page.fidelity.measures  # too few words of 3+ letters to judge
+
+
+def test_corpus_chart_the_orientation_detector_turns_is_read_upright(converter, corpus):
+    """Corning's 2020 10-K, page 22: the performance graph's year labels stand on end, the
+    orientation detector turned the chart upside down and its title read as "juewidinbz
+    suogesiunwwe" (page partial). Read upright too, the title reaches the page and it is ok."""
+    path = corpus / "A_finance/financebench/pdfs/CORNING_2020_10K.pdf"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    converter.options = converter.options.model_copy(update={"page_range": "22"})
+    try:
+        page = convert(converter, path).pages[0]
+    finally:
+        converter.options = converter.options.model_copy(update={"page_range": None})
+    assert page.engine == "text" and page.status is PageStatus.OK, page.errors
+    assert page.fidelity is not None and page.fidelity.measures["image_plausibility"] >= 0.65
+    assert "Cumulative Total Return" in page.markdown
