@@ -59,6 +59,48 @@ def test_party_definitions_and_signature_blocks_are_chunks_of_their_own(contract
     assert plain and not any("IN WITNESS" in c.text or "Name: Jane" in c.text for c in plain)
 
 
+def _write_lines_pdf(path, lines):
+    """One page of body-size lines 14 pt apart, so the text layer joins each clause's title line to
+    the paragraph under it (no gap marks the title)."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=LETTER)
+    pdf.setFont("Times-Roman", 11)
+    y = 720
+    for line in lines:
+        pdf.drawString(72, y, line)
+        y -= 14
+    pdf.save()
+    return path
+
+
+def test_capital_titles_joined_to_their_text_name_their_clause(tmp_path):
+    """NETGEAR's distributor agreement in CUAD: "19.", six no-break spaces, "ENTIRE AGREEMENT,
+    GOVERNING LAW" on one line, the clause's text on the next; the text layer reads both lines as
+    one paragraph, and the clause chunk's heading path still names the clause."""
+    nbsp = "\u00a0"
+    lines = ["DISTRIBUTOR AGREEMENT", "",
+             "This Distributor Agreement is made as of March 1, 1996 by and between NETGEAR, Inc. and Ingram Micro Inc.",
+             "",
+             f"18.{nbsp * 6}ASSIGNMENT",
+             "This Agreement may not be assigned by either party without prior written permission from the",
+             "other party, which permission shall not be unreasonably withheld or delayed.", "",
+             f"19.{nbsp * 6}ENTIRE{nbsp}AGREEMENT,{nbsp}GOVERNING{nbsp}LAW",
+             f"This{nbsp}Agreement,{nbsp}including{nbsp}its{nbsp}attachment, constitutes the entire agreement between",
+             "Distributor and NETGEAR and is governed by the laws of the State of California except that body",
+             "of law dealing with conflicts of law.", "",
+             "20. NOTICES, COUNTERPARTS All notices under this Agreement shall be in writing and delivered by",
+             "hand or by courier to the addresses set out above; this Agreement may be signed in counterparts."]
+    chunks = Chunker(default_counter()).chunk(_convert(_write_lines_pdf(tmp_path / "distributor.pdf", lines)))
+    for title, words in (("18. ASSIGNMENT", "may not be assigned"),
+                         ("19. ENTIRE AGREEMENT, GOVERNING LAW", "governed by the laws of the State of California"),
+                         ("20. NOTICES, COUNTERPARTS", "shall be in writing")):
+        holding = [c for c in chunks if words in c.text]
+        assert holding and all(c.heading_path[-1] == title for c in holding), (title, [c.heading_path for c in chunks])
+        assert any(c.text.startswith(title.split()[0] + " ") for c in holding)  # the number stays in the text
+
+
 CUAD = "B_legal/cuad/pdfs"
 #: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
 #: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered
