@@ -15,6 +15,15 @@ Two re-rankings of a fused chunk ranking, used by
   made, dated or took effect (the preamble says "made as of ... by and between ..."); for the
   signature blocks when it asks who signed, or when the agreement was made or executed; for the
   defined terms when it asks what a term means or how it is defined.
+* **The party block first** (with role demotion, retriever option ``lead_roles``). A question that
+  asks for a role of :data:`LEADING_ROLES` (:func:`leading_role`: the party block, for "who are the
+  parties", "when was it made", "when does it take effect") gets that block first: the retriever
+  searches the chunks of that role alone (the same dense and sparse search, filtered on the role,
+  in the documents the call is restricted to or title routing chose) and puts the best one in
+  front of the fused ranking. Keeping the block where it ranked is not enough: "Who are the parties
+  to this agreement?" shares its words with every "relationship of the parties" or "entire
+  agreement between the parties" clause, and those outrank the preamble, which names the parties
+  without saying "parties".
 * **Clause-title match** (``heading_weight``). A clause chunk's heading path names its clause
   ("12. Governing Law", "ARTICLE VIII Insurance"). :func:`heading_ranking` ranks the candidates
   whose heading path shares a content term with the question (BM25 terms: Snowball stems without
@@ -32,7 +41,8 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["GENERIC_WORDS", "chunk_role", "heading_ranking", "split_roles", "wanted_roles"]
+__all__ = ["GENERIC_WORDS", "LEADING_ROLES", "chunk_role", "heading_ranking", "leading_role", "split_roles",
+           "wanted_roles"]
 
 #: Question words that ask for the party block (who the parties are, when the agreement was made).
 _ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\b|\bwho\s+(?:are|is|were|was)\b.*\bpart(?:y|ies)\b|"
@@ -45,6 +55,9 @@ _ASKS_SIGNATURE = re.compile(r"\bwho\s+signed\b|\bsign(?:ed|ature|atory|atories)
 #: Question words that ask for the defined terms.
 _ASKS_DEFINITIONS = re.compile(r"\bdefin(?:e|ed|es|ition|itions)\b|\bmeaning\b|\bwhat\s+(?:does|do)\b.*\bmean\b|"
                                r"\bmeans\b", re.IGNORECASE)
+#: Roles whose block goes first for a question that asks for it: the party block (one per agreement;
+#: it answers "who are the parties" and "when was it made", and often "when does it take effect").
+LEADING_ROLES = (PARTIES,)
 #: Words of contract questions and clause titles that do not tell clauses apart.
 GENERIC_WORDS = ("agreement", "agreements", "party", "parties", "contract", "this", "section", "article", "clause",
                  "shall", "may", "any", "other", "each")
@@ -60,6 +73,13 @@ def wanted_roles(question: str) -> frozenset[str]:
     if _ASKS_DEFINITIONS.search(question):
         out.add(DEFINITIONS)
     return frozenset(out)
+
+
+def leading_role(wanted: Iterable[str]) -> str | None:
+    """The first role of :data:`LEADING_ROLES` among ``wanted`` (:func:`wanted_roles` of a
+    question), or None: the role whose best chunk the retriever puts first."""
+    wanted = frozenset(wanted)
+    return next((role for role in LEADING_ROLES if role in wanted), None)
 
 
 def chunk_role(payload: dict[str, Any]) -> str | None:

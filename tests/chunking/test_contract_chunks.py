@@ -101,6 +101,33 @@ def test_capital_titles_joined_to_their_text_name_their_clause(tmp_path):
         assert any(c.text.startswith(title.split()[0] + " ") for c in holding)  # the number stays in the text
 
 
+#: An agency agreement whose preamble names the parties and says they "agree as follows" (no "made
+#: ... between"), then an amendment bound after it with its own preamble (CUAD's MICOA and NETGEAR files).
+AGREES_AND_AMENDMENT = [
+    "# MICOA AGENCY AGREEMENT\n\nMutual Insurance Corporation of America, a Michigan insurance corporation "
+    "(\"MICOA\") and Stratton, Cheeseman & Walsh-Nevada, Inc., a Nevada corporation (\"Agency\") agree as "
+    "follows:\n\n### 1. Authority\n\nSubject to the underwriting rules of MICOA, the Agency is authorized to "
+    "solicit proposals for health care liability insurance within the State of Nevada.\n\n### 2. Term\n\nThis "
+    "Agreement is effective as of the date signed and continues between the parties until terminated on sixty "
+    "days' written notice.\n\nNOW, THEREFORE, the parties agree as follows: the schedule of commissions in "
+    "Exhibit A applies to every policy placed.",
+    "# AMENDMENT TO THE AGENCY AGREEMENT\n\nThis Amendment is entered into effective October 1, 1999 (\"Amendment "
+    "Date\") by and between MICOA (\"MICOA\") and Stratton, Cheeseman & Walsh-Nevada, Inc. (\"Agency\").\n\n"
+    "1. The territory of the Agreement is amended to be the States of Nevada and Arizona.",
+]
+
+
+def test_preambles_that_agree_as_follows_and_amendments_bound_after_are_party_blocks():
+    from tests.chunking.helpers import make_doc
+
+    chunks = Chunker(default_counter()).chunk(make_doc(*AGREES_AND_AMENDMENT))
+    parties = [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    assert [c.text.split()[0] for c in parties] == ["Mutual", "This"], [c.text[:40] for c in parties]
+    assert "agree as follows" in parties[0].text and "Amendment Date" in parties[1].text
+    # a clause that says "effective ... between" and the recitals' "NOW, THEREFORE, ... agree as follows" are no preamble
+    assert not any(c.metadata.get(ROLE) for c in chunks if "sixty days" in c.text or "NOW, THEREFORE" in c.text)
+
+
 CUAD = "B_legal/cuad/pdfs"
 #: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
 #: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered
