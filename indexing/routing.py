@@ -32,8 +32,10 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   document's own cover. :func:`tickers_in` reads the tickers a filing prints on its first pages
   (the ``Trading Symbol(s)`` column of a 10-K or 10-Q cover since 2019, ``(NYSE: MGM)`` /
   ``(NASDAQ: NFLX)`` in a release, ``under the symbol "NFLX"``); the pipeline records them with the
-  document (registry ``metadata["tickers"]``) and they count as terms of its title. A filing that
-  prints none (10-Ks before 2019 often) is matched by its name only: an all-capitals ticker that
+  document (registry ``metadata["tickers"]``) and they count as terms of its title and of every
+  title that starts with the same word (the company of ``COMPANY_YEAR_FORM`` names: an older 10-K
+  gets the symbol its successor prints). A company none of whose documents prints one is matched
+  by its name only: an all-capitals ticker that
   starts the name (``MGM``, ``JPM``, ``CVS``) still matches as a prefix (below), others do not. No
   list of tickers is shipped: it would go stale, and a guessed letter match (``AES`` in
   ``AmericanExpreSs``, ``CCC`` in ``CoCaCola``) routes questions that name no company.
@@ -138,6 +140,30 @@ def tickers_in(text: str) -> list[str]:
     return out
 
 
+def _shared_tickers(titles: Mapping[str, str], tickers: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """``{doc_id: lower-cased tickers}``: each document's own, and those of every document whose
+    title starts with the same word (the company in ``COMPANY_YEAR_FORM`` names: a 2018 10-K whose
+    cover lists no symbol gets ``mmm`` from the 2022 one, so that a ticker does not pull a question
+    about 2018 to the newer filing)."""
+    def company(title: str) -> str | None:
+        first = next(iter(_WORD.findall(title)), "").lower()
+        return first if len(first) > 1 and first not in STOP_WORDS and not first.isdigit() else None
+
+    by_company: dict[str, set[str]] = {}
+    own = {doc_id: {t.lower() for t in symbols if t} for doc_id, symbols in tickers.items() if doc_id in titles}
+    for doc_id, symbols in own.items():
+        key = company(titles[doc_id])
+        if key and symbols:
+            by_company.setdefault(key, set()).update(symbols)
+    out: dict[str, set[str]] = {}
+    for doc_id, title in titles.items():
+        key = company(title)
+        symbols = own.get(doc_id, set()) | (by_company.get(key, set()) if key else set())
+        if symbols:
+            out[doc_id] = symbols
+    return out
+
+
 def _name_stems(word: str) -> set[str]:
     """Shorter forms of one title word that name the same party: its CamelCase parts and their
     joins without trailing legal forms (``PareteumCorp`` -> ``pareteum``, ``corp``;
@@ -214,9 +240,8 @@ class TitleRouter:
         #: The collection's retrieval profile, set by whoever infers it (:mod:`folioflow.indexing.profiles`).
         self.profile = "general"
         terms = {doc_id: title_terms(title) for doc_id, title in titles.items()}
-        for doc_id, symbols in (tickers or {}).items():  # a ticker is one more term of its document's title
-            if doc_id in terms:
-                terms[doc_id] |= {t.lower() for t in symbols if t}
+        for doc_id, symbols in _shared_tickers(self.titles, tickers or {}).items():
+            terms[doc_id] |= symbols  # a ticker is one more term of its company's titles
         df = Counter(t for doc_terms in terms.values() for t in doc_terms)
         n = len(terms)
         common = {t for t, count in df.items() if n >= 4 and count * 2 > n}
