@@ -97,6 +97,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, PrivateAttr, SecretStr
 
 from folioflow.indexing.clause_ranking import (
+    boilerplate_test,
     chunk_role,
     heading_ranking,
     leading_role,
@@ -117,7 +118,7 @@ log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
-                "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles")
+                "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
@@ -187,6 +188,9 @@ class FolioRetriever(BaseRetriever):
     heading_weight: float = 0.0
     #: With ``demote_roles``: the party block first for a question that asks for it (module docstring).
     lead_roles: bool = True
+    #: With ``demote_roles``: general provisions (counterparts, entire agreement, notices, ...) after
+    #: the substantive clauses unless their title matches the question (clause_ranking).
+    demote_boilerplate: bool = True
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -293,7 +297,9 @@ class FolioRetriever(BaseRetriever):
         lead = None
         if demote:  # role chunks the question does not ask for go after every substantive chunk
             wanted = wanted_roles(query)
-            ranked, demoted = split_roles(ranked, wanted)
+            boilerplate = (boilerplate_test(query, lambda text: self._encoder().encode_query(text).indices)
+                           if opts["demote_boilerplate"] else None)
+            ranked, demoted = split_roles(ranked, wanted, boilerplate)
             if unanimous is not None and chunk_role(unanimous.payload) not in (None, *wanted):
                 unanimous = None
             role = leading_role(wanted) if opts["lead_roles"] else None

@@ -10,7 +10,13 @@ import pytest
 from folioflow.chunking.chunker import Chunker
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, SIGNATURE
 from folioflow.chunking.tokens import default_counter
-from folioflow.indexing.clause_ranking import heading_ranking, leading_role, wanted_roles
+from folioflow.indexing.clause_ranking import (
+    boilerplate_test,
+    heading_ranking,
+    leading_role,
+    split_roles,
+    wanted_roles,
+)
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.registry import DocumentRecord
 from folioflow.indexing.retriever import FolioRetriever
@@ -151,3 +157,29 @@ def test_clause_titles_that_match_the_question_come_first(contract_store, embedd
         for question in ("What law governs this agreement?", "Which court's law applies (choice of law)?"):
             top = retriever.invoke(question, doc_ids=[doc_id])[0]
             assert top.metadata["heading_path"][-1] == title, (style, question, top.metadata["heading_path"])
+
+
+def test_general_provisions_come_after_the_clauses_unless_the_question_names_them():
+    """Short "Counterparts" / "Entire Agreement" / "Relationship of the Parties" clauses share a
+    question's common words ("party", "agreement", "other") and answer none of its substance (CUAD:
+    they ranked first for exclusivity and non-compete questions)."""
+    encoder = BM25Encoder()
+
+    def terms(text):
+        return encoder.encode_query(text).indices
+
+    class Hit:
+        def __init__(self, title):
+            self.id, self.payload = title, {"metadata": {"heading_path": ["SUPPLY AGREEMENT", title]}}
+
+    titles = ["6. Counterparts", "10.4 ENTIRE AGREEMENT", "9.3 Relationship of Parties", "10.9 SECTION HEADINGS; CONSTRUCTION",
+              "Section 9.02 Notices", "5. Exclusivity", "19. ENTIRE AGREEMENT, GOVERNING LAW",
+              "12. Entire Agreement; Amendment and Waiver; Confidentiality", "8. Survival"]
+    hits = [(Hit(t), 1.0 - i / 100) for i, t in enumerate(titles)]
+    question = "Is the arrangement exclusive, or may a party deal with others?"
+    keep, demoted = split_roles(hits, wanted_roles(question), boilerplate_test(question, terms))
+    assert [h.id for h, _ in demoted] == titles[:5]  # every part of the title is a general provision
+    assert [h.id for h, _ in keep] == titles[5:]  # a title with a substantive part stays
+    asked = "Can this agreement be signed in counterparts, and how are notices given?"
+    keep, demoted = split_roles(hits, wanted_roles(asked), boilerplate_test(asked, terms))
+    assert {"6. Counterparts", "Section 9.02 Notices"} <= {h.id for h, _ in keep}  # named by the question
