@@ -33,7 +33,11 @@ sparse query (:mod:`folioflow.indexing.glossary`; ``glossary=None`` searches the
 ``route_titles`` (default on): a question that names a document's title terms (company, year,
 form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
 two rankings are fused by Reciprocal Rank Fusion (:mod:`folioflow.indexing.routing`; it boosts rather than
-filters, see there for how a wrong route can still cost a page its place). Results are then in the
+filters, see there for how a wrong route can still cost a page its place). With ``demote_roles``
+(profiles ``legal`` and ``general``) and ``unnamed_inside`` (default on), the search inside the
+routed documents leaves out the question's words that name them
+(:meth:`~folioflow.indexing.routing.TitleRouter.without_names`): inside the named contract, its
+name would only favour the chunks that repeat it. Results are then in the
 fused order and their ``score`` is that fusion's score (``sum 1/(60 + rank)`` over the two
 rankings), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
 search that found the chunk. It is skipped when the call already restricts ``doc_ids`` or uses
@@ -118,7 +122,8 @@ log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
-                "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate")
+                "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
+                "unnamed_inside")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
@@ -191,6 +196,8 @@ class FolioRetriever(BaseRetriever):
     #: With ``demote_roles``: general provisions (counterparts, entire agreement, notices, ...) after
     #: the substantive clauses unless their title matches the question (clause_ranking).
     demote_boilerplate: bool = True
+    #: With ``demote_roles``: the search inside routed documents leaves out the words naming them.
+    unnamed_inside: bool = True
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -285,10 +292,18 @@ class FolioRetriever(BaseRetriever):
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None)
         ranked, unanimous = self._search(dense, sparse, flt, **search)
-        routed = (self._router(opts["tenant"], opts["sources"]).route(query)
+        router = self._router(opts["tenant"], opts["sources"]) if opts["route_titles"] else None
+        routed = (router.route(query)
                   if opts["route_titles"] and not opts["doc_ids"] and not opts["mmr"] else None)
         if routed:
-            inside, agreed_inside = self._search(dense, sparse, replace(flt, doc_ids=routed), **search)
+            dense_in, sparse_in = dense, sparse
+            if opts["demote_roles"] and opts["unnamed_inside"] and router is not None:
+                # inside the named documents, the name would only favour the chunks that repeat it
+                inner = router.without_names(searched, routed)
+                if inner != searched:
+                    dense_in = self._embed_query(inner) if dense is not None else None
+                    sparse_in = self._encoder().encode_query(inner) if sparse is not None else None
+            inside, agreed_inside = self._search(dense_in, sparse_in, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
             ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]])
         if heading_weight:  # when the question names documents, only their clauses gain

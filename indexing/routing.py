@@ -276,6 +276,42 @@ class TitleRouter:
                 out[doc_id] = score
         return out
 
+    def without_names(self, question: str, doc_ids: Iterable[str]) -> str:
+        """``question`` without the words that name the documents ``doc_ids`` (words of letters
+        only that equal, start as a capitals prefix, or join with their neighbours into one of their
+        title terms; in a sentence-case question only capitalised words; years and other words
+        with digits stay): "In the Bioamber agreement: is
+        liability limited?" -> "In the agreement: is liability limited?". For the search inside the
+        routed documents, where the name has done its work and would only favour the chunks that
+        repeat it."""
+        names = set().union(*(self.terms.get(d, set()) for d in doc_ids))
+        if not names:
+            return question
+        spans = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(question)]
+        low = [w.lower() for _, _, w in spans]
+        alpha = [w for _, _, w in spans if w.isalpha() and len(w) > 1]
+        # in sentence case only capitalised words are names ("the development agreement" stays)
+        sentence_case = bool(alpha) and alpha[0][0].isupper() and sum(w.isupper() for w in alpha) * 2 <= len(alpha)
+        drop: set[int] = set()
+        for i, (_, _, word) in enumerate(spans):
+            if not word.isalpha() or (sentence_case and word.islower()):
+                continue
+            if low[i] in names or (word.isupper() and len(word) >= 3 and low[i] not in ABBREVIATIONS
+                                   and any(len(t) >= MIN_PREFIX_TERM and t.startswith(low[i]) for t in names)):
+                drop.add(i)
+            for j in range(i + 2, min(len(spans), i + MAX_JOINED_WORDS) + 1):
+                if all(w.isalpha() and not (sentence_case and w.islower()) for _, _, w in spans[i:j]) \
+                        and "".join(low[i:j]) in names:
+                    drop.update(range(i, j))
+        if not drop or len(drop) == len(spans):
+            return question
+        out, at = [], 0
+        for i in sorted(drop):
+            out.append(question[at:spans[i][0]])
+            at = spans[i][1]
+        out.append(question[at:])
+        return " ".join("".join(out).split())
+
     def route(self, question: str) -> list[str] | None:
         """The doc ids with the top title score, sorted; None when no title term matches, when
         every document ties, or when more than ``max_documents`` tie."""

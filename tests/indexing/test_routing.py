@@ -247,3 +247,22 @@ def test_the_pipeline_records_the_tickers_of_a_filings_cover(tmp_path):
         assert "acmx" in router.terms[records[0].doc_id]
     finally:
         store.close()
+
+
+def test_the_search_inside_routed_documents_leaves_their_names_out():
+    """In a shared store of contracts the name picks the contract; searched inside it, the name
+    would only favour the chunks that repeat it ("13.9 Bioamber Non-Compete Commitment" for every
+    question naming Bioamber)."""
+    router = TitleRouter(CUAD_NAMES)
+    cases = [("In the Pareteum agreement: which state's law governs this agreement?",
+              "In the agreement: which state's law governs this agreement?"),
+             ("Can El Pollo Loco terminate the development agreement for convenience?",
+              "Can terminate the development agreement for convenience?"),  # lower-case title words stay
+             ("ScanSource distributor agreement: governing law?", "distributor agreement: governing law?"),
+             ("pareteum governing law", "governing law")]
+    for question, inner in cases:
+        assert router.without_names(question, router.route(question)) == inner
+    filings = TitleRouter({name: source_title(name) for name in FILINGS})
+    question = "What was JPM's CET1 ratio in 2023?"  # a capitals prefix goes, the year stays
+    assert filings.without_names(question, filings.route(question)) == "What was 's CET1 ratio in 2023?"
+    assert router.without_names("Pareteum", ["pareteum"]) == "Pareteum"  # never the whole question
