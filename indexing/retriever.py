@@ -293,8 +293,7 @@ class FolioRetriever(BaseRetriever):
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None)
         ranked, unanimous = self._search(dense, sparse, flt, **search)
         router = self._router(opts["tenant"], opts["sources"]) if opts["route_titles"] else None
-        routed = (router.route(query)
-                  if opts["route_titles"] and not opts["doc_ids"] and not opts["mmr"] else None)
+        routed = router.route(query) if router is not None and not opts["doc_ids"] and not opts["mmr"] else None
         if routed:
             dense_in, sparse_in = dense, sparse
             if opts["demote_roles"] and opts["unnamed_inside"] and router is not None:
