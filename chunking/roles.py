@@ -7,7 +7,12 @@ kept whole in chunks of its own, and those chunks carry ``Chunk.metadata["role"]
 so a ranker can demote them. Found from the text:
 
 * ``parties``: among the first :data:`PREAMBLE_BLOCKS` content blocks of the document, a paragraph
-  that says the agreement is made/entered into/dated ... between/among ...;
+  that says the agreement is made/entered into/dated ... between/among ..., or one that names the
+  parties and says they "agree as follows" (``X, a Michigan corporation ("MICOA"), and Y ("Agency")
+  agree as follows:``; not the recitals' closing "NOW, THEREFORE, ..."); and anywhere in the
+  document, the preamble of a further agreement bound in the same file (an amendment after the
+  agreement it amends): a paragraph opening with "This ... Agreement/Amendment/..." that is made
+  or entered into ... between ... and names a party in quotes and parentheses (``("NETGEAR")``);
 * ``definitions``: every block of a section whose title names definitions ("1. DEFINITIONS",
   "Defined Terms", "Interpretation"), and runs of two or more paragraphs that each define a term
   (``“Affiliate” shall mean ...``, ``"Term" has the meaning ...``);
@@ -46,6 +51,14 @@ SIGNATURE_MAX_WORDS = 60
 
 _PARTIES = re.compile(r"\b(?:is|are|was)?\s*(?:made|entered\s+into|dated|executed|effective)\b.{0,400}?"
                       r"\b(?:by\s+and\s+between|by\s+and\s+among|between|among)\b", re.IGNORECASE | re.DOTALL)
+#: "X ("Agency") and Y ("MICOA") ... agree as follows": a preamble without "made ... between".
+_AGREES = re.compile(r"\bagrees?\s+as\s+follows\b", re.IGNORECASE)
+#: A party's defined name in parentheses: ``("Agency")``, ``(the "Company")``, ``(hereinafter "Seller")``.
+_DEFINED_PARTY = re.compile(r"\(\s*(?:the\s+|hereinafter(?:\s+called)?\s+|each\s+a\s+)?[“\"'‘][A-Z]", re.IGNORECASE)
+#: The preamble of a further agreement in the file: "This Amendment is entered into ... by and between".
+_LATER_PREAMBLE = re.compile(r"^\W*THIS\s+(?:[\w#.,'’-]+\s+){0,8}?(?:AGREEMENT|AMENDMENT|ADDENDUM|CONTRACT|LEASE|"
+                             r"LICEN[CS]E)\b[^.]{0,120}?\b(?:is|was)\s+(?:hereby\s+)?(?:made|entered\s+into)\b"
+                             r"[^.]{0,400}?\bbetween\b", re.IGNORECASE | re.DOTALL)
 _AGREEMENT = re.compile(r"\b(?:agreement|contract|amendment|addendum|license|lease)\b", re.IGNORECASE)
 _DEFINITIONS_TITLE = re.compile(r"\b(?:definitions?|defined\s+terms|interpretation)\b", re.IGNORECASE)
 _DEFINES = re.compile(r"^\W*(?:\d{1,3}(?:\.\d{1,3})*\.?\s*)?(?:\([a-z0-9]{1,4}\)\s*)?[“\"‘'][^”\"’']{1,80}[”\"’']"
@@ -70,6 +83,13 @@ def _signature_block(block: MdBlock) -> bool:
     return _words(block) <= SIGNATURE_MAX_WORDS and (labels >= 2 or (labels >= 1 and bool(_RULE.search(block.text))))
 
 
+def _preamble(text: str) -> bool:
+    """The party block that opens a document (module docstring)."""
+    if _PARTIES.search(text) and _AGREEMENT.search(text):
+        return True
+    return bool(_AGREES.search(text)) and bool(_DEFINED_PARTY.search(text)) and not _OPENING.match(text)
+
+
 def _clause_heading(section: Section) -> bool:
     return bool(section.path) and clause_title(section.path[-1]) is not None
 
@@ -78,10 +98,15 @@ def block_roles(sections: list[Section]) -> dict[int, str]:
     """The role of each block that has one, by ``id(block)`` (see the module docstring)."""
     roles: dict[int, str] = {}
     content = [b for s in sections for b in s.blocks]
-    for block in content[:PREAMBLE_BLOCKS]:
-        if block.kind == "paragraph" and _PARTIES.search(block.text) and _AGREEMENT.search(block.text):
+    first = True
+    for i, block in enumerate(content):
+        if block.kind != "paragraph":
+            continue
+        if first and i < PREAMBLE_BLOCKS and _preamble(block.text):
             roles[id(block)] = PARTIES
-            break
+            first = False
+        elif _LATER_PREAMBLE.match(block.text) and _DEFINED_PARTY.search(block.text):
+            roles[id(block)] = PARTIES
     signing = False
     for section in sections:
         title = section.path[-1] if section.path else ""

@@ -35,8 +35,12 @@ from folioflow.flows.stages import (
 )
 from folioflow.indexing.embedder import Embedder
 from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.routing import tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from folioflow.ocr.schema import Document, PageStatus
+
+#: First pages of a document searched for the tickers it prints (a filing's cover; routing reads them).
+TICKER_PAGES = 2
 
 __all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note"]
 
@@ -192,6 +196,7 @@ class Pipeline:
             embedding_model=self.embedder.model_name if self.embedder else None,
             metadata={"fingerprint": self.fingerprint, "status": document.status.value,
                       "failed_pages": sorted(failures), "change_token": change_token, "etag": source.etag,
+                      "tickers": tickers_in("\n\n".join(p.markdown for p in document.pages[:TICKER_PAGES])),
                       **{f"meta.{k}": v for k, v in source.metadata.items()}},
         )
 

@@ -15,6 +15,23 @@ Two re-rankings of a fused chunk ranking, used by
   made, dated or took effect (the preamble says "made as of ... by and between ..."); for the
   signature blocks when it asks who signed, or when the agreement was made or executed; for the
   defined terms when it asks what a term means or how it is defined.
+* **The party block first** (with role demotion, retriever option ``lead_roles``). A question that
+  asks for a role of :data:`LEADING_ROLES` (:func:`leading_role`: the party block, for "who are the
+  parties", "when was it made", "when does it take effect") gets that block first: the retriever
+  searches the chunks of that role alone (the same dense and sparse search, filtered on the role,
+  in the documents the call is restricted to or title routing chose) and puts the best one in
+  front of the fused ranking. Keeping the block where it ranked is not enough: "Who are the parties
+  to this agreement?" shares its words with every "relationship of the parties" or "entire
+  agreement between the parties" clause, and those outrank the preamble, which names the parties
+  without saying "parties".
+* **General provisions after the clauses** (with role demotion, retriever option
+  ``demote_boilerplate``). A clause whose title is only general provisions about the document
+  itself (:data:`BOILERPLATE_TITLE`: "Counterparts", "Entire Agreement", "Notices", "Relationship
+  of the Parties", "Section Headings; Construction", ...; every part of the title split at ``;``,
+  ``,`` and "and", so "Entire Agreement, Governing Law" is not one) is short and shares a
+  question's common words ("party", "agreement", "other") while answering none of its substance:
+  it goes after the substantive chunks with the role chunks (:func:`boilerplate_test`), unless its
+  title shares a content term with the question ("Can it be signed in counterparts?").
 * **Clause-title match** (``heading_weight``). A clause chunk's heading path names its clause
   ("12. Governing Law", "ARTICLE VIII Insurance"). :func:`heading_ranking` ranks the candidates
   whose heading path shares a content term with the question (BM25 terms: Snowball stems without
@@ -32,7 +49,8 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["GENERIC_WORDS", "chunk_role", "heading_ranking", "split_roles", "wanted_roles"]
+__all__ = ["BOILERPLATE_TITLE", "GENERIC_WORDS", "LEADING_ROLES", "boilerplate_test", "chunk_role", "heading_ranking", "leading_role", "split_roles",
+           "wanted_roles"]
 
 #: Question words that ask for the party block (who the parties are, when the agreement was made).
 _ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\b|\bwho\s+(?:are|is|were|was)\b.*\bpart(?:y|ies)\b|"
@@ -45,6 +63,19 @@ _ASKS_SIGNATURE = re.compile(r"\bwho\s+signed\b|\bsign(?:ed|ature|atory|atories)
 #: Question words that ask for the defined terms.
 _ASKS_DEFINITIONS = re.compile(r"\bdefin(?:e|ed|es|ition|itions)\b|\bmeaning\b|\bwhat\s+(?:does|do)\b.*\bmean\b|"
                                r"\bmeans\b", re.IGNORECASE)
+#: Roles whose block goes first for a question that asks for it: the party block (one per agreement;
+#: it answers "who are the parties" and "when was it made", and often "when does it take effect").
+LEADING_ROLES = (PARTIES,)
+#: Clause titles of general provisions about the document itself (how it is signed, read, amended
+#: and noticed, the parties' independence), not about what the parties owe each other.
+BOILERPLATE_TITLE = re.compile(
+    r"(?:the\s+)?(?:counterparts?|entire(?:\s+agreement)?|sole\s+agreement|integration|"
+    r"(?:section\s+)?headings?|captions?|severab\w*|waivers?|amendments?|modifications?|"
+    r"relationship\s+(?:of|between)\s+(?:the\s+)?parties|independent\s+contractors?|notices?|construction|"
+    r"interpretation|further\s+assurances?|exclusion\s+of\s+united\s+nations\s+convention|"
+    r"(?:no\s+)?third[\s-]+party\s+beneficiar\w*|parties\s+in\s+interest|execution)")
+_CLAUSE_NUMBER = re.compile(r"^\s*(?:(?:article|section)\s+)?[\divxlc]+(?:\.[\divxlc]+)*\.?\)?\s*|^\s*\([a-z0-9]{1,4}\)\s*",
+                            re.IGNORECASE)
 #: Words of contract questions and clause titles that do not tell clauses apart.
 GENERIC_WORDS = ("agreement", "agreements", "party", "parties", "contract", "this", "section", "article", "clause",
                  "shall", "may", "any", "other", "each")
@@ -62,6 +93,13 @@ def wanted_roles(question: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def leading_role(wanted: Iterable[str]) -> str | None:
+    """The first role of :data:`LEADING_ROLES` among ``wanted`` (:func:`wanted_roles` of a
+    question), or None: the role whose best chunk the retriever puts first."""
+    wanted = frozenset(wanted)
+    return next((role for role in LEADING_ROLES if role in wanted), None)
+
+
 def chunk_role(payload: dict[str, Any]) -> str | None:
     """The role of a chunk from its point payload (``metadata.extra.role``), or None."""
     meta = payload.get("metadata") or {}
@@ -69,16 +107,41 @@ def chunk_role(payload: dict[str, Any]) -> str | None:
     return role if role in ROLES else None
 
 
-def split_roles(ranked: Sequence[tuple[Any, float]], wanted: Iterable[str]) -> tuple[list, list]:
+def split_roles(ranked: Sequence[tuple[Any, float]], wanted: Iterable[str],
+                demote: Callable[[Any], bool] | None = None) -> tuple[list, list]:
     """``ranked`` ``(hit, score)`` pairs (best first) split into (those without a role or with a
-    wanted one, those with another role), each in the given order."""
+    wanted one, those with another role or for which ``demote(hit)`` is true), each in the given order."""
     wanted = frozenset(wanted)
     keep: list = []
     demoted: list = []
     for pair in ranked:
         role = chunk_role(pair[0].payload)
-        (demoted if role is not None and role not in wanted else keep).append(pair)
+        out = (role is not None and role not in wanted) or (role is None and demote is not None and demote(pair[0]))
+        (demoted if out else keep).append(pair)
     return keep, demoted
+
+
+def boilerplate_test(question: str, terms: Callable[[str], Iterable[int]]) -> Callable[[Any], bool]:
+    """``hit -> bool``: whether the hit's clause is a general provision about the document itself
+    (:data:`BOILERPLATE_TITLE`: every part of its clause title, split at ``;``, ``,`` and "and", is
+    one) whose title shares no content term with ``question`` ("Can the agreement be signed in
+    counterparts?" keeps "12. Counterparts"). ``terms`` as for :func:`heading_ranking`."""
+    asked = set(terms(question)) - set(terms(" ".join(GENERIC_WORDS)))
+    cache: dict[str, bool] = {}
+
+    def test(hit: Any) -> bool:
+        path = (hit.payload.get("metadata") or {}).get("heading_path") or ()
+        if not path:
+            return False
+        title = str(path[-1])
+        if title not in cache:
+            words = _CLAUSE_NUMBER.sub("", title).strip(" .:")
+            parts = [p for p in re.split(r"[;,]|\band\b|&", words, flags=re.IGNORECASE) if p.strip(" .")]
+            cache[title] = bool(parts) and all(BOILERPLATE_TITLE.fullmatch(p.strip(" .").lower()) for p in parts) \
+                and not asked & set(terms(title))
+        return cache[title]
+
+    return test
 
 
 def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], Iterable[int]]) -> list[Any]:

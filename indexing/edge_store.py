@@ -52,7 +52,8 @@ def _filter(qe, flt: SearchFilter | None, doc_id: str | None = None, keep: set[s
         must.append(qe.FieldCondition("metadata.doc_id", match=qe.MatchValue(doc_id)))
     if flt is not None:
         for key, values in (("metadata.doc_id", flt.doc_ids), ("metadata.source", flt.sources),
-                            ("metadata.kind", flt.kinds)):
+                            ("metadata.kind", flt.kinds),
+                            ("metadata.extra.role", flt.roles)):
             if values:
                 must.append(qe.FieldCondition(key, match=qe.MatchAny(list(values))))
         if flt.tenant:

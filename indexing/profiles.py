@@ -13,8 +13,10 @@ general     none              yes              :data:`PAGE_DECAY`            yes
 
 ``PAGE_DECAY`` is :data:`folioflow.indexing.retriever.PAGE_DECAY`. Role demotion and the clause-title
 weight are :mod:`folioflow.indexing.clause_ranking`'s: role chunks (a contract's party block,
-definitions, signatures) after every substantive chunk for a question that does not ask for them,
-and a bonus for chunks whose clause title matches the question. The finance profile keeps neither
+definitions, signatures) and general provisions ("Counterparts", "Entire Agreement", ...) after
+every substantive chunk for a question that does not ask for them, the party block first for a
+question that does (retriever options ``demote_boilerplate`` and ``lead_roles``, on by default,
+act with role demotion), and a bonus for chunks whose clause title matches the question. The finance profile keeps neither
 (FinanceBench was not measured with them).
 
 Filings answer a question from a statement page whose table is cut into several chunks: pages

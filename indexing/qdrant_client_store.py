@@ -168,7 +168,8 @@ class QdrantClientStore(ChunkStore):
             must.append(m.FieldCondition(key="metadata.doc_id", match=m.MatchValue(value=doc_id)))
         if flt is not None:
             for key, values in (("metadata.doc_id", flt.doc_ids), ("metadata.source", flt.sources),
-                                ("metadata.kind", flt.kinds)):
+                                ("metadata.kind", flt.kinds),
+                                ("metadata.extra.role", flt.roles)):
                 if values:
                     must.append(m.FieldCondition(key=key, match=m.MatchAny(any=list(values))))
             if flt.tenant:

@@ -33,7 +33,11 @@ sparse query (:mod:`folioflow.indexing.glossary`; ``glossary=None`` searches the
 ``route_titles`` (default on): a question that names a document's title terms (company, year,
 form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
 two rankings are fused by Reciprocal Rank Fusion (:mod:`folioflow.indexing.routing`; it boosts rather than
-filters, see there for how a wrong route can still cost a page its place). Results are then in the
+filters, see there for how a wrong route can still cost a page its place). With ``demote_roles``
+(profiles ``legal`` and ``general``) and ``unnamed_inside`` (default on), the search inside the
+routed documents leaves out the question's words that name them
+(:meth:`~folioflow.indexing.routing.TitleRouter.without_names`): inside the named contract, its
+name would only favour the chunks that repeat it. Results are then in the
 fused order and their ``score`` is that fusion's score (``sum 1/(60 + rank)`` over the two
 rankings), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
 search that found the chunk. It is skipped when the call already restricts ``doc_ids`` or uses
@@ -69,6 +73,10 @@ raised to the former first result's when lower, so scores still never increase d
 When title routing fires, the same rule applies first to the search inside the routed documents:
 agreement inside the documents the question names outranks agreement elsewhere (in a shared store
 of contracts, every governing-law clause agrees with "which law governs the Pareteum agreement").
+One rule comes before it, with ``demote_roles`` (the ``legal`` profile) and ``lead_roles`` (default
+on): a question that asks for a contract's party block (who the parties are, when the agreement
+was made or takes effect) gets the best party block of the documents searched first
+(:mod:`folioflow.indexing.clause_ranking`).
 
 Determinism: the same query on the same store gives the same ranking in every process. The query
 is embedded alone, in fp32 (:meth:`~folioflow.indexing.embedder.Embedder.encode_query`: bf16
@@ -92,7 +100,14 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, PrivateAttr, SecretStr
 
-from folioflow.indexing.clause_ranking import chunk_role, heading_ranking, split_roles, wanted_roles
+from folioflow.indexing.clause_ranking import (
+    boilerplate_test,
+    chunk_role,
+    heading_ranking,
+    leading_role,
+    split_roles,
+    wanted_roles,
+)
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
 from folioflow.indexing.profiles import infer_profile, profile_options
@@ -107,11 +122,14 @@ log = logging.getLogger(__name__)
 
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
-                "page_decay", "profile", "demote_roles", "heading_weight")
+                "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
+                "unnamed_inside")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
+#: Candidates each of the dense and the sparse search fetch for the party block a question asks for.
+LEAD_FETCH = 10
 #: Candidates fetched per requested result when ``distinct_pages`` collapses chunks of one page.
 DISTINCT_PAGES_FETCH = 4
 #: Weight of a page's other candidate chunks in its hybrid page score (module docstring).
@@ -173,6 +191,13 @@ class FolioRetriever(BaseRetriever):
     glossary: Any = FINANCE
     demote_roles: bool = False
     heading_weight: float = 0.0
+    #: With ``demote_roles``: the party block first for a question that asks for it (module docstring).
+    lead_roles: bool = True
+    #: With ``demote_roles``: general provisions (counterparts, entire agreement, notices, ...) after
+    #: the substantive clauses unless their title matches the question (clause_ranking).
+    demote_boilerplate: bool = True
+    #: With ``demote_roles``: the search inside routed documents leaves out the words naming them.
+    unnamed_inside: bool = True
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -267,23 +292,40 @@ class FolioRetriever(BaseRetriever):
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None)
         ranked, unanimous = self._search(dense, sparse, flt, **search)
-        routed = (self._router(opts["tenant"], opts["sources"]).route(query)
-                  if opts["route_titles"] and not opts["doc_ids"] and not opts["mmr"] else None)
+        router = self._router(opts["tenant"], opts["sources"]) if opts["route_titles"] else None
+        routed = router.route(query) if router is not None and not opts["doc_ids"] and not opts["mmr"] else None
         if routed:
-            inside, agreed_inside = self._search(dense, sparse, replace(flt, doc_ids=routed), **search)
+            dense_in, sparse_in = dense, sparse
+            if opts["demote_roles"] and opts["unnamed_inside"] and router is not None:
+                # inside the named documents, the name would only favour the chunks that repeat it
+                inner = router.without_names(searched, routed)
+                if inner != searched:
+                    dense_in = self._embed_query(inner) if dense is not None else None
+                    sparse_in = self._encoder().encode_query(inner) if sparse is not None else None
+            inside, agreed_inside = self._search(dense_in, sparse_in, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
             ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]])
         if heading_weight:  # when the question names documents, only their clauses gain
             ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
         demoted: list[tuple[Any, float]] = []
+        lead = None
         if demote:  # role chunks the question does not ask for go after every substantive chunk
             wanted = wanted_roles(query)
-            ranked, demoted = split_roles(ranked, wanted)
+            boilerplate = (boilerplate_test(query, lambda text: self._encoder().encode_query(text).indices)
+                           if opts["demote_boilerplate"] else None)
+            ranked, demoted = split_roles(ranked, wanted, boilerplate)
             if unanimous is not None and chunk_role(unanimous.payload) not in (None, *wanted):
                 unanimous = None
+            role = leading_role(wanted) if opts["lead_roles"] else None
+            if role is not None:  # the party block a question asks for comes first (of the named documents)
+                found, _ = self._search(dense, sparse, replace(flt, doc_ids=routed or flt.doc_ids, roles=[role]),
+                                        mode=mode, depth=1, fetch_k=LEAD_FETCH, threshold=None, mmr_diversity=None)
+                lead = found[0][0] if found else None
         order = aggregate_pages(ranked, opts["page_decay"]) if aggregate else list(ranked)
         if unanimous is not None:
             order = _put_first(order, unanimous, distinct)
+        if lead is not None:
+            order = _lead_first(order, lead, distinct)
         if demoted:
             order = _after(order, aggregate_pages(demoted, opts["page_decay"]) if aggregate else demoted)
             ranked = _after(ranked, demoted)
@@ -457,6 +499,16 @@ def _put_first(order: list[tuple[Any, float]], first: Any, distinct: bool) -> li
     hit, score = order.pop(pos)
     top = order[0][1] if order else score
     return [(hit if hit.id == first.id else first, max(score, top)), *order]
+
+
+def _lead_first(order: list[tuple[Any, float]], lead: Any, distinct: bool) -> list[tuple[Any, float]]:
+    """``order`` with ``lead`` first (:func:`_put_first` when it, or with ``distinct`` its page, is
+    among them; else put in front, scored as the former first entry)."""
+    page = _page_key(lead.payload.get("metadata") or {})
+    if any(hit.id == lead.id or (distinct and _page_key(hit.payload.get("metadata") or {}) == page)
+           for hit, _ in order):
+        return _put_first(order, lead, distinct)
+    return [(lead, order[0][1] if order else float(lead.score)), *order]
 
 
 def _page_key(meta: dict[str, Any]) -> tuple[str, int]:

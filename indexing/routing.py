@@ -26,6 +26,19 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   characters that starts with it (``MGM`` -> ``mgmresorts``, ``JPM`` -> ``jpmorgan``), unless it
   is a common finance abbreviation (``USD``, ``EPS``, ``GAAP``, ...) or most of the question is in
   capitals. Amounts (``$3M``, ``$1.2B``) are not words of the question.
+* Tickers. A title rarely holds the company's ticker (FinanceBench's ``3M_2018_10K.pdf`` does not
+  say ``MMM``), and a ticker is often not a shortening of the name (``MMM`` for 3M, ``KO`` for
+  Coca-Cola, ``GLW`` for Corning, ``SQ`` for Block): what can be known without a network is the
+  document's own cover. :func:`tickers_in` reads the tickers a filing prints on its first pages
+  (the ``Trading Symbol(s)`` column of a 10-K or 10-Q cover since 2019, ``(NYSE: MGM)`` /
+  ``(NASDAQ: NFLX)`` in a release, ``under the symbol "NFLX"``); the pipeline records them with the
+  document (registry ``metadata["tickers"]``) and they count as terms of its title and of every
+  title that starts with the same word (the company of ``COMPANY_YEAR_FORM`` names: an older 10-K
+  gets the symbol its successor prints). A company none of whose documents prints one is matched
+  by its name only: an all-capitals ticker that
+  starts the name (``MGM``, ``JPM``, ``CVS``) still matches as a prefix (below), others do not. No
+  list of tickers is shipped: it would go stale, and a guessed letter match (``AES`` in
+  ``AmericanExpreSs``, ``CCC`` in ``CoCaCola``) routes questions that name no company.
 * A document scores the sum of its matched terms' IDF over all titles,
   ``log(1 + N / df)``: a company name in one or two titles outweighs a year or a form shared by
   many.
@@ -61,7 +74,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["TitleRouter", "fuse_rankings", "title_terms"]
+__all__ = ["TitleRouter", "fuse_rankings", "tickers_in", "title_terms"]
 
 _WORD = re.compile(r"[0-9A-Za-z]+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -84,6 +97,71 @@ LEGAL_FORMS = tuple(sorted(
 MIN_NAME_STEM = 4
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _AMOUNT = re.compile(r"\$\s*[0-9][0-9.,]*(?:[A-Za-z]{1,2}\b)?")  # $3M, $1.2bn, $ 450
+
+
+#: The ``Trading Symbol(s)`` column of a filing's cover (10-K, 10-Q, 8-K since 2019).
+_SYMBOL_HEADER = re.compile(r"trading\s+symbols?(?:\s*\(s\))?", re.IGNORECASE)
+#: ``(NYSE: MGM)``, ``Nasdaq: NFLX``, ``under the symbol "NFLX"``, ``ticker symbol MMM``.
+_SYMBOL_INLINE = re.compile(r"\b(?:NYSE(?:\s+American)?|NASDAQ|Nasdaq|AMEX|TSX|LSE)\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\b|"
+                            r"\b(?:ticker\s+)?symbols?\s+[“\"']([A-Z]{1,5}(?:\.[A-Z])?)[”\"']")
+#: A cell or line of the cover's symbol column that is a ticker.
+_TICKER_CELL = re.compile(r"[A-Z]{1,5}(?:\.[A-Z]{1,2})?")
+#: Capitals in a symbol column that are not tickers.
+_NOT_TICKERS = frozenset(["NYSE", "NONE", "NA", "AMEX", "LLC", "INC", "USD", "PLC", "LP", "NV", "SA", "AG", "THE",
+                          "AND", "OF", "NEW", "YORK", "STOCK", "PAR", "CLASS", "A", "B", "C", "I", "II", "III"])
+#: Where a cover's symbol column ends: a note under it, the check-box questions or the section 12(g) line.
+_SYMBOL_END = re.compile(r"\bnote\s*:|indicate\s+by\s+check|securities\s+registered\s+pursuant\s+to\s+section\s+12\s*\(g\)",
+                         re.IGNORECASE)
+#: Characters after a ``Trading Symbol(s)`` header searched for its column's cells.
+_SYMBOL_SPAN = 1200
+
+
+def tickers_in(text: str) -> list[str]:
+    """The stock tickers ``text`` (a filing's first pages, Markdown or plain text) prints, in order
+    of appearance, without repeats: words of 1-5 capitals (``MMM``, ``BRK.B``) within
+    :data:`_SYMBOL_SPAN` characters after a ``Trading Symbol(s)`` header, before a note under the
+    table ("Note: ... also traded on the SIX Swiss Exchange") or the cover's check-box questions (debt symbols such as ``MMM26`` have digits and are left out; table cells,
+    lines and the space-separated column a text layer makes of it alike), and exchange references (``(NYSE: MGM)``, ``under the
+    symbol "NFLX"``). Returns [] when there are none."""
+    out: list[str] = []
+
+    def add(ticker: str) -> None:
+        if ticker not in out and ticker not in _NOT_TICKERS:
+            out.append(ticker)
+
+    for m in _SYMBOL_HEADER.finditer(text):
+        span = _SYMBOL_END.split(text[m.end(): m.end() + _SYMBOL_SPAN], maxsplit=1)[0]
+        for word in re.split(r"[\s|]+", span):
+            word = word.strip("*_`,;()")
+            if _TICKER_CELL.fullmatch(word):
+                add(word)
+    for m in _SYMBOL_INLINE.finditer(text):
+        add(m.group(1) or m.group(2))
+    return out
+
+
+def _shared_tickers(titles: Mapping[str, str], tickers: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """``{doc_id: lower-cased tickers}``: each document's own, and those of every document whose
+    title starts with the same word (the company in ``COMPANY_YEAR_FORM`` names: a 2018 10-K whose
+    cover lists no symbol gets ``mmm`` from the 2022 one, so that a ticker does not pull a question
+    about 2018 to the newer filing)."""
+    def company(title: str) -> str | None:
+        first = next(iter(_WORD.findall(title)), "").lower()
+        return first if len(first) > 1 and first not in STOP_WORDS and not first.isdigit() else None
+
+    by_company: dict[str, set[str]] = {}
+    own = {doc_id: {t.lower() for t in symbols if t} for doc_id, symbols in tickers.items() if doc_id in titles}
+    for doc_id, symbols in own.items():
+        key = company(titles[doc_id])
+        if key and symbols:
+            by_company.setdefault(key, set()).update(symbols)
+    out: dict[str, set[str]] = {}
+    for doc_id, title in titles.items():
+        key = company(title)
+        symbols = own.get(doc_id, set()) | (by_company.get(key, set()) if key else set())
+        if symbols:
+            out[doc_id] = symbols
+    return out
 
 
 def _name_stems(word: str) -> set[str]:
@@ -151,15 +229,19 @@ class TitleRouter:
     """Routes questions to documents by their titles (see the module docstring).
 
     ``titles``: ``{doc_id: title}``. ``max_documents``: the most documents a route may hold; when
-    more tie for the top score, :meth:`route` returns None.
+    more tie for the top score, :meth:`route` returns None. ``tickers``: ``{doc_id: [ticker]}``, the
+    tickers a document prints (:func:`tickers_in`), matched as terms of its title.
     """
 
-    def __init__(self, titles: Mapping[str, str], max_documents: int = 16):
+    def __init__(self, titles: Mapping[str, str], max_documents: int = 16,
+                 tickers: Mapping[str, Iterable[str]] | None = None):
         self.max_documents = max_documents
         self.titles = dict(titles)
         #: The collection's retrieval profile, set by whoever infers it (:mod:`folioflow.indexing.profiles`).
         self.profile = "general"
         terms = {doc_id: title_terms(title) for doc_id, title in titles.items()}
+        for doc_id, symbols in _shared_tickers(self.titles, tickers or {}).items():
+            terms[doc_id] |= symbols  # a ticker is one more term of its company's titles
         df = Counter(t for doc_terms in terms.values() for t in doc_terms)
         n = len(terms)
         common = {t for t, count in df.items() if n >= 4 and count * 2 > n}
@@ -171,11 +253,14 @@ class TitleRouter:
         """A router over registry records (:class:`~folioflow.indexing.registry.DocumentRecord`), whatever
         their status (a document whose last re-index failed keeps its searchable points). The title
         comes from the ``meta.title`` metadata the pipeline records from the source, or else from
-        the path (:func:`folioflow.ocr.schema.source_title`)."""
+        the path (:func:`folioflow.ocr.schema.source_title`); the tickers from ``metadata["tickers"]``
+        (what :func:`tickers_in` found on the document's first pages at ingest)."""
         from folioflow.ocr.schema import source_title
 
+        records = list(records)
         titles = {r.doc_id: source_title(r.path or r.uri, r.metadata.get("meta.title")) for r in records}
-        return cls(titles, max_documents=max_documents)
+        tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) for r in records}
+        return cls(titles, max_documents=max_documents, tickers=tickers)
 
     def scores(self, question: str) -> dict[str, float]:
         """``{doc_id: score}`` for documents with at least one matched title term."""
@@ -190,6 +275,42 @@ class TitleRouter:
             if score > 0:
                 out[doc_id] = score
         return out
+
+    def without_names(self, question: str, doc_ids: Iterable[str]) -> str:
+        """``question`` without the words that name the documents ``doc_ids`` (words of letters
+        only that equal, start as a capitals prefix, or join with their neighbours into one of their
+        title terms; in a sentence-case question only capitalised words; years and other words
+        with digits stay): "In the Bioamber agreement: is
+        liability limited?" -> "In the agreement: is liability limited?". For the search inside the
+        routed documents, where the name has done its work and would only favour the chunks that
+        repeat it."""
+        names = set().union(*(self.terms.get(d, set()) for d in doc_ids))
+        if not names:
+            return question
+        spans = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(question)]
+        low = [w.lower() for _, _, w in spans]
+        alpha = [w for _, _, w in spans if w.isalpha() and len(w) > 1]
+        # in sentence case only capitalised words are names ("the development agreement" stays)
+        sentence_case = bool(alpha) and alpha[0][0].isupper() and sum(w.isupper() for w in alpha) * 2 <= len(alpha)
+        drop: set[int] = set()
+        for i, (_, _, word) in enumerate(spans):
+            if not word.isalpha() or (sentence_case and word.islower()):
+                continue
+            if low[i] in names or (word.isupper() and len(word) >= 3 and low[i] not in ABBREVIATIONS
+                                   and any(len(t) >= MIN_PREFIX_TERM and t.startswith(low[i]) for t in names)):
+                drop.add(i)
+            for j in range(i + 2, min(len(spans), i + MAX_JOINED_WORDS) + 1):
+                if all(w.isalpha() and not (sentence_case and w.islower()) for _, _, w in spans[i:j]) \
+                        and "".join(low[i:j]) in names:
+                    drop.update(range(i, j))
+        if not drop or len(drop) == len(spans):
+            return question
+        out, at = [], 0
+        for i in sorted(drop):
+            out.append(question[at:spans[i][0]])
+            at = spans[i][1]
+        out.append(question[at:])
+        return " ".join("".join(out).split())
 
     def route(self, question: str) -> list[str] | None:
         """The doc ids with the top title score, sorted; None when no title term matches, when

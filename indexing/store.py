@@ -171,6 +171,9 @@ class SearchFilter:
     sources: Sequence[str] | None = None
     tenant: str | None = None
     kinds: Sequence[str] | None = None
+    #: Chunk roles (``metadata.extra.role``: a contract's ``parties``, ``definitions``, ``signature``
+    #: blocks, :mod:`folioflow.chunking.roles`); chunks without a role never match.
+    roles: Sequence[str] | None = None
     page_from: int | None = None
     page_to: int | None = None
 

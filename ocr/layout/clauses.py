@@ -24,7 +24,9 @@ see :func:`~folioflow.ocr.layout.blocks.reads_as_sentence`) and the block become
 a *run-in* title that opens a paragraph ("11. Choice Of Law. This Agreement shall be governed
 ..."; a title of at most 10 capitalised words ended by ``.``/``:``): then a heading naming the
 clause ("### 11. Choice Of Law") is inserted before the paragraph, which stays whole, clause number
-included (``attributes["clause"]["synthetic"]``). A clause number set apart from its title by a tab
+included (``attributes["clause"]["synthetic"]``). A numbered title in capitals also runs in without
+a stop when the text layer joined its line to the paragraph under it ("19. ENTIRE AGREEMENT,
+GOVERNING LAW This Agreement ..."): the capitals up to a capitalised word in lower case. A clause number set apart from its title by a tab
 ("1." | "DEFINITIONS" on one row: two blocks) is joined to the block on its right. A bare label
 ("ARTICLE VIII", "Item 8.") followed by a short title block takes that title in. Headings found
 by typography that read as such a form get the form's level, so levels agree across pages; a
@@ -74,6 +76,8 @@ _BARE_NUMBER = re.compile(r"^(?:\(?[a-z0-9]{1,3}(?:\.\d{1,3})*[.)]|\d{1,3}(?:\.\
 _SMALL_WORDS = {"of", "and", "the", "to", "in", "for", "on", "or", "a", "an", "by", "with", "at", "as", "upon",
                 "under", "from", "into", "no", "not", "its", "&", "-", "–", "—", "/", "non"}
 _RUN_IN = re.compile(r"^(.{2,90}?)([.:]|\s[-–—])\s+(?=\S)")
+#: Characters of text that must follow a title in capitals run in without a stop.
+_CAPS_RUN_IN_TEXT = 40
 _TITLE_KINDS = ("part", "article", "item", "annex", "section")
 #: A signature label set large enough to look like a heading ("By: ____" on a scan).
 _SIGNATURE_LABEL = re.compile(r"^(?:By|Name|Title|Its|Date|Signature|Witness)\s*:", re.IGNORECASE)
@@ -112,6 +116,29 @@ def _standalone(rest: str) -> bool:
             and not bare.endswith((",", ";")) and (not rest or rest[:1].isupper() or rest[:1] in "\"“(-–—:"))
 
 
+def _caps_run_in(rest: str) -> str | None:
+    """A title in capitals run into its text without a stop, as a text layer joins a title line to
+    the paragraph under it ("ENTIRE AGREEMENT, GOVERNING LAW This Agreement ..."): up to 10 words in
+    capitals (connectors "&", "-" between them; one word needs four letters or more), then a capitalised word in lower case ("This") and
+    at least :data:`_CAPS_RUN_IN_TEXT` more characters. Returns the title, or None."""
+    words = rest.split(" ")
+    title: list[str] = []
+    for word in words[:11]:
+        core = word.strip("\"“”'‘’(),;:")
+        capitals = bool(core) and core.isupper() and sum(ch.isalpha() for ch in core) >= 2 and len(title) < 10
+        if not (capitals or (title and word in ("&", "-", "–", "—", "/"))):
+            break
+        title.append(word)
+    while title and title[-1] in ("&", "-", "–", "—", "/"):
+        title.pop()
+    if not title or (len(title) == 1 and sum(ch.isalpha() for ch in title[0]) < 4):
+        return None  # "IBM Products are ...": one short word in capitals is a name, not a title
+    after = " ".join(words[len(title):])
+    if not re.match(r"[A-Z][a-z]", after) or len(after) < _CAPS_RUN_IN_TEXT:
+        return None
+    return " ".join(title).rstrip(",;:")
+
+
 def clause_title(text: str) -> ClauseTitle | None:
     """The clause title ``text`` (a block's plain text, no ``#`` marks) opens, or ``None``.
 
@@ -138,6 +165,9 @@ def clause_title(text: str) -> ClauseTitle | None:
         run = _RUN_IN.match(rest)
         if run and _title_words(run.group(1), 10) and len(rest) > run.end():
             return ClauseTitle(kind, f"{label} {run.group(1).strip()}", run_in=True, depth=depth)
+        caps = _caps_run_in(rest)
+        if caps:
+            return ClauseTitle(kind, f"{label} {caps}", run_in=True, depth=depth)
         return None
     plain = _PLAIN_RUN_IN.match(text)
     if plain:

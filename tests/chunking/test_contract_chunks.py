@@ -59,6 +59,75 @@ def test_party_definitions_and_signature_blocks_are_chunks_of_their_own(contract
     assert plain and not any("IN WITNESS" in c.text or "Name: Jane" in c.text for c in plain)
 
 
+def _write_lines_pdf(path, lines):
+    """One page of body-size lines 14 pt apart, so the text layer joins each clause's title line to
+    the paragraph under it (no gap marks the title)."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=LETTER)
+    pdf.setFont("Times-Roman", 11)
+    y = 720
+    for line in lines:
+        pdf.drawString(72, y, line)
+        y -= 14
+    pdf.save()
+    return path
+
+
+def test_capital_titles_joined_to_their_text_name_their_clause(tmp_path):
+    """NETGEAR's distributor agreement in CUAD: "19.", six no-break spaces, "ENTIRE AGREEMENT,
+    GOVERNING LAW" on one line, the clause's text on the next; the text layer reads both lines as
+    one paragraph, and the clause chunk's heading path still names the clause."""
+    nbsp = "\u00a0"
+    lines = ["DISTRIBUTOR AGREEMENT", "",
+             "This Distributor Agreement is made as of March 1, 1996 by and between NETGEAR, Inc. and Ingram Micro Inc.",
+             "",
+             f"18.{nbsp * 6}ASSIGNMENT",
+             "This Agreement may not be assigned by either party without prior written permission from the",
+             "other party, which permission shall not be unreasonably withheld or delayed.", "",
+             f"19.{nbsp * 6}ENTIRE{nbsp}AGREEMENT,{nbsp}GOVERNING{nbsp}LAW",
+             f"This{nbsp}Agreement,{nbsp}including{nbsp}its{nbsp}attachment, constitutes the entire agreement between",
+             "Distributor and NETGEAR and is governed by the laws of the State of California except that body",
+             "of law dealing with conflicts of law.", "",
+             "20. NOTICES, COUNTERPARTS All notices under this Agreement shall be in writing and delivered by",
+             "hand or by courier to the addresses set out above; this Agreement may be signed in counterparts."]
+    chunks = Chunker(default_counter()).chunk(_convert(_write_lines_pdf(tmp_path / "distributor.pdf", lines)))
+    for title, words in (("18. ASSIGNMENT", "may not be assigned"),
+                         ("19. ENTIRE AGREEMENT, GOVERNING LAW", "governed by the laws of the State of California"),
+                         ("20. NOTICES, COUNTERPARTS", "shall be in writing")):
+        holding = [c for c in chunks if words in c.text]
+        assert holding and all(c.heading_path[-1] == title for c in holding), (title, [c.heading_path for c in chunks])
+        assert any(c.text.startswith(title.split()[0] + " ") for c in holding)  # the number stays in the text
+
+
+#: An agency agreement whose preamble names the parties and says they "agree as follows" (no "made
+#: ... between"), then an amendment bound after it with its own preamble (CUAD's MICOA and NETGEAR files).
+AGREES_AND_AMENDMENT = [
+    "# MICOA AGENCY AGREEMENT\n\nMutual Insurance Corporation of America, a Michigan insurance corporation "
+    "(\"MICOA\") and Stratton, Cheeseman & Walsh-Nevada, Inc., a Nevada corporation (\"Agency\") agree as "
+    "follows:\n\n### 1. Authority\n\nSubject to the underwriting rules of MICOA, the Agency is authorized to "
+    "solicit proposals for health care liability insurance within the State of Nevada.\n\n### 2. Term\n\nThis "
+    "Agreement is effective as of the date signed and continues between the parties until terminated on sixty "
+    "days' written notice.\n\nNOW, THEREFORE, the parties agree as follows: the schedule of commissions in "
+    "Exhibit A applies to every policy placed.",
+    "# AMENDMENT TO THE AGENCY AGREEMENT\n\nThis Amendment is entered into effective October 1, 1999 (\"Amendment "
+    "Date\") by and between MICOA (\"MICOA\") and Stratton, Cheeseman & Walsh-Nevada, Inc. (\"Agency\").\n\n"
+    "1. The territory of the Agreement is amended to be the States of Nevada and Arizona.",
+]
+
+
+def test_preambles_that_agree_as_follows_and_amendments_bound_after_are_party_blocks():
+    from tests.chunking.helpers import make_doc
+
+    chunks = Chunker(default_counter()).chunk(make_doc(*AGREES_AND_AMENDMENT))
+    parties = [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    assert [c.text.split()[0] for c in parties] == ["Mutual", "This"], [c.text[:40] for c in parties]
+    assert "agree as follows" in parties[0].text and "Amendment Date" in parties[1].text
+    # a clause that says "effective ... between" and the recitals' "NOW, THEREFORE, ... agree as follows" are no preamble
+    assert not any(c.metadata.get(ROLE) for c in chunks if "sixty days" in c.text or "NOW, THEREFORE" in c.text)
+
+
 CUAD = "B_legal/cuad/pdfs"
 #: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
 #: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered

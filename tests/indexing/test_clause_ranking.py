@@ -10,12 +10,18 @@ import pytest
 from folioflow.chunking.chunker import Chunker
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, SIGNATURE
 from folioflow.chunking.tokens import default_counter
-from folioflow.indexing.clause_ranking import heading_ranking, wanted_roles
+from folioflow.indexing.clause_ranking import (
+    boilerplate_test,
+    heading_ranking,
+    leading_role,
+    split_roles,
+    wanted_roles,
+)
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.registry import DocumentRecord
 from folioflow.indexing.retriever import FolioRetriever
 from folioflow.indexing.sparse import BM25Encoder
-from folioflow.indexing.store import StoreSettings, open_store
+from folioflow.indexing.store import SearchFilter, StoreSettings, open_store
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.sample_contracts import CONTRACT_STYLES, write_contract_pdf
@@ -99,7 +105,34 @@ def test_a_question_that_asks_for_a_role_keeps_that_role_where_it_ranked(contrac
             assert role in wanted_roles(question)
             new = [_role(d) for d in demoting.invoke(question, doc_ids=[doc_id], k=k)]
             old = [_role(d) for d in plain.invoke(question, doc_ids=[doc_id], k=k)]
-            assert role in new and new.index(role) <= old.index(role), (style, question, new, old)
+            # at most one place lower: behind the party block, which such a question gets first
+            assert role in new and new.index(role) <= old.index(role) + (role != PARTIES), (style, question, new, old)
+
+
+#: Questions that ask for the party block: who the parties are, when the agreement was made, when it takes effect.
+PREAMBLE_QUESTIONS = ["Who are the parties to this agreement?", "On what date was this agreement made?",
+                      "When does this agreement take effect?", "Between whom was this contract entered into?",
+                      "What is the effective date?"]
+
+
+def test_a_question_that_asks_for_the_parties_or_the_date_gets_the_party_block_first(contract_store, embedder):
+    store, ids, chunks_of = contract_store
+    retriever = FolioRetriever(store=store, embedder=embedder)  # profile auto: legal
+    assert all(leading_role(wanted_roles(q)) == PARTIES for q in PREAMBLE_QUESTIONS)
+    assert not any(leading_role(wanted_roles(q)) for q in CLAUSE_QUESTIONS)
+    for style, doc_id in ids.items():
+        preamble = next(c.text for c in chunks_of[style] if c.metadata.get(ROLE) == PARTIES)
+        for question in PREAMBLE_QUESTIONS:
+            for k in (1, 5):
+                docs = retriever.invoke(question, doc_ids=[doc_id], k=k)
+                assert len(docs) == k and docs[0].page_content == preamble, (style, question, k, _role(docs[0]))
+                scores = [d.metadata["score"] for d in docs]
+                assert scores == sorted(scores, reverse=True)
+    # the whole store: some contract's party block, found by a search of party blocks alone
+    assert all(_role(retriever.invoke(q)[0]) == PARTIES for q in PREAMBLE_QUESTIONS)
+    flt = SearchFilter(roles=[PARTIES])
+    found = store.search(sparse=BM25Encoder().encode_query("agreement between"), mode="sparse", k=20, filter=flt)
+    assert len(found) == len(ids) and all(h.payload["metadata"]["extra"][ROLE] == PARTIES for h in found)
 
 
 def test_clause_titles_that_match_the_question_come_first(contract_store, embedder):
@@ -124,3 +157,29 @@ def test_clause_titles_that_match_the_question_come_first(contract_store, embedd
         for question in ("What law governs this agreement?", "Which court's law applies (choice of law)?"):
             top = retriever.invoke(question, doc_ids=[doc_id])[0]
             assert top.metadata["heading_path"][-1] == title, (style, question, top.metadata["heading_path"])
+
+
+def test_general_provisions_come_after_the_clauses_unless_the_question_names_them():
+    """Short "Counterparts" / "Entire Agreement" / "Relationship of the Parties" clauses share a
+    question's common words ("party", "agreement", "other") and answer none of its substance (CUAD:
+    they ranked first for exclusivity and non-compete questions)."""
+    encoder = BM25Encoder()
+
+    def terms(text):
+        return encoder.encode_query(text).indices
+
+    class Hit:
+        def __init__(self, title):
+            self.id, self.payload = title, {"metadata": {"heading_path": ["SUPPLY AGREEMENT", title]}}
+
+    titles = ["6. Counterparts", "10.4 ENTIRE AGREEMENT", "9.3 Relationship of Parties", "10.9 SECTION HEADINGS; CONSTRUCTION",
+              "Section 9.02 Notices", "5. Exclusivity", "19. ENTIRE AGREEMENT, GOVERNING LAW",
+              "12. Entire Agreement; Amendment and Waiver; Confidentiality", "8. Survival"]
+    hits = [(Hit(t), 1.0 - i / 100) for i, t in enumerate(titles)]
+    question = "Is the arrangement exclusive, or may a party deal with others?"
+    keep, demoted = split_roles(hits, wanted_roles(question), boilerplate_test(question, terms))
+    assert [h.id for h, _ in demoted] == titles[:5]  # every part of the title is a general provision
+    assert [h.id for h, _ in keep] == titles[5:]  # a title with a substantive part stays
+    asked = "Can this agreement be signed in counterparts, and how are notices given?"
+    keep, demoted = split_roles(hits, wanted_roles(asked), boilerplate_test(asked, terms))
+    assert {"6. Counterparts", "Section 9.02 Notices"} <= {h.id for h, _ in keep}  # named by the question

@@ -6,7 +6,7 @@ import pytest
 
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.retriever import FolioRetriever
-from folioflow.indexing.routing import TitleRouter, fuse_rankings, title_terms
+from folioflow.indexing.routing import TitleRouter, fuse_rankings, tickers_in, title_terms
 from folioflow.indexing.store import SearchHit, StoreSettings, open_store
 from folioflow.ocr.schema import source_title
 
@@ -167,3 +167,102 @@ def test_glued_names_do_not_route_common_questions():
     router = TitleRouter(CUAD_NAMES)
     assert router.route("Which state's law governs this agreement?") is None
     assert router.route("Can either party terminate for convenience, and on how much notice?") is None
+
+
+#: A 10-Q cover as the text layer reads it (3M's, FinanceBench 3M_2023Q2_10Q page 1): the ticker
+#: column holds the common stock's symbol and notes' symbols with digits.
+COVER_10Q = """3M COMPANY
+
+Securities registered pursuant to Section 12(b) of the Act:
+
+| Title of each class | Trading Symbol(s) | Name of each exchange on which registered |
+|---|---|---|
+| Common Stock, Par Value $.01 Per Share | MMM | New York Stock Exchange |
+| | MMM | Chicago Stock Exchange, Inc. |
+| 1.500% Notes due 2026 | MMM26 | New York Stock Exchange |
+"""
+
+
+def test_tickers_are_read_from_a_filings_cover():
+    assert tickers_in(COVER_10Q) == ["MMM"]
+    lines = "Title of each class\nTrading Symbol(s)\nName of each exchange\nCommon Stock\nKO\nNew York Stock Exchange"
+    assert tickers_in(lines) == ["KO"]  # one cell a line, as plain text gives it
+    # the column as folioflow's text layer makes it of 3M's 2022 10-K cover: a heading, then the symbols
+    column = ("### Trading Symbol(s)\n\nMMM MMM MMM23 MMM26 MMM30\n\n### Name of each exchange on which registered"
+              "\n\nNew York Stock Exchange Chicago Stock Exchange, Inc.\n\nNote: The common stock of the registrant is also "
+              "traded on the SIX Swiss Exchange. Indicate by check mark if the registrant "
+              "is a well-known seasoned issuer (WKSI)")
+    assert tickers_in(column) == ["MMM"]
+    assert tickers_in("MGM Resorts International (NYSE: MGM) today reported ...") == ["MGM"]
+    assert tickers_in('listed on the Nasdaq Global Select Market under the symbol "NFLX".') == ["NFLX"]
+    assert tickers_in("The Company shall pay the NYSE listing fee. GAAP net income rose.") == []
+
+
+def test_a_ticker_printed_on_the_cover_routes_to_its_filings():
+    """MMM and KO are not in the file names and do not start the names: only the covers tell."""
+    router = TitleRouter({name: source_title(name) for name in FILINGS},
+                         tickers={"3M_2022_10K.pdf": tickers_in(COVER_10Q), "COCACOLA_2017_10K.pdf": ["KO"]})
+    assert router.route("What was MMM's capital expenditure in FY2022?") == ["3M_2022_10K.pdf"]
+    assert "mmm" not in router.terms["JPMORGAN_2023Q2_10Q.pdf"] and "ko" not in router.terms["scan_0001.pdf"]
+    assert router.route("Did KO raise its dividend in 2017?") == ["COCACOLA_2017_10K.pdf"]
+    # without the covers, the tickers name nothing; a ticker that starts the name still matches
+    bare = TitleRouter({name: source_title(name) for name in FILINGS})
+    assert bare.route("What was MMM's capital expenditure?") is None
+    assert router.route("What was MMM's capital expenditure?") == ["3M_2018_10K.pdf", "3M_2022_10K.pdf"]
+    # the 2018 10-K's cover printed no symbol: it has 3M's from the 2022 one, so the year decides
+    assert router.route("What was MMM's capital expenditure in FY2018?") == ["3M_2018_10K.pdf"]
+    assert bare.route("What was JPM's CET1 ratio in 2023?") == ["JPMORGAN_2023Q2_10Q.pdf"]
+
+
+def test_the_pipeline_records_the_tickers_of_a_filings_cover(tmp_path):
+    """Through a real ingest: a generated filing whose first page prints its ticker column."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.pdfgen import canvas
+
+    from folioflow.flows.ingest import run_ingest
+    from folioflow.flows.settings import Settings
+
+    path = tmp_path / "docs" / "ACME_2023_10K.pdf"
+    path.parent.mkdir()
+    pdf = canvas.Canvas(str(path), pagesize=LETTER)
+    pdf.drawString(72, 720, "ACME CORPORATION")
+    pdf.drawString(72, 700, "Securities registered pursuant to Section 12(b) of the Act:")
+    for y, row in ((680, ("Title of each class", "Trading Symbol(s)", "Name of each exchange on which registered")),
+                   (664, ("Common Stock, $0.01 par value", "ACMX", "New York Stock Exchange"))):
+        for x, cell in zip((72, 260, 380), row, strict=True):  # the cover's three columns
+            pdf.drawString(x, y, cell)
+    pdf.drawString(72, 630, "Indicate by check mark whether the registrant is a well-known seasoned issuer. Yes No")
+    pdf.save()
+    settings = Settings(data_dir=tmp_path / "data", engine="text")
+    report = run_ingest([str(path)], settings)
+    assert report.count("indexed") == 1, report
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.indexing.store import open_store
+
+    store = open_store(Pipeline.store_settings(settings))
+    try:
+        records = store.list_documents()
+        assert records[0].metadata["tickers"] == ["ACMX"]
+        router = TitleRouter.from_records(records)
+        assert "acmx" in router.terms[records[0].doc_id]
+    finally:
+        store.close()
+
+
+def test_the_search_inside_routed_documents_leaves_their_names_out():
+    """In a shared store of contracts the name picks the contract; searched inside it, the name
+    would only favour the chunks that repeat it ("13.9 Bioamber Non-Compete Commitment" for every
+    question naming Bioamber)."""
+    router = TitleRouter(CUAD_NAMES)
+    cases = [("In the Pareteum agreement: which state's law governs this agreement?",
+              "In the agreement: which state's law governs this agreement?"),
+             ("Can El Pollo Loco terminate the development agreement for convenience?",
+              "Can terminate the development agreement for convenience?"),  # lower-case title words stay
+             ("ScanSource distributor agreement: governing law?", "distributor agreement: governing law?"),
+             ("pareteum governing law", "governing law")]
+    for question, inner in cases:
+        assert router.without_names(question, router.route(question)) == inner
+    filings = TitleRouter({name: source_title(name) for name in FILINGS})
+    question = "What was JPM's CET1 ratio in 2023?"  # a capitals prefix goes, the year stays
+    assert filings.without_names(question, filings.route(question)) == "What was 's CET1 ratio in 2023?"
+    assert router.without_names("Pareteum", ["pareteum"]) == "Pareteum"  # never the whole question

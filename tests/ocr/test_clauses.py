@@ -26,6 +26,11 @@ from folioflow.ocr.schema import BlockType, Document, SourceRef
     ("(a) Notices. All notices shall be in writing.", "letter", "(a) Notices", True),
     ("a. Term. This Agreement shall become effective on the date first written above.", "letter", "a. Term", True),
     ("Training. We will provide you with the initial training specified in the Manual.", "run_in", "Training", True),
+    # a title line in capitals that the text layer joined to its paragraph (NETGEAR's distributor agreement)
+    ("19. ENTIRE AGREEMENT, GOVERNING LAW This Agreement, including its attachment, constitutes the entire agreement.",
+     "number", "19. ENTIRE AGREEMENT, GOVERNING LAW", True),
+    ("18. ASSIGNMENT This Agreement may not be assigned by either party without consent.", "number", "18. ASSIGNMENT",
+     True),
     ("RECITALS", "recitals", "RECITALS", False),
     ("EXHIBIT A", "annex", "EXHIBIT A", False),
     ("PART II", "part", "PART II", False),
@@ -47,6 +52,8 @@ def test_clause_titles_are_read_from_the_text(text, kind, title, run_in):
     "John S. D'Orazio, President and Chief Executive Officer of the Company",  # an initial, not a title
     "Mr. Parmelee brings over 25 years of technology industry experience to the board.",
     "A. Club owns and operates the National Football League team in Jacksonville.",  # a lettered recital
+    "2. IBM Products are warranted for ninety days from delivery to the customer.",  # a short name in capitals
+    "3. NETGEAR shall pay every invoice within thirty days of its date.",  # capitals, then no capitalised word
 ])
 def test_sentences_and_references_are_no_titles(text):
     assert clause_title(text) is None
