@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["free_port", "serve_process", "wait_http"]
+__all__ = ["free_port", "serve_process", "wait_http", "wait_job"]
 
 
 def free_port() -> int:
@@ -73,3 +73,16 @@ def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
 
 def python_module(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
+
+
+def wait_job(client, job_id: str, timeout: float = 300.0, headers: dict | None = None, poll: float = 0.3) -> dict:
+    """Poll ``GET /v1/jobs/{id}`` of the API server behind ``client`` (a ``TestClient`` or an
+    ``httpx.Client``) every ``poll`` seconds until the job has finished; returns its last state.
+    Raises ``AssertionError`` when it has not finished within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
+        if job["state"] in ("succeeded", "failed"):
+            return job
+        time.sleep(poll)
+    raise AssertionError(f"job {job_id} did not finish in {timeout} s: {job}")

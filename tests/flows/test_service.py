@@ -4,7 +4,6 @@ PDF, a non-PDF named ``.pdf`` and an encrypted copy."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,10 @@ from folioflow.flows.queries import QUERY_KEYS, QueryHit  # noqa: E402
 from folioflow.flows.service import ApiKey, ApiSettings, create_app  # noqa: E402
 from folioflow.flows.settings import load_settings  # noqa: E402
 from folioflow.ocr.samples import SAMPLE_FACTS, write_encrypted_pdf, write_sample_pdf  # noqa: E402
+from tests.flows.servers import wait_job  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-
-def wait_job(client: TestClient, job_id: str, timeout: float = 300.0, headers: dict | None = None) -> dict:
-    """Poll ``GET /v1/jobs/{id}`` until the job has finished; returns its last state."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
-        if job["state"] in ("succeeded", "failed"):
-            return job
-        time.sleep(0.3)
-    raise AssertionError(f"job {job_id} did not finish in {timeout} s: {job}")
 
 
 @pytest.fixture(scope="module")

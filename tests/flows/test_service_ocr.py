@@ -5,7 +5,6 @@ sample PDF, and a real static HTTP server on loopback (``python -m http.server``
 from __future__ import annotations
 
 import base64
-import time
 
 import pytest
 
@@ -18,7 +17,7 @@ from folioflow.flows.service.config import load_api_settings  # noqa: E402
 from folioflow.flows.settings import load_settings  # noqa: E402
 from folioflow.ocr.errors import ConfigurationError  # noqa: E402
 from folioflow.ocr.samples import write_sample_pdf  # noqa: E402
-from tests.flows.servers import free_port, python_module, serve_process  # noqa: E402
+from tests.flows.servers import free_port, python_module, serve_process, wait_job  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -45,15 +44,6 @@ def client(tmp_path_factory, served):
     with TestClient(create_app(load_settings(data_dir=tmp_path_factory.mktemp("data")), api)) as c:
         yield c
 
-
-def wait_job(client: TestClient, job_id: str, timeout: float = 120.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/jobs/{job_id}").json()
-        if job["state"] in ("succeeded", "failed"):
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
 def test_file_url_and_image_url_answer_like_an_upload(client, served):
@@ -119,7 +109,7 @@ def test_a_large_document_is_converted_as_a_job(client, served):
     job = answer.json()
     assert job["kind"] == "ocr" and answer.headers["location"] == f"/v1/jobs/{job['id']}"
     assert job["progress"]["pages_total"] == 2 and job["inputs"] == ["report.pdf"]
-    done = wait_job(client, job["id"])
+    done = wait_job(client, job["id"], timeout=120.0, poll=0.2)
     assert done["state"] == "succeeded", done
     assert done["progress"]["pages_done"] == 2 and done["counts"] == {"ok": 2}
     pages = done["ocr"]["pages"]
@@ -128,7 +118,7 @@ def test_a_large_document_is_converted_as_a_job(client, served):
     upload = client.post("/v1/ocr", files={"file": ("r.pdf", (root / "report.pdf").read_bytes())},
                          data={"password": "s3cret-pw-123"})  # an unencrypted PDF with a password: opened as usual
     assert upload.status_code == 202
-    assert wait_job(client, upload.json()["id"])["state"] == "succeeded"
+    assert wait_job(client, upload.json()["id"], timeout=120.0, poll=0.2)["state"] == "succeeded"
     table = client.app.state.service.settings.data_dir / "api-jobs.sqlite"
     assert "s3cret-pw-123" not in upload.text and b"s3cret-pw-123" not in table.read_bytes()
 

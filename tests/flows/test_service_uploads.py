@@ -6,7 +6,6 @@ the uploads folder; what is indexed stays until it is deleted."""
 from __future__ import annotations
 
 import io
-import time
 import zipfile
 
 import pytest
@@ -18,18 +17,10 @@ from fastapi.testclient import TestClient  # noqa: E402
 from folioflow.flows.service import ApiSettings, create_app  # noqa: E402
 from folioflow.flows.settings import load_settings  # noqa: E402
 from folioflow.ocr.samples import write_sample_pdf  # noqa: E402
+from tests.flows.servers import wait_job  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-
-def wait_job(client: TestClient, job_id: str, timeout: float = 300.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/jobs/{job_id}").json()
-        if job["state"] in ("succeeded", "failed"):
-            return job
-        time.sleep(0.3)
-    raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
 def test_uploads_that_are_not_indexed_leave_no_file(tmp_path, prefect_harness):

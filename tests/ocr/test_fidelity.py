@@ -12,7 +12,7 @@ import pytest
 
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.fidelity import plausibility, words
-from folioflow.ocr.schema import BlockType, Document, PageStatus, SourceRef
+from folioflow.ocr.schema import BlockType, Document, Page, PageStatus, SourceRef
 from tests.ocr import fidelity_docs as docs
 
 
@@ -25,6 +25,19 @@ def converter():
 
 def convert(converter: DocumentConverter, path: Path) -> Document:
     return converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+
+
+def corpus_page(converter: DocumentConverter, corpus: Path, relative: str, number: int) -> Page:
+    """Page ``number`` (1-based) of the corpus file ``corpus / relative`` as ``converter`` converts
+    it alone (its ``page_range``, reset after); skips the test when the file is absent."""
+    path = corpus / relative
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    converter.options = converter.options.model_copy(update={"page_range": str(number)})
+    try:
+        return convert(converter, path).pages[0]
+    finally:
+        converter.options = converter.options.model_copy(update={"page_range": None})
 
 
 def share_of(expected: str, got: str) -> float:
@@ -342,14 +355,7 @@ def test_corpus_handwritten_notes_behind_a_thin_text_layer_are_partial(converter
     """olmOCR-bench's mattsnotes.pdf: handwritten notes as page images under a sparse text layer.
     The image regions are OCR'd, but what comes back is mostly non-words: the page keeps it and
     says so instead of reporting ok."""
-    path = corpus / "D_layout_math_tables/olmocr_bench/pdfs/mattsnotes.pdf"
-    if not path.is_file():
-        pytest.skip(f"corpus file absent: {path}")
-    converter.options = converter.options.model_copy(update={"page_range": "1"})
-    try:
-        page = convert(converter, path).pages[0]
-    finally:
-        converter.options = converter.options.model_copy(update={"page_range": None})
+    page = corpus_page(converter, corpus, "D_layout_math_tables/olmocr_bench/pdfs/mattsnotes.pdf", 1)
     assert page.engine == "text" and page.status is PageStatus.PARTIAL, (page.status, page.fidelity)
     assert page.fidelity is not None and page.fidelity.reason is not None
     assert "images not read" in page.fidelity.reason and page.fidelity.reason in page.errors
@@ -391,14 +397,7 @@ def test_corpus_photos_on_a_filing_page_read_as_fragments_leave_it_ok(converter,
     """Best Buy's 2017 10-K, page 25: product photos beside the stock-performance text read as
     "$200 | er AT", "Mn A", "de PL": one- and two-letter fragments the lexicon holds. They say the
     images hold no text; the page, whose text layer has all its words, stays ok."""
-    path = corpus / "A_finance/financebench/pdfs/BESTBUY_2017_10K.pdf"
-    if not path.is_file():
-        pytest.skip(f"corpus file absent: {path}")
-    converter.options = converter.options.model_copy(update={"page_range": "25"})
-    try:
-        page = convert(converter, path).pages[0]
-    finally:
-        converter.options = converter.options.model_copy(update={"page_range": None})
+    page = corpus_page(converter, corpus, "A_finance/financebench/pdfs/BESTBUY_2017_10K.pdf", 25)
     assert page.engine == "text" and page.status is PageStatus.OK, page.errors
     assert page.fidelity is not None and page.fidelity.rerouted[0].startswith("image_regions")
     assert "image_plausibility" not in page.fidelity.measures  # too few words of 3+ letters to judge
@@ -408,14 +407,7 @@ def test_corpus_chart_the_orientation_detector_turns_is_read_upright(converter, 
     """Corning's 2020 10-K, page 22: the performance graph's year labels stand on end, the
     orientation detector turned the chart upside down and its title read as "juewidinbz
     suogesiunwwe" (page partial). Read upright too, the title reaches the page and it is ok."""
-    path = corpus / "A_finance/financebench/pdfs/CORNING_2020_10K.pdf"
-    if not path.is_file():
-        pytest.skip(f"corpus file absent: {path}")
-    converter.options = converter.options.model_copy(update={"page_range": "22"})
-    try:
-        page = convert(converter, path).pages[0]
-    finally:
-        converter.options = converter.options.model_copy(update={"page_range": None})
+    page = corpus_page(converter, corpus, "A_finance/financebench/pdfs/CORNING_2020_10K.pdf", 22)
     assert page.engine == "text" and page.status is PageStatus.OK, page.errors
     assert page.fidelity is not None and page.fidelity.measures["image_plausibility"] >= 0.65
     assert "Cumulative Total Return" in page.markdown
