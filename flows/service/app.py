@@ -210,7 +210,7 @@ class Service:
         from folioflow.flows.pipeline import local_path
 
         root = self.upload_dir.resolve()
-        uploads = [Path(p).resolve() for p in paths if Path(p).resolve().is_relative_to(root)]
+        uploads = [p for p in (Path(given).resolve() for given in paths) if p.is_relative_to(root)]
         if not uploads or self.store is None:
             return []
         try:
@@ -282,6 +282,12 @@ class _IndexCollector:
         yield documents
         yield chunks
         yield jobs
+
+
+def media_type(request: Request) -> str:
+    """The request's media type: its ``Content-Type`` header without parameters, lower-cased
+    (``"multipart/form-data"``, ``"application/json"``); ``""`` when the header is absent."""
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def _status_for(exc: FolioflowError) -> int:
@@ -380,7 +386,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         """415 unless the request says its body is JSON (``application/json`` or ``+json``): a
         form or text body is refused naming the type expected, after the key is checked (401
         first) and before the body is validated (never a 422 for a body that was not JSON)."""
-        sent = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        sent = media_type(request)
         if sent != "application/json" and not (sent.startswith("application/") and sent.endswith("+json")):
             raise HTTPException(415, f"send the body as application/json (Content-Type: application/json), "
                                      f"not {sent or 'a body without a Content-Type'}")
@@ -583,7 +589,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         `tenant`, `force`), or name a server-side file or folder under an allowed root (JSON
         `{"path": ...}` or `{"uri": "file://..."}`). Answers 202 with the queued job."""
         assert service.jobs is not None
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        kind = media_type(request)
         if kind == "multipart/form-data":
             files, fields = await read_uploads(request, "files")
             tenant = tenant_of(who, fields.get("tenant") or None)
@@ -662,7 +668,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         vlm), `password`. Answers 200 with each page's status, engine, fallback reason, errors and
         content; a document of more pages than `ocr_job_pages` is converted as a job: 202 with the
         job, whose `ocr` holds the same answer once it succeeded."""
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        kind = media_type(request)
         if kind == "multipart/form-data":
             files, fields = await read_uploads(request, "file")
             if len(files) != 1:
