@@ -165,6 +165,7 @@ class Chunker:
                 chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, embeds[id(group)], n,
                                                furniture, len(title), role))
         self._number_parts(chunks)
+        keep_bodiless_furniture(chunks, furniture)
         if self._ids_batch is not None:
             self._attach_token_ids(chunks, token_ids)
         return chunks
@@ -386,6 +387,32 @@ class Chunker:
         for parts in by_table.values():
             for i, chunk in enumerate(parts, 1):
                 chunk.part = (i, len(parts))
+
+
+def keep_bodiless_furniture(chunks: list[Chunk], furniture: dict[int, dict[str, list[str]]]) -> list[int]:
+    """Give the furniture of pages that no chunk covers to a neighbouring chunk (in place).
+
+    A page whose only text is furniture (a blank page printed with its page number, a divider page
+    holding a running header) is in no chunk's page span, so its headers and footers would reach no
+    chunk's metadata and neither the sparse index nor a reader could find them. Each such page's
+    furniture joins the ``page_headers`` / ``page_footers`` of the last chunk ending before it (the
+    first chunk after it when none does), and the page number joins that chunk's
+    ``metadata["furniture_pages"]`` (sorted ints): the pages outside its span whose furniture it
+    carries. The chunk's text, span and embedding are unchanged. Returns the pages handled."""
+    if not chunks:
+        return []
+    covered = {n for c in chunks for n in range(c.page_start, c.page_end + 1)}
+    handled = []
+    for page in sorted(set(furniture) - covered):
+        before = [c for c in chunks if c.page_end < page]
+        chunk = before[-1] if before else next(c for c in chunks if c.page_start > page)
+        for side, key in (("header", "page_headers"), ("footer", "page_footers")):
+            texts = furniture[page].get(side, [])
+            if texts:
+                chunk.metadata[key] = list(dict.fromkeys([*chunk.metadata.get(key, []), *texts]))
+        chunk.metadata["furniture_pages"] = sorted({*chunk.metadata.get("furniture_pages", []), page})
+        handled.append(page)
+    return handled
 
 
 def _has_children(section: Section, nxt: Section | None) -> bool:

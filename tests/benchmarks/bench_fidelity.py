@@ -12,7 +12,9 @@ For every page of every document selected, per document type:
   check on) and chunks it with the default chunker; a page's words are those of every chunk whose
   page span covers it (its text and heading path, both in the embedded text) plus the page
   headers/footers the chunks carry as metadata (the BM25 index
-  searches both: ``folioflow.indexing.indexer``). Embedding is left out: it stores the same text.
+  searches both: ``folioflow.indexing.indexer``), those of a page no chunk covers (a blank page
+  printed with its page number) counted for that page (``metadata["furniture_pages"]``). Embedding
+  is left out: it stores the same text.
 * **baselines**: ``pypdfium2`` (plain text extraction of the page; zero on image-only pages) and
   ``tesseract`` (the page rendered at 300 DPI, tesseract's own ``GetUTF8Text``, no pipeline).
 
@@ -296,6 +298,8 @@ def run_document(task: DocTask, converter, chunker, tess: Tesseract | None, max_
         for n in range(chunk.page_start, chunk.page_end + 1):
             found[n].update(words)
             furniture_of[n] |= furniture  # furniture once per page, not once per chunk
+        for n in chunk.metadata.get("furniture_pages", []):  # a page with no body: its furniture rides here
+            furniture_of[n] |= furniture
     for n, furniture in furniture_of.items():
         found[n].update(furniture)  # in addition to the body: "EXACT SCIENCES" in the title and the footer is twice
     results = []

@@ -102,3 +102,21 @@ def test_header_only_invoice_number_reaches_chunk_metadata_and_the_sparse_text(c
     assert chunks and all(docs.INVOICE_NUMBER not in c.text for c in chunks)
     assert all(any(docs.INVOICE_NUMBER in h for h in c.metadata["page_headers"]) for c in chunks)
     assert all(docs.INVOICE_NUMBER in _sparse_text(c) for c in chunks)
+
+
+def test_furniture_of_a_page_without_body_rides_on_a_neighbouring_chunk(converter, chunker, tmp_path):
+    from folioflow.indexing.indexer import _sparse_text
+
+    header = (30.0, "Northwind Legal LLP    Matter NW-20931", 9.0)
+    pages = [[header, *[(110.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(n))], (770.0, str(n), 9.0)]
+             for n in (1, 2)]
+    pages.append([header, (770.0, "3", 9.0)])  # a blank page: its running header and page number only
+    pages.append([header, *[(110.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(4))], (770.0, "4", 9.0)])
+    document = convert(converter, docs.margin_pdf(tmp_path / "blank.pdf", pages))
+    assert furniture(document)[3] == ["Northwind Legal LLP Matter NW-20931", "3"]
+    chunks = chunker.chunk(document)
+    assert not any(c.page_start <= 3 <= c.page_end for c in chunks)  # no body on page 3: in no chunk's span
+    carriers = [c for c in chunks if 3 in c.metadata.get("furniture_pages", [])]
+    assert len(carriers) == 1 and carriers[0].page_end == 2  # the last chunk before the page
+    assert "3" in carriers[0].metadata["page_footers"] and "3" in _sparse_text(carriers[0]).split()
+    assert all("furniture_pages" not in c.metadata for c in chunks if c is not carriers[0])
