@@ -413,10 +413,12 @@ class DocumentConverter:
 
         def region_ocr(number: int, regions: list[tuple[float, float, float, float]]):
             try:
-                engine = getattr(self.cpu_engine, "primary", self.cpu_engine)
+                cpu = self.cpu_engine
             except FolioflowError:
                 return None
-            return ocr_regions(engine, doc.page(number), regions)
+            second = cpu.second_opinion() if hasattr(cpu, "second_opinion") else None
+            return ocr_regions(getattr(cpu, "primary", cpu), doc.page(number), regions, second=second,
+                               languages=self.options.languages)
 
         return FidelityReview(self.options.languages, reroute, region_ocr).review(page, pending.route, pending.analysis)
 

@@ -235,6 +235,22 @@ def plausibility(text: str, languages: list[str] | None = None) -> Plausibility 
     return best
 
 
+def known_words(text: str, languages: list[str] | None = None,
+                min_letters: int = MIN_JUDGED_LETTERS) -> tuple[int, int]:
+    """``(known, judged)``: how many of ``text``'s words of ``min_letters`` letters or more are in
+    the lexicon of one of ``languages`` (the best list), and how many were judged. No minimum
+    count (unlike :func:`plausibility`): it compares two readings of the same few words.
+    ``(0, 0)`` when no listed language has a lexicon."""
+    tokens = [w for w in words(text) if len(w) >= min_letters]
+    if not tokens:
+        return 0, 0
+    codes = [LEXICON_LANGUAGES[lang] for lang in (languages or ["eng"]) if lang in LEXICON_LANGUAGES]
+    judged = [j for j in (_judge(tokens, code) for code in dict.fromkeys(codes)) if j is not None]
+    if not judged:
+        return 0, 0
+    return max(round(j.rate * j.words) for j in judged), len(tokens)
+
+
 def page_text(page: Page, furniture: bool = True) -> str:
     """All text a page holds: its blocks (headers and footers too, when ``furniture``), else its
     Markdown."""

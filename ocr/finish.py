@@ -44,7 +44,7 @@ from contextlib import AbstractContextManager, nullcontext
 import numpy as np
 
 from folioflow.ocr.errors import FolioflowError
-from folioflow.ocr.fidelity import page_text, plausibility, words
+from folioflow.ocr.fidelity import MIN_OCR_PLAUSIBILITY, known_words, page_text, plausibility, words
 from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
@@ -272,13 +272,21 @@ def _known_words(page: Page) -> float:
 
 
 def ocr_regions(engine, handle: PageHandle, regions: list[tuple[float, float, float, float]],
-                dpi: float = 300.0) -> tuple[str, list[Block]] | None:
+                dpi: float = 300.0, second=None,
+                languages: list[str] | None = None) -> tuple[str, list[Block]] | None:
     """OCR image regions (boxes in page points) of a page with a CPU OCR pipeline
     (:class:`~folioflow.ocr.engines.ocr_pipeline.CpuOcrEngine`): the page is rendered once at ``dpi``
-    and each region cropped and read on its own. Returns ``(engine name, blocks in page points)``
-    (margin labels and headings become paragraphs: a region has no page margins), or ``None`` when
-    the page cannot be rendered. A region the orientation detector turns is read upright too, and
-    the reading with more lexicon words is kept (the page around it is upright)."""
+    and each region cropped and read on its own. Returns ``(engine names joined by "+", blocks in
+    page points)`` (margin labels and headings become paragraphs: a region has no page margins), or
+    ``None`` when the page cannot be rendered. A region the orientation detector turns is read
+    upright too, and the reading with more lexicon words is kept (the page around it is upright).
+
+    ``second``: another pipeline (rapidocr beside tesseract). When the words of 3 letters or more
+    that ``engine`` read in all regions are under :data:`~folioflow.ocr.fidelity.MIN_OCR_PLAUSIBILITY`
+    lexicon words (``languages``' lexicons: :func:`~folioflow.ocr.fidelity.known_words`), every
+    region is read by ``second`` too and each keeps the reading with more lexicon words of any length
+    (ties: the first). A photo's fragments ("TAEPOWER OF STOR") mark the page; the second reading recovers text
+    set into the picture that the first never found (a logo's "by FutureSkill")."""
     try:
         image = handle.render(dpi=dpi)
     except FolioflowError:
@@ -286,24 +294,29 @@ def ocr_regions(engine, handle: PageHandle, regions: list[tuple[float, float, fl
     gray = np.asarray(image.convert("L"))
     sx = gray.shape[1] / max(handle.width, 1e-6)
     sy = gray.shape[0] / max(handle.height, 1e-6)
-    blocks: list[Block] = []
+    crops = []
     for x0, y0, x1, y1 in regions:
         crop = gray[max(0, int(y0 * sy)):int(y1 * sy), max(0, int(x0 * sx)):int(x1 * sx)]
         if crop.size == 0 or min(crop.shape[:2]) < 16:
             continue
-        crop = np.ascontiguousarray(crop)
-        dpi_crop = crop.shape[1] * 72.0 / max(x1 - x0, 1e-6)
-        try:
-            sub = engine.convert_image(crop, handle.number, x1 - x0, y1 - y0, dpi=dpi_crop)
-            if sub.rotation:
-                # the page's own text is upright, and the orientation detector misjudges pictures
-                # (a chart whose year labels stand on end was read upside down): read it upright
-                # too and keep the reading with more lexicon words
-                upright = engine.convert_image(crop, handle.number, x1 - x0, y1 - y0, dpi=dpi_crop, rotation=0)
-                if _known_words(upright) > _known_words(sub):
-                    sub = upright
-        except FolioflowError:
+        crops.append(((x0, y0, x1, y1), np.ascontiguousarray(crop)))
+    readings = [_read_region(engine, handle.number, box, crop) for box, crop in crops]
+    used = {engine.name}
+    if second is not None and readings:
+        known, judged = known_words("\n".join(_region_text(r) for r in readings if r is not None), languages)
+        if judged and known < MIN_OCR_PLAUSIBILITY * judged:
+            for i, (box, crop) in enumerate(crops):
+                other = _read_region(second, handle.number, box, crop)
+                mine = readings[i]
+                if other is not None and (mine is None or known_words(_region_text(other), languages, 1)[0]
+                                          > known_words(_region_text(mine), languages, 1)[0]):
+                    readings[i] = other
+                    used.add(second.name)
+    blocks: list[Block] = []
+    for (box, _), sub in zip(crops, readings, strict=True):
+        if sub is None:
             continue
+        x0, y0 = box[0], box[1]
         for block in sub.blocks:
             if block.type == BlockType.FIGURE or not block.text.strip():
                 continue
@@ -314,4 +327,28 @@ def ocr_regions(engine, handle: PageHandle, regions: list[tuple[float, float, fl
                 b = block.bbox
                 block.bbox = BBox(x0=b.x0 + x0, y0=b.y0 + y0, x1=b.x1 + x0, y1=b.y1 + y0)
             blocks.append(block)
-    return engine.name, blocks
+    return "+".join(n for n in (engine.name, second.name if second is not None else "") if n in used), blocks
+
+
+def _region_text(page: Page) -> str:
+    """The text a region's reading holds (figure placeholders left out)."""
+    return "\n".join(b.text for b in page.blocks if b.type != BlockType.FIGURE)
+
+
+def _read_region(engine, number: int, box: tuple[float, float, float, float], crop: np.ndarray) -> Page | None:
+    """One region read by ``engine`` (a page in the region's own points), upright when the
+    orientation detector's turn reads fewer lexicon words; ``None`` when the engine fails."""
+    x0, y0, x1, y1 = box
+    dpi_crop = crop.shape[1] * 72.0 / max(x1 - x0, 1e-6)
+    try:
+        sub = engine.convert_image(crop, number, x1 - x0, y1 - y0, dpi=dpi_crop)
+        if sub.rotation:
+            # the page's own text is upright, and the orientation detector misjudges pictures
+            # (a chart whose year labels stand on end was read upside down): read it upright
+            # too and keep the reading with more lexicon words
+            upright = engine.convert_image(crop, number, x1 - x0, y1 - y0, dpi=dpi_crop, rotation=0)
+            if _known_words(upright) > _known_words(sub):
+                sub = upright
+    except FolioflowError:
+        return None
+    return sub

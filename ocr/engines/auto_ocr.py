@@ -79,6 +79,14 @@ class AutoCpuEngine(PageEngine):
             self._engines[key] = engine
         return self._engines[key]
 
+    def second_opinion(self) -> CpuOcrEngine | None:
+        """The other recogniser for the configured languages: rapidocr when tesseract is primary
+        and rapidocr covers them (its DB text detector finds text set into pictures, logos and
+        photos that tesseract's page segmentation passes over), else ``None``."""
+        if self.use_rapid or not rapidocr_supports(self.languages):
+            return None
+        return self._engine("rapidocr", self.languages)
+
     @property
     def cache_key(self) -> str:
         return f"auto:{self.primary.cache_key}:retry{self.retry_below}"

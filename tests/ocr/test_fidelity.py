@@ -411,3 +411,16 @@ def test_corpus_chart_the_orientation_detector_turns_is_read_upright(converter, 
     assert page.engine == "text" and page.status is PageStatus.OK, page.errors
     assert page.fidelity is not None and page.fidelity.measures["image_plausibility"] >= 0.65
     assert "Cumulative Total Return" in page.markdown
+
+
+def test_corpus_text_set_into_a_photo_gets_a_second_recogniser(converter, corpus):
+    """olmOCR-bench's test-graphical-text.pdf: a poster whose text layer holds its title, over a
+    photo whose logo reads "THE VISION by FutureSkill". Tesseract read the logo's large words only
+    and the photo as fragments ("TAEPOWER OF STOR"): 2 of 5 words of 3+ letters in the lexicon,
+    so the regions are read by rapidocr too, whose text detector finds the small "by FutureSkill";
+    the page was ok with 5 of its 7 reference words."""
+    page = corpus_page(converter, corpus, "D_layout_math_tables/olmocr_bench/pdfs/test-graphical-text.pdf", 1)
+    assert page.engine == "text" and page.status is PageStatus.OK, page.errors
+    assert "by FutureSkill" in page.markdown and "THE VISION" in page.markdown
+    assert "rapidocr" in page.attributes["image_ocr_engine"]
+    assert "TAEPOWER" not in page.markdown  # the region's reading with more lexicon words is kept
