@@ -33,7 +33,9 @@ A converted page is compared with evidence that does not come from the engine th
   words of :data:`MIN_JUDGED_LETTERS` letters or more, and needs :data:`MIN_WORDS` of them: a
   photo read as text gives one- and two-letter fragments, which say the image holds no text, not
   that its text was lost (the page stays ``ok``). A region the orientation detector turns is read
-  upright too (:func:`folioflow.ocr.finish.ocr_regions`);
+  upright too, and when tesseract's reading of the regions is mostly non-words, rapidocr reads
+  them as well and each region keeps the reading with more lexicon words
+  (:func:`folioflow.ocr.finish.ocr_regions`);
 * **OCR confidence per line**: ``ocr_confidence`` (mean), and the share of lines under 0.5.
 
 A page that fails a check is **re-routed** (:class:`FidelityReview`): a text-layer page whose text
