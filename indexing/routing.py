@@ -74,7 +74,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["TitleRouter", "fuse_rankings", "tickers_in", "title_terms"]
+__all__ = ["TitleRouter", "fuse_rankings", "question_periods", "tickers_in", "title_terms"]
 
 _WORD = re.compile(r"[0-9A-Za-z]+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -96,6 +96,16 @@ LEGAL_FORMS = tuple(sorted(
 #: Shortest name left after stripping a glued legal form (``TUNIUCORP`` -> ``tuniu``; ``ACMECO`` -> ``acme``).
 MIN_NAME_STEM = 4
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+#: A quarter tied to a year, quarter first: ``Q2 of FY2023``, ``Q2 2023``, ``Q22023``, ``Q2 fiscal 2023``.
+_QUARTER_YEAR = re.compile(r"\bQ([1-4])\s*(?:of\s+)?(?:(?:FY|fiscal(?:\s+year)?)\s*)?((?:19|20)\d\d)\b", re.IGNORECASE)
+#: The same, year first: ``2023 Q2``, ``FY2023 Q2``, ``2023-Q2``, ``2023Q2``.
+_YEAR_QUARTER = re.compile(r"(?:\bFY\s*|\b)((?:19|20)\d\d)\s*-?\s*Q([1-4])\b", re.IGNORECASE)
+#: Written out: ``second quarter of 2023``, ``third fiscal quarter of fiscal year 2022``.
+_ORDINAL_QUARTER = re.compile(r"\b(first|second|third|fourth)\s+(?:fiscal\s+)?quarter\s+(?:of\s+|in\s+)?"
+                              r"(?:(?:FY|fiscal(?:\s+year)?)\s*)?((?:19|20)\d\d)\b", re.IGNORECASE)
+_ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
+#: A two-digit fiscal year: ``FY23``, ``FY'23``, ``FY 23``.
+_SHORT_FY = re.compile(r"\bFY\s*'?(\d\d)\b", re.IGNORECASE)
 _AMOUNT = re.compile(r"\$\s*[0-9][0-9.,]*(?:[A-Za-z]{1,2}\b)?")  # $3M, $1.2bn, $ 450
 
 
@@ -112,6 +122,8 @@ _NOT_TICKERS = frozenset(["NYSE", "NONE", "NA", "AMEX", "LLC", "INC", "USD", "PL
 #: Where a cover's symbol column ends: a note under it, the check-box questions or the section 12(g) line.
 _SYMBOL_END = re.compile(r"\bnote\s*:|indicate\s+by\s+check|securities\s+registered\s+pursuant\s+to\s+section\s+12\s*\(g\)",
                          re.IGNORECASE)
+#: A preferred series designation in a cover's class or symbol column (``Series DD``, ``PR D``, ``PRD``).
+_SERIES = re.compile(r"\bSeries\s+[A-Z]{1,3}\b|\bPR\s*[A-Z]{1,2}\b")
 #: Characters after a ``Trading Symbol(s)`` header searched for its column's cells.
 _SYMBOL_SPAN = 1200
 
@@ -131,6 +143,9 @@ def tickers_in(text: str) -> list[str]:
 
     for m in _SYMBOL_HEADER.finditer(text):
         span = _SYMBOL_END.split(text[m.end(): m.end() + _SYMBOL_SPAN], maxsplit=1)[0]
+        # a preferred series is not a ticker: "... Preferred Stock, Series DD" in the class column,
+        # "JPM PR D" (NYSE's notation for the company's preferred series D) in the symbol column
+        span = _SERIES.sub(" ", span)
         for word in re.split(r"[\s|]+", span):
             word = word.strip("*_`,;()")
             if _TICKER_CELL.fullmatch(word):
@@ -150,7 +165,10 @@ def _shared_tickers(titles: Mapping[str, str], tickers: Mapping[str, Iterable[st
         return first if len(first) > 1 and first not in STOP_WORDS and not first.isdigit() else None
 
     by_company: dict[str, set[str]] = {}
-    own = {doc_id: {t.lower() for t in symbols if t} for doc_id, symbols in tickers.items() if doc_id in titles}
+    # one-character tickers (F, T, C) are left out as one-character title words are: a capital
+    # letter alone in a question is an initial ("D&A", "P&L"), rarely a company
+    own = {doc_id: {t.lower() for t in symbols if len(t) > 1} for doc_id, symbols in tickers.items()
+           if doc_id in titles}
     for doc_id, symbols in own.items():
         key = company(titles[doc_id])
         if key and symbols:
@@ -204,6 +222,25 @@ def title_terms(title: str) -> set[str]:
     return terms
 
 
+def question_periods(question: str) -> tuple[set[int], set[str]]:
+    """The periods a question names, the way titles write them: ``({years}, {"<year>q<n>"})``.
+    Years are ``19xx``/``20xx`` anywhere in the question (``FY2022``, ``2022``, ``Q22023``) and
+    two-digit fiscal years (``FY23`` -> 2023); quarters are a quarter tied to a year (``Q2 of
+    FY2023``, ``Q22023``, ``2023 Q2``, ``second quarter of 2023``), written as titles write them
+    (``2023q2``, as in ``AMCOR_2023Q2_10Q``)."""
+    years = {int(y) for y in _YEAR.findall(question)}
+    years |= {2000 + int(y) if int(y) < 70 else 1900 + int(y) for y in _SHORT_FY.findall(question)}
+    quarters = {(y, q) for q, y in _QUARTER_YEAR.findall(question)}
+    quarters |= {(y, q) for y, q in _YEAR_QUARTER.findall(question)}
+    quarters |= {(y, _ORDINALS[o.lower()]) for o, y in _ORDINAL_QUARTER.findall(question)}
+    return years, {f"{y}q{q}" for y, q in quarters}
+
+
+def _period_term(term: str) -> bool:
+    """A title term that names a period (it holds a year: ``2022``, ``2023q2``, ``20191231``)."""
+    return bool(_YEAR.search(term))
+
+
 def _question_terms(question: str) -> tuple[set[str], list[str]]:
     """(terms a title term can equal, all-capitals words for prefix matches)."""
     raw = _WORD.findall(_AMOUNT.sub(" ", question))
@@ -220,6 +257,8 @@ def _question_terms(question: str) -> tuple[set[str], list[str]]:
         for j in range(i + 2, min(len(words), i + MAX_JOINED_WORDS) + 1):
             if all(named[i:j]):
                 terms.add("".join(words[i:j]))
+    years, quarters = question_periods(question)
+    terms |= {str(y) for y in years} | quarters
     capitals = [] if shouting else [w.lower() for w in alpha
                                     if len(w) >= 3 and w.isupper() and w.lower() not in ABBREVIATIONS]
     return terms, capitals
@@ -262,11 +301,14 @@ class TitleRouter:
         tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) for r in records}
         return cls(titles, max_documents=max_documents, tickers=tickers)
 
-    def scores(self, question: str) -> dict[str, float]:
-        """``{doc_id: score}`` for documents with at least one matched title term."""
+    def scores(self, question: str, names_only: bool = False) -> dict[str, float]:
+        """``{doc_id: score}`` for documents with at least one matched title term; ``names_only``:
+        only terms that name no period (no year in them) count."""
         terms, capitals = _question_terms(question)
 
         def matched(term: str) -> bool:
+            if names_only and _period_term(term):
+                return False
             return term in terms or (len(term) >= MIN_PREFIX_TERM and any(term.startswith(c) for c in capitals))
 
         out = {}
@@ -275,6 +317,24 @@ class TitleRouter:
             if score > 0:
                 out[doc_id] = score
         return out
+
+    def _by_period(self, question: str, doc_ids: list[str]) -> list[str]:
+        """Of ``doc_ids`` (documents the question names equally), those of the period it asks
+        about: the latest year the question names that one of them has in its title, then, of
+        those, the ones whose title names a quarter of that year the question names. Unchanged
+        when the question names no year they have."""
+        years, quarters = question_periods(question)
+        if not years:
+            return doc_ids
+        has = {d: {int(y) for t in self.terms.get(d, ()) for y in _YEAR.findall(t)} for d in doc_ids}
+        named = [y for y in years if any(y in has[d] for d in doc_ids)]
+        if not named:
+            return doc_ids
+        latest = max(named)  # a filing reports the years before it as comparatives
+        kept = [d for d in doc_ids if latest in has[d]]
+        wanted = {q for q in quarters if q.startswith(str(latest))}
+        quarter = [d for d in kept if wanted & self.terms.get(d, set())]
+        return quarter or kept
 
     def without_names(self, question: str, doc_ids: Iterable[str]) -> str:
         """``question`` without the words that name the documents ``doc_ids`` (words of letters
@@ -315,26 +375,32 @@ class TitleRouter:
     def route(self, question: str) -> list[str] | None:
         """The doc ids with the top title score, sorted; None when no title term matches, when
         every document ties, or when more than ``max_documents`` tie."""
-        scores = self.scores(question)
-        if not scores:
-            return None
-        top = max(scores.values())
-        best = sorted(doc_id for doc_id, score in scores.items() if math.isclose(score, top))
+        scores = self.scores(question, names_only=True)
+        if scores:  # the names choose the documents, then the period chooses among them
+            top = max(scores.values())
+            best = self._by_period(question, sorted(d for d, score in scores.items() if math.isclose(score, top)))
+        else:  # no name matched: the period alone (the documents of the period asked about)
+            scores = self.scores(question)
+            if not scores:
+                return None
+            best = self._by_period(question, sorted(scores))
         if len(best) > self.max_documents or len(best) == len(self.terms):
             return None
         return best
 
 
-def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60) -> list[tuple[Any, float]]:
+def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60,
+                  weights: Sequence[float] | None = None) -> list[tuple[Any, float]]:
     """Reciprocal Rank Fusion (Cormack, Clarke and Buettcher, SIGIR 2009) of rankings of hits that
-    have an ``id``: ``score(id) = sum over rankings of 1 / (k + rank)``, rank 1-based. Returns
-    ``(hit, score)`` best first. The hit kept for an id is the first one seen. Ties keep
-    first-seen order."""
+    have an ``id``: ``score(id) = sum over rankings of w / (k + rank)``, rank 1-based, ``w`` the
+    ranking's weight (``weights``, default 1 each). Returns ``(hit, score)`` best first. The hit
+    kept for an id is the first one seen. Ties keep first-seen order."""
     scores: dict[Any, float] = {}
     hits: dict[Any, Any] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        w = 1.0 if weights is None else float(weights[i])
         for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (k + rank)
+            scores[hit.id] = scores.get(hit.id, 0.0) + w / (k + rank)
             hits.setdefault(hit.id, hit)
     order = sorted(scores, key=lambda i: -scores[i])
     return [(hits[i], scores[i]) for i in order]
