@@ -106,6 +106,8 @@ _ORDINAL_QUARTER = re.compile(r"\b(first|second|third|fourth)\s+(?:fiscal\s+)?qu
 _ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
 #: A two-digit fiscal year: ``FY23``, ``FY'23``, ``FY 23``.
 _SHORT_FY = re.compile(r"\bFY\s*'?(\d\d)\b", re.IGNORECASE)
+#: A quarter of a two-digit fiscal year: ``Q2 FY23``, ``Q2 of FY'23``, ``FY23 Q2``.
+_SHORT_QUARTER = re.compile(r"\bQ([1-4])\s*(?:of\s+)?FY\s*'?(\d\d)\b|\bFY\s*'?(\d\d)\s*-?\s*Q([1-4])\b", re.IGNORECASE)
 _AMOUNT = re.compile(r"\$\s*[0-9][0-9.,]*(?:[A-Za-z]{1,2}\b)?")  # $3M, $1.2bn, $ 450
 
 
@@ -228,9 +230,13 @@ def question_periods(question: str) -> tuple[set[int], set[str]]:
     two-digit fiscal years (``FY23`` -> 2023); quarters are a quarter tied to a year (``Q2 of
     FY2023``, ``Q22023``, ``2023 Q2``, ``second quarter of 2023``), written as titles write them
     (``2023q2``, as in ``AMCOR_2023Q2_10Q``)."""
+    def century(yy: str) -> int:
+        return 2000 + int(yy) if int(yy) < 70 else 1900 + int(yy)
+
     years = {int(y) for y in _YEAR.findall(question)}
-    years |= {2000 + int(y) if int(y) < 70 else 1900 + int(y) for y in _SHORT_FY.findall(question)}
-    quarters = {(y, q) for q, y in _QUARTER_YEAR.findall(question)}
+    years |= {century(y) for y in _SHORT_FY.findall(question)}
+    quarters = {(str(century(y1 or y2)), q1 or q2) for q1, y1, y2, q2 in _SHORT_QUARTER.findall(question)}
+    quarters |= {(y, q) for q, y in _QUARTER_YEAR.findall(question)}
     quarters |= {(y, q) for y, q in _YEAR_QUARTER.findall(question)}
     quarters |= {(y, _ORDINALS[o.lower()]) for o, y in _ORDINAL_QUARTER.findall(question)}
     return years, {f"{y}q{q}" for y, q in quarters}
