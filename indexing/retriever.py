@@ -32,14 +32,15 @@ sparse query (:mod:`folioflow.indexing.glossary`; ``glossary=None`` searches the
 
 ``route_titles`` (default on): a question that names a document's title terms (company, year,
 form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
-two rankings are fused by Reciprocal Rank Fusion (:mod:`folioflow.indexing.routing`; it boosts rather than
+two rankings are fused by Reciprocal Rank Fusion, the search inside weighted ``route_weight``
+(profile ``finance`` 5, else 1; :mod:`folioflow.indexing.routing`; it boosts rather than
 filters, see there for how a wrong route can still cost a page its place). With ``demote_roles``
 (profiles ``legal`` and ``general``) and ``unnamed_inside`` (default on), the search inside the
 routed documents leaves out the question's words that name them
 (:meth:`~folioflow.indexing.routing.TitleRouter.without_names`): inside the named contract, its
 name would only favour the chunks that repeat it. Results are then in the
-fused order and their ``score`` is that fusion's score (``sum 1/(60 + rank)`` over the two
-rankings), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
+fused order and their ``score`` is that fusion's score (``sum w/(60 + rank)`` over the two
+rankings, ``w`` 1 for the unrestricted one and ``route_weight`` for the other), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
 search that found the chunk. It is skipped when the call already restricts ``doc_ids`` or uses
 MMR. Titles are read from the store's registry and re-read at most every :data:`ROUTER_REFRESH_S`
 seconds.
@@ -125,7 +126,8 @@ _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
                 "unnamed_inside", "route_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
-_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight", "route_weight")
+_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
+                 "route_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: Candidates each of the dense and the sparse search fetch for the party block a question asks for.

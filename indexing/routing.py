@@ -26,7 +26,7 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   characters that starts with it (``MGM`` -> ``mgmresorts``, ``JPM`` -> ``jpmorgan``), unless it
   is a common finance abbreviation (``USD``, ``EPS``, ``GAAP``, ...) or most of the question is in
   capitals. Amounts (``$3M``, ``$1.2B``) are not words of the question.
-* Tickers. A title rarely holds the company's ticker (FinanceBench's ``3M_2018_10K.pdf`` does not
+* Tickers (two or more letters; a preferred series such as ``Series DD`` or ``JPM PR D`` is not one). A title rarely holds the company's ticker (FinanceBench's ``3M_2018_10K.pdf`` does not
   say ``MMM``), and a ticker is often not a shortening of the name (``MMM`` for 3M, ``KO`` for
   Coca-Cola, ``GLW`` for Corning, ``SQ`` for Block): what can be known without a network is the
   document's own cover. :func:`tickers_in` reads the tickers a filing prints on its first pages
@@ -39,19 +39,28 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   starts the name (``MGM``, ``JPM``, ``CVS``) still matches as a prefix (below), others do not. No
   list of tickers is shipped: it would go stale, and a guessed letter match (``AES`` in
   ``AmericanExpreSs``, ``CCC`` in ``CoCaCola``) routes questions that name no company.
-* A document scores the sum of its matched terms' IDF over all titles,
-  ``log(1 + N / df)``: a company name in one or two titles outweighs a year or a form shared by
-  many.
-* The routed documents are those with the top score, if some term matched and at most
-  ``max_documents`` of them tie. Otherwise no routing happens: the question names nothing that
-  tells documents apart.
+* Names first: a document scores the sum of its matched terms' IDF over all titles,
+  ``log(1 + N / df)``, counting only terms that hold no year (names, forms), and the documents
+  with the top score are kept. A year alone never outweighs a name ("As of FY 2021, what will
+  Verizon pay in 2024?" must not go to the only title that says 2024).
+* Then the period (:func:`question_periods`): of those documents, the ones with the latest year
+  the question names that one of them has in its title (a filing reports the years before it as
+  comparatives: "revenue CAGR from FY2020 to FY2022" is answered by the 2022 10-K, which the
+  rarer 2020 used to outweigh), then, of those, the ones whose title names a quarter of that
+  year the question names (``Q2 of FY2023``, ``Q22023``, ``2023 Q2``, ``second quarter of fiscal
+  2023``, ``FY23 Q2`` -> the title term ``2023q2`` of ``AMCOR_2023Q2_10Q``). A question that
+  names no document but a year is routed to the documents of the latest year it names.
+* The route is those documents, if at most ``max_documents`` of them and not every document.
+  Otherwise no routing happens: the question names nothing that tells documents apart.
 
 The retriever (:class:`~folioflow.indexing.retriever.FolioRetriever`, ``route_titles=True``, the default) then
 fuses its usual ranking with the same search restricted to the routed documents by Reciprocal Rank
-Fusion (:func:`fuse_rankings`). Routing boosts rather than filters: the unrestricted ranking always
-takes part, so a document outside the route still appears when it ranks high enough. But a wrong
-route can push the right page out of the top k when the routed documents have k good candidates
-of their own.
+Fusion (:func:`fuse_rankings`), the routed search weighted ``route_weight`` (1 in the legal and
+general profiles, 5 in the finance profile: :mod:`folioflow.indexing.profiles`). Routing boosts
+rather than filters: the unrestricted ranking always takes part, so a document outside the route
+still appears when it ranks high enough (at weight 1; from about 1.7 on, below every candidate of
+the routed documents). A wrong route can push the right page out of the top k when the routed
+documents have k good candidates of their own.
 
 Where titles come from: :func:`folioflow.ocr.schema.source_title` on the document's registry record: the file
 name, or the source's ``title`` metadata when its config sets one (one title for every document of
