@@ -451,7 +451,10 @@ class FolioRetriever(BaseRetriever):
                 return TitleRouter({})
             if len(self._routers) >= MAX_ROUTERS:  # many tenants: forget the oldest view
                 self._routers.pop(next(iter(self._routers)))
-            router = TitleRouter.from_records(records)
+            # the converted documents ingest writes beside an embedded store (<data_dir>/documents): the
+            # tickers of documents indexed before ingest recorded them
+            documents = Path(getattr(getattr(self.store, "settings", None), "data_dir", "") or "") / "documents"
+            router = TitleRouter.from_records(records, documents_dir=documents if documents.is_dir() else None)
             router.profile = infer_profile(router.titles.values())
             built = (time.monotonic(), router)
             self._routers[key] = built

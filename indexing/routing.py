@@ -77,13 +77,15 @@ which is what routing reads. End-to-end figures are in the README
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["TitleRouter", "fuse_rankings", "question_periods", "tickers_in", "title_terms"]
+__all__ = ["TICKER_PAGES", "TitleRouter", "fuse_rankings", "question_periods", "stored_tickers", "tickers_in", "title_terms"]
 
 _WORD = re.compile(r"[0-9A-Za-z]+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -135,6 +137,10 @@ _SYMBOL_END = re.compile(r"\bnote\s*:|indicate\s+by\s+check|securities\s+registe
                          re.IGNORECASE)
 #: A preferred series designation in a cover's class or symbol column (``Series DD``, ``PR D``, ``PRD``).
 _SERIES = re.compile(r"\bSeries\s+[A-Z]{1,3}\b|\bPR\s*[A-Z]{1,2}\b")
+#: First pages of a document searched for the tickers it prints (a filing's cover).
+TICKER_PAGES = 2
+#: ``{(doc_id, content_hash): tickers}`` read from converted documents (:func:`stored_tickers`).
+_STORED_TICKERS: dict[tuple[str, str], list[str]] = {}
 #: Characters after a ``Trading Symbol(s)`` header searched for its column's cells.
 _SYMBOL_SPAN = 1200
 
@@ -164,6 +170,23 @@ def tickers_in(text: str) -> list[str]:
     for m in _SYMBOL_INLINE.finditer(text):
         add(m.group(1) or m.group(2))
     return out
+
+
+def stored_tickers(documents_dir: Path, doc_id: str, content_hash: str = "") -> list[str]:
+    """The tickers (:func:`tickers_in`) on the first :data:`TICKER_PAGES` pages of the converted
+    document ``<documents_dir>/<doc_id>.json`` (the Document JSON ``folioflow ingest`` writes:
+    ``pages[].markdown``), for documents indexed before ingest recorded tickers in the registry.
+    [] when the file is missing or unreadable. Cached per ``(doc_id, content_hash)``."""
+    key = (doc_id, content_hash)
+    if key not in _STORED_TICKERS:
+        try:
+            with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
+                pages = json.load(fh).get("pages") or []
+            text = "\n\n".join(str(p.get("markdown") or "") for p in pages[:TICKER_PAGES] if isinstance(p, dict))
+            _STORED_TICKERS[key] = tickers_in(text)
+        except (OSError, ValueError, AttributeError):
+            _STORED_TICKERS[key] = []
+    return _STORED_TICKERS[key]
 
 
 def _shared_tickers(titles: Mapping[str, str], tickers: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
@@ -303,17 +326,21 @@ class TitleRouter:
         self.idf = {t: math.log(1.0 + n / count) for t, count in df.items() if t not in common}
 
     @classmethod
-    def from_records(cls, records: Iterable[Any], max_documents: int = 16) -> TitleRouter:
+    def from_records(cls, records: Iterable[Any], max_documents: int = 16,
+                     documents_dir: Path | None = None) -> TitleRouter:
         """A router over registry records (:class:`~folioflow.indexing.registry.DocumentRecord`), whatever
         their status (a document whose last re-index failed keeps its searchable points). The title
         comes from the ``meta.title`` metadata the pipeline records from the source, or else from
         the path (:func:`folioflow.ocr.schema.source_title`); the tickers from ``metadata["tickers"]``
-        (what :func:`tickers_in` found on the document's first pages at ingest)."""
+        (what :func:`tickers_in` found on the document's first pages at ingest), or, for a record
+        indexed before ingest recorded them (no ``tickers`` key), from its converted document in
+        ``documents_dir`` (:func:`stored_tickers`) when given."""
         from folioflow.ocr.schema import source_title
 
         records = list(records)
         titles = {r.doc_id: source_title(r.path or r.uri, r.metadata.get("meta.title")) for r in records}
-        tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) for r in records}
+        tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) if "tickers" in r.metadata or documents_dir is None
+                   else stored_tickers(documents_dir, r.doc_id, r.content_hash) for r in records}
         return cls(titles, max_documents=max_documents, tickers=tickers)
 
     def scores(self, question: str, names_only: bool = False) -> dict[str, float]:

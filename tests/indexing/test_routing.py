@@ -372,3 +372,31 @@ def test_fuse_rankings_weights():
     fused = fuse_rankings([a, b], k=60, weights=(1.0, 5.0))
     assert [hit.id for hit, _ in fused] == ["y", "z", "x"]
     assert abs(fused[1][1] - 5 / 62) < 1e-12
+
+
+def test_a_store_indexed_before_tickers_were_recorded_reads_them_from_its_converted_documents(tmp_path, embedder):
+    """Registry records written before ingest recorded ``tickers`` have no such key: the router reads
+    the cover from ``<data_dir>/documents/<doc_id>.json``, the converted document ingest keeps."""
+    import json
+
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="edge"))
+    try:
+        indexer = Indexer(embedder, store)
+        record, chunks = make_document("3M_2022_10K.pdf", _statement("Cost of sales", "802"))
+        assert "tickers" not in record.metadata
+        indexer.index(record, chunks)
+        indexer.index(*make_document("COCACOLA_2022_10K.pdf", _statement("Cost of goods sold", "640")))
+        (tmp_path / "documents").mkdir()
+        (tmp_path / "documents" / f"{record.doc_id}.json").write_text(json.dumps(
+            {"doc_id": record.doc_id, "pages": [{"number": 1, "markdown": COVER_10Q}, {"number": 2, "markdown": ""}]}))
+        retriever = FolioRetriever(store=store, embedder=embedder, k=2)
+        router = retriever._router(None, None)
+        assert "mmm" in router.terms[record.doc_id]
+        assert router.route("What was MMM's cost of sales in FY2022?") == [record.doc_id]
+        docs = retriever.invoke("What was MMM's cost of sales in FY2022?")
+        assert docs[0].metadata["path"] == "3M_2022_10K.pdf"
+        # a record that has the key keeps what ingest found, even an empty list
+        record.metadata["tickers"] = []
+        assert "mmm" not in TitleRouter.from_records([record], documents_dir=tmp_path / "documents").terms[record.doc_id]
+    finally:
+        store.close()
