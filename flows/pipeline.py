@@ -35,12 +35,9 @@ from folioflow.flows.stages import (
 )
 from folioflow.indexing.embedder import Embedder
 from folioflow.indexing.indexer import Indexer
-from folioflow.indexing.routing import tickers_in
+from folioflow.indexing.routing import TICKER_PAGES, tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from folioflow.ocr.schema import Document, PageStatus
-
-#: First pages of a document searched for the tickers it prints (a filing's cover; routing reads them).
-TICKER_PAGES = 2
 
 __all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note"]
 

@@ -3,13 +3,18 @@
 A profile sets the retriever options whose best value depends on the documents (see
 docs/retrieval.md for the measurements behind each choice):
 
-==========  ================  ===============  ===========================  ============  ==============
-profile     glossary          distinct pages   page scoring (``page_decay``)  demote roles  heading weight
-==========  ================  ===============  ===========================  ============  ==============
-finance     :data:`FINANCE`   yes              :data:`PAGE_DECAY`            no            0
-legal       none              no               off (plain chunk ranking)     yes           :data:`LEGAL_HEADING_WEIGHT`
-general     none              yes              :data:`PAGE_DECAY`            yes           0
-==========  ================  ===============  ===========================  ============  ==============
+==========  ================  ===============  ===========================  ============  ============================  =================================
+profile     glossary          distinct pages   page scoring (``page_decay``)  demote roles  heading weight                route weight
+==========  ================  ===============  ===========================  ============  ============================  =================================
+finance     :data:`FINANCE`   yes              :data:`PAGE_DECAY`            no            0                             :data:`FINANCE_ROUTE_WEIGHT`
+legal       none              no               off (plain chunk ranking)     yes           :data:`LEGAL_HEADING_WEIGHT`  1
+general     none              yes              :data:`PAGE_DECAY`            yes           0                             1
+==========  ================  ===============  ===========================  ============  ============================  =================================
+
+The route weight is the weight of the search inside the documents a question names
+(title routing) in its fusion with the unrestricted search: in a store of filings, a question
+naming a company and a fiscal year is answered by that filing, and above about 1.7 the named
+filings' candidates come before any other filing's.
 
 ``PAGE_DECAY`` is :data:`folioflow.indexing.retriever.PAGE_DECAY`. Role demotion and the clause-title
 weight are :mod:`folioflow.indexing.clause_ranking`'s: role chunks (a contract's party block,
@@ -52,16 +57,16 @@ _FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d
 
 def profile_options(name: str) -> dict[str, Any]:
     """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
-    ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``. Raises ``ValueError`` for another name."""
+    ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``, ``route_weight``. Raises ``ValueError`` for another name."""
     from folioflow.indexing.retriever import PAGE_DECAY
 
     table: dict[str, dict[str, Any]] = {
         "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
-                    "heading_weight": 0.0},
+                    "heading_weight": 0.0, "route_weight": FINANCE_ROUTE_WEIGHT},
         "legal": {"glossary": None, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
-                  "heading_weight": LEGAL_HEADING_WEIGHT},
+                  "heading_weight": LEGAL_HEADING_WEIGHT, "route_weight": 1.0},
         "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
-                    "heading_weight": 0.0}}
+                    "heading_weight": 0.0, "route_weight": 1.0}}
     if name not in table:
         raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
     return table[name]
@@ -70,6 +75,9 @@ def profile_options(name: str) -> dict[str, Any]:
 PROFILES = ("finance", "legal", "general")
 #: Weight of the clause-title match in the legal profile (:mod:`folioflow.indexing.clause_ranking`).
 LEGAL_HEADING_WEIGHT = 1.0
+#: Weight of the search inside the routed filings in the finance profile (retriever ``route_weight``):
+#: chosen on the tuning half of the FinanceBench questions (docs/benchmarks.md).
+FINANCE_ROUTE_WEIGHT = 5.0
 
 
 def infer_profile(titles: Iterable[str]) -> str:

@@ -32,14 +32,15 @@ sparse query (:mod:`folioflow.indexing.glossary`; ``glossary=None`` searches the
 
 ``route_titles`` (default on): a question that names a document's title terms (company, year,
 form: ``3M_2018_10K.pdf``) is searched a second time inside the best-matching documents, and the
-two rankings are fused by Reciprocal Rank Fusion (:mod:`folioflow.indexing.routing`; it boosts rather than
+two rankings are fused by Reciprocal Rank Fusion, the search inside weighted ``route_weight``
+(profile ``finance`` 5, else 1; :mod:`folioflow.indexing.routing`; it boosts rather than
 filters, see there for how a wrong route can still cost a page its place). With ``demote_roles``
 (profiles ``legal`` and ``general``) and ``unnamed_inside`` (default on), the search inside the
 routed documents leaves out the question's words that name them
 (:meth:`~folioflow.indexing.routing.TitleRouter.without_names`): inside the named contract, its
 name would only favour the chunks that repeat it. Results are then in the
-fused order and their ``score`` is that fusion's score (``sum 1/(60 + rank)`` over the two
-rankings), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
+fused order and their ``score`` is that fusion's score (``sum w/(60 + rank)`` over the two
+rankings, ``w`` 1 for the unrestricted one and ``route_weight`` for the other), so scores decrease down the list; ``search_score`` keeps the mode's own score from the
 search that found the chunk. It is skipped when the call already restricts ``doc_ids`` or uses
 MMR. Titles are read from the store's registry and re-read at most every :data:`ROUTER_REFRESH_S`
 seconds.
@@ -123,9 +124,10 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside")
+                "unnamed_inside", "route_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
-_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight")
+_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
+                 "route_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: Candidates each of the dense and the sparse search fetch for the party block a question asks for.
@@ -198,6 +200,8 @@ class FolioRetriever(BaseRetriever):
     demote_boilerplate: bool = True
     #: With ``demote_roles``: the search inside routed documents leaves out the words naming them.
     unnamed_inside: bool = True
+    #: Weight of the ranking inside the routed documents in its fusion with the unrestricted one.
+    route_weight: float = 1.0
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -304,7 +308,8 @@ class FolioRetriever(BaseRetriever):
                     sparse_in = self._encoder().encode_query(inner) if sparse is not None else None
             inside, agreed_inside = self._search(dense_in, sparse_in, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
-            ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]])
+            ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]],
+                                   weights=(1.0, float(opts["route_weight"])))
         if heading_weight:  # when the question names documents, only their clauses gain
             ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
         demoted: list[tuple[Any, float]] = []
@@ -368,7 +373,7 @@ class FolioRetriever(BaseRetriever):
         refused = [key for key, default in (("mmr", False), ("fetch_k", None), ("score_threshold", None),
                                             ("kinds", None), ("page_from", None), ("page_to", None))
                    if opts[key] != default]
-        refused += [key for key in ("page_decay", "sparse") if key in given]
+        refused += [key for key in ("page_decay", "sparse", "route_weight") if key in given]
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")
         glossary = None
@@ -446,7 +451,10 @@ class FolioRetriever(BaseRetriever):
                 return TitleRouter({})
             if len(self._routers) >= MAX_ROUTERS:  # many tenants: forget the oldest view
                 self._routers.pop(next(iter(self._routers)))
-            router = TitleRouter.from_records(records)
+            # the converted documents ingest writes beside an embedded store (<data_dir>/documents): the
+            # tickers of documents indexed before ingest recorded them
+            documents = Path(getattr(getattr(self.store, "settings", None), "data_dir", "") or "") / "documents"
+            router = TitleRouter.from_records(records, documents_dir=documents if documents.is_dir() else None)
             router.profile = infer_profile(router.titles.values())
             built = (time.monotonic(), router)
             self._routers[key] = built

@@ -26,7 +26,7 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   characters that starts with it (``MGM`` -> ``mgmresorts``, ``JPM`` -> ``jpmorgan``), unless it
   is a common finance abbreviation (``USD``, ``EPS``, ``GAAP``, ...) or most of the question is in
   capitals. Amounts (``$3M``, ``$1.2B``) are not words of the question.
-* Tickers. A title rarely holds the company's ticker (FinanceBench's ``3M_2018_10K.pdf`` does not
+* Tickers (two or more letters; a preferred series such as ``Series DD`` or ``JPM PR D`` is not one). A title rarely holds the company's ticker (FinanceBench's ``3M_2018_10K.pdf`` does not
   say ``MMM``), and a ticker is often not a shortening of the name (``MMM`` for 3M, ``KO`` for
   Coca-Cola, ``GLW`` for Corning, ``SQ`` for Block): what can be known without a network is the
   document's own cover. :func:`tickers_in` reads the tickers a filing prints on its first pages
@@ -39,19 +39,28 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
   starts the name (``MGM``, ``JPM``, ``CVS``) still matches as a prefix (below), others do not. No
   list of tickers is shipped: it would go stale, and a guessed letter match (``AES`` in
   ``AmericanExpreSs``, ``CCC`` in ``CoCaCola``) routes questions that name no company.
-* A document scores the sum of its matched terms' IDF over all titles,
-  ``log(1 + N / df)``: a company name in one or two titles outweighs a year or a form shared by
-  many.
-* The routed documents are those with the top score, if some term matched and at most
-  ``max_documents`` of them tie. Otherwise no routing happens: the question names nothing that
-  tells documents apart.
+* Names first: a document scores the sum of its matched terms' IDF over all titles,
+  ``log(1 + N / df)``, counting only terms that hold no year (names, forms), and the documents
+  with the top score are kept. A year alone never outweighs a name ("As of FY 2021, what will
+  Verizon pay in 2024?" must not go to the only title that says 2024).
+* Then the period (:func:`question_periods`): of those documents, the ones with the latest year
+  the question names that one of them has in its title (a filing reports the years before it as
+  comparatives: "revenue CAGR from FY2020 to FY2022" is answered by the 2022 10-K, which the
+  rarer 2020 used to outweigh), then, of those, the ones whose title names a quarter of that
+  year the question names (``Q2 of FY2023``, ``Q22023``, ``2023 Q2``, ``second quarter of fiscal
+  2023``, ``FY23 Q2`` -> the title term ``2023q2`` of ``AMCOR_2023Q2_10Q``). A question that
+  names no document but a year is routed to the documents of the latest year it names.
+* The route is those documents, if at most ``max_documents`` of them and not every document.
+  Otherwise no routing happens: the question names nothing that tells documents apart.
 
 The retriever (:class:`~folioflow.indexing.retriever.FolioRetriever`, ``route_titles=True``, the default) then
 fuses its usual ranking with the same search restricted to the routed documents by Reciprocal Rank
-Fusion (:func:`fuse_rankings`). Routing boosts rather than filters: the unrestricted ranking always
-takes part, so a document outside the route still appears when it ranks high enough. But a wrong
-route can push the right page out of the top k when the routed documents have k good candidates
-of their own.
+Fusion (:func:`fuse_rankings`), the routed search weighted ``route_weight`` (1 in the legal and
+general profiles, 5 in the finance profile: :mod:`folioflow.indexing.profiles`). Routing boosts
+rather than filters: the unrestricted ranking always takes part, so a document outside the route
+still appears when it ranks high enough (at weight 1; from about 1.7 on, below every candidate of
+the routed documents). A wrong route can push the right page out of the top k when the routed
+documents have k good candidates of their own.
 
 Where titles come from: :func:`folioflow.ocr.schema.source_title` on the document's registry record: the file
 name, or the source's ``title`` metadata when its config sets one (one title for every document of
@@ -68,13 +77,15 @@ which is what routing reads. End-to-end figures are in the README
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["TitleRouter", "fuse_rankings", "tickers_in", "title_terms"]
+__all__ = ["TICKER_PAGES", "TitleRouter", "fuse_rankings", "question_periods", "stored_tickers", "tickers_in", "title_terms"]
 
 _WORD = re.compile(r"[0-9A-Za-z]+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -96,6 +107,18 @@ LEGAL_FORMS = tuple(sorted(
 #: Shortest name left after stripping a glued legal form (``TUNIUCORP`` -> ``tuniu``; ``ACMECO`` -> ``acme``).
 MIN_NAME_STEM = 4
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+#: A quarter tied to a year, quarter first: ``Q2 of FY2023``, ``Q2 2023``, ``Q22023``, ``Q2 fiscal 2023``.
+_QUARTER_YEAR = re.compile(r"\bQ([1-4])\s*(?:of\s+)?(?:(?:FY|fiscal(?:\s+year)?)\s*)?((?:19|20)\d\d)\b", re.IGNORECASE)
+#: The same, year first: ``2023 Q2``, ``FY2023 Q2``, ``2023-Q2``, ``2023Q2``.
+_YEAR_QUARTER = re.compile(r"(?:\bFY\s*|\b)((?:19|20)\d\d)\s*-?\s*Q([1-4])\b", re.IGNORECASE)
+#: Written out: ``second quarter of 2023``, ``third fiscal quarter of fiscal year 2022``.
+_ORDINAL_QUARTER = re.compile(r"\b(first|second|third|fourth)\s+(?:fiscal\s+)?quarter\s+(?:of\s+|in\s+)?"
+                              r"(?:(?:FY|fiscal(?:\s+year)?)\s*)?((?:19|20)\d\d)\b", re.IGNORECASE)
+_ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
+#: A two-digit fiscal year: ``FY23``, ``FY'23``, ``FY 23``.
+_SHORT_FY = re.compile(r"\bFY\s*'?(\d\d)\b", re.IGNORECASE)
+#: A quarter of a two-digit fiscal year: ``Q2 FY23``, ``Q2 of FY'23``, ``FY23 Q2``.
+_SHORT_QUARTER = re.compile(r"\bQ([1-4])\s*(?:of\s+)?FY\s*'?(\d\d)\b|\bFY\s*'?(\d\d)\s*-?\s*Q([1-4])\b", re.IGNORECASE)
 _AMOUNT = re.compile(r"\$\s*[0-9][0-9.,]*(?:[A-Za-z]{1,2}\b)?")  # $3M, $1.2bn, $ 450
 
 
@@ -112,6 +135,12 @@ _NOT_TICKERS = frozenset(["NYSE", "NONE", "NA", "AMEX", "LLC", "INC", "USD", "PL
 #: Where a cover's symbol column ends: a note under it, the check-box questions or the section 12(g) line.
 _SYMBOL_END = re.compile(r"\bnote\s*:|indicate\s+by\s+check|securities\s+registered\s+pursuant\s+to\s+section\s+12\s*\(g\)",
                          re.IGNORECASE)
+#: A preferred series designation in a cover's class or symbol column (``Series DD``, ``PR D``, ``PRD``).
+_SERIES = re.compile(r"\bSeries\s+[A-Z]{1,3}\b|\bPR\s*[A-Z]{1,2}\b")
+#: First pages of a document searched for the tickers it prints (a filing's cover).
+TICKER_PAGES = 2
+#: ``{(doc_id, content_hash): tickers}`` read from converted documents (:func:`stored_tickers`).
+_STORED_TICKERS: dict[tuple[str, str], list[str]] = {}
 #: Characters after a ``Trading Symbol(s)`` header searched for its column's cells.
 _SYMBOL_SPAN = 1200
 
@@ -131,6 +160,9 @@ def tickers_in(text: str) -> list[str]:
 
     for m in _SYMBOL_HEADER.finditer(text):
         span = _SYMBOL_END.split(text[m.end(): m.end() + _SYMBOL_SPAN], maxsplit=1)[0]
+        # a preferred series is not a ticker: "... Preferred Stock, Series DD" in the class column,
+        # "JPM PR D" (NYSE's notation for the company's preferred series D) in the symbol column
+        span = _SERIES.sub(" ", span)
         for word in re.split(r"[\s|]+", span):
             word = word.strip("*_`,;()")
             if _TICKER_CELL.fullmatch(word):
@@ -138,6 +170,23 @@ def tickers_in(text: str) -> list[str]:
     for m in _SYMBOL_INLINE.finditer(text):
         add(m.group(1) or m.group(2))
     return out
+
+
+def stored_tickers(documents_dir: Path, doc_id: str, content_hash: str = "") -> list[str]:
+    """The tickers (:func:`tickers_in`) on the first :data:`TICKER_PAGES` pages of the converted
+    document ``<documents_dir>/<doc_id>.json`` (the Document JSON ``folioflow ingest`` writes:
+    ``pages[].markdown``), for documents indexed before ingest recorded tickers in the registry.
+    [] when the file is missing or unreadable. Cached per ``(doc_id, content_hash)``."""
+    key = (doc_id, content_hash)
+    if key not in _STORED_TICKERS:
+        try:
+            with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
+                pages = json.load(fh).get("pages") or []
+            text = "\n\n".join(str(p.get("markdown") or "") for p in pages[:TICKER_PAGES] if isinstance(p, dict))
+            _STORED_TICKERS[key] = tickers_in(text)
+        except (OSError, ValueError, AttributeError):
+            _STORED_TICKERS[key] = []
+    return _STORED_TICKERS[key]
 
 
 def _shared_tickers(titles: Mapping[str, str], tickers: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
@@ -150,7 +199,10 @@ def _shared_tickers(titles: Mapping[str, str], tickers: Mapping[str, Iterable[st
         return first if len(first) > 1 and first not in STOP_WORDS and not first.isdigit() else None
 
     by_company: dict[str, set[str]] = {}
-    own = {doc_id: {t.lower() for t in symbols if t} for doc_id, symbols in tickers.items() if doc_id in titles}
+    # one-character tickers (F, T, C) are left out as one-character title words are: a capital
+    # letter alone in a question is an initial ("D&A", "P&L"), rarely a company
+    own = {doc_id: {t.lower() for t in symbols if len(t) > 1} for doc_id, symbols in tickers.items()
+           if doc_id in titles}
     for doc_id, symbols in own.items():
         key = company(titles[doc_id])
         if key and symbols:
@@ -204,6 +256,29 @@ def title_terms(title: str) -> set[str]:
     return terms
 
 
+def question_periods(question: str) -> tuple[set[int], set[str]]:
+    """The periods a question names, the way titles write them: ``({years}, {"<year>q<n>"})``.
+    Years are ``19xx``/``20xx`` anywhere in the question (``FY2022``, ``2022``, ``Q22023``) and
+    two-digit fiscal years (``FY23`` -> 2023); quarters are a quarter tied to a year (``Q2 of
+    FY2023``, ``Q22023``, ``2023 Q2``, ``second quarter of 2023``), written as titles write them
+    (``2023q2``, as in ``AMCOR_2023Q2_10Q``)."""
+    def century(yy: str) -> int:
+        return 2000 + int(yy) if int(yy) < 70 else 1900 + int(yy)
+
+    years = {int(y) for y in _YEAR.findall(question)}
+    years |= {century(y) for y in _SHORT_FY.findall(question)}
+    quarters = {(str(century(y1 or y2)), q1 or q2) for q1, y1, y2, q2 in _SHORT_QUARTER.findall(question)}
+    quarters |= {(y, q) for q, y in _QUARTER_YEAR.findall(question)}
+    quarters |= {(y, q) for y, q in _YEAR_QUARTER.findall(question)}
+    quarters |= {(y, _ORDINALS[o.lower()]) for o, y in _ORDINAL_QUARTER.findall(question)}
+    return years, {f"{y}q{q}" for y, q in quarters}
+
+
+def _period_term(term: str) -> bool:
+    """A title term that names a period (it holds a year: ``2022``, ``2023q2``, ``20191231``)."""
+    return bool(_YEAR.search(term))
+
+
 def _question_terms(question: str) -> tuple[set[str], list[str]]:
     """(terms a title term can equal, all-capitals words for prefix matches)."""
     raw = _WORD.findall(_AMOUNT.sub(" ", question))
@@ -220,6 +295,8 @@ def _question_terms(question: str) -> tuple[set[str], list[str]]:
         for j in range(i + 2, min(len(words), i + MAX_JOINED_WORDS) + 1):
             if all(named[i:j]):
                 terms.add("".join(words[i:j]))
+    years, quarters = question_periods(question)
+    terms |= {str(y) for y in years} | quarters
     capitals = [] if shouting else [w.lower() for w in alpha
                                     if len(w) >= 3 and w.isupper() and w.lower() not in ABBREVIATIONS]
     return terms, capitals
@@ -249,24 +326,31 @@ class TitleRouter:
         self.idf = {t: math.log(1.0 + n / count) for t, count in df.items() if t not in common}
 
     @classmethod
-    def from_records(cls, records: Iterable[Any], max_documents: int = 16) -> TitleRouter:
+    def from_records(cls, records: Iterable[Any], max_documents: int = 16,
+                     documents_dir: Path | None = None) -> TitleRouter:
         """A router over registry records (:class:`~folioflow.indexing.registry.DocumentRecord`), whatever
         their status (a document whose last re-index failed keeps its searchable points). The title
         comes from the ``meta.title`` metadata the pipeline records from the source, or else from
         the path (:func:`folioflow.ocr.schema.source_title`); the tickers from ``metadata["tickers"]``
-        (what :func:`tickers_in` found on the document's first pages at ingest)."""
+        (what :func:`tickers_in` found on the document's first pages at ingest), or, for a record
+        indexed before ingest recorded them (no ``tickers`` key), from its converted document in
+        ``documents_dir`` (:func:`stored_tickers`) when given."""
         from folioflow.ocr.schema import source_title
 
         records = list(records)
         titles = {r.doc_id: source_title(r.path or r.uri, r.metadata.get("meta.title")) for r in records}
-        tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) for r in records}
+        tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) if "tickers" in r.metadata or documents_dir is None
+                   else stored_tickers(documents_dir, r.doc_id, r.content_hash) for r in records}
         return cls(titles, max_documents=max_documents, tickers=tickers)
 
-    def scores(self, question: str) -> dict[str, float]:
-        """``{doc_id: score}`` for documents with at least one matched title term."""
+    def scores(self, question: str, names_only: bool = False) -> dict[str, float]:
+        """``{doc_id: score}`` for documents with at least one matched title term; ``names_only``:
+        only terms that name no period (no year in them) count."""
         terms, capitals = _question_terms(question)
 
         def matched(term: str) -> bool:
+            if names_only and _period_term(term):
+                return False
             return term in terms or (len(term) >= MIN_PREFIX_TERM and any(term.startswith(c) for c in capitals))
 
         out = {}
@@ -275,6 +359,24 @@ class TitleRouter:
             if score > 0:
                 out[doc_id] = score
         return out
+
+    def _by_period(self, question: str, doc_ids: list[str]) -> list[str]:
+        """Of ``doc_ids`` (documents the question names equally), those of the period it asks
+        about: the latest year the question names that one of them has in its title, then, of
+        those, the ones whose title names a quarter of that year the question names. Unchanged
+        when the question names no year they have."""
+        years, quarters = question_periods(question)
+        if not years:
+            return doc_ids
+        has = {d: {int(y) for t in self.terms.get(d, ()) for y in _YEAR.findall(t)} for d in doc_ids}
+        named = [y for y in years if any(y in has[d] for d in doc_ids)]
+        if not named:
+            return doc_ids
+        latest = max(named)  # a filing reports the years before it as comparatives
+        kept = [d for d in doc_ids if latest in has[d]]
+        wanted = {q for q in quarters if q.startswith(str(latest))}
+        quarter = [d for d in kept if wanted & self.terms.get(d, set())]
+        return quarter or kept
 
     def without_names(self, question: str, doc_ids: Iterable[str]) -> str:
         """``question`` without the words that name the documents ``doc_ids`` (words of letters
@@ -315,26 +417,32 @@ class TitleRouter:
     def route(self, question: str) -> list[str] | None:
         """The doc ids with the top title score, sorted; None when no title term matches, when
         every document ties, or when more than ``max_documents`` tie."""
-        scores = self.scores(question)
-        if not scores:
-            return None
-        top = max(scores.values())
-        best = sorted(doc_id for doc_id, score in scores.items() if math.isclose(score, top))
+        scores = self.scores(question, names_only=True)
+        if scores:  # the names choose the documents, then the period chooses among them
+            top = max(scores.values())
+            best = self._by_period(question, sorted(d for d, score in scores.items() if math.isclose(score, top)))
+        else:  # no name matched: the period alone (the documents of the period asked about)
+            scores = self.scores(question)
+            if not scores:
+                return None
+            best = self._by_period(question, sorted(scores))
         if len(best) > self.max_documents or len(best) == len(self.terms):
             return None
         return best
 
 
-def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60) -> list[tuple[Any, float]]:
+def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60,
+                  weights: Sequence[float] | None = None) -> list[tuple[Any, float]]:
     """Reciprocal Rank Fusion (Cormack, Clarke and Buettcher, SIGIR 2009) of rankings of hits that
-    have an ``id``: ``score(id) = sum over rankings of 1 / (k + rank)``, rank 1-based. Returns
-    ``(hit, score)`` best first. The hit kept for an id is the first one seen. Ties keep
-    first-seen order."""
+    have an ``id``: ``score(id) = sum over rankings of w / (k + rank)``, rank 1-based, ``w`` the
+    ranking's weight (``weights``, default 1 each). Returns ``(hit, score)`` best first. The hit
+    kept for an id is the first one seen. Ties keep first-seen order."""
     scores: dict[Any, float] = {}
     hits: dict[Any, Any] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        w = 1.0 if weights is None else float(weights[i])
         for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (k + rank)
+            scores[hit.id] = scores.get(hit.id, 0.0) + w / (k + rank)
             hits.setdefault(hit.id, hit)
     order = sorted(scores, key=lambda i: -scores[i])
     return [(hits[i], scores[i]) for i in order]

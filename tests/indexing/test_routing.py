@@ -6,7 +6,7 @@ import pytest
 
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.retriever import FolioRetriever
-from folioflow.indexing.routing import TitleRouter, fuse_rankings, tickers_in, title_terms
+from folioflow.indexing.routing import TitleRouter, fuse_rankings, question_periods, tickers_in, title_terms
 from folioflow.indexing.store import SearchHit, StoreSettings, open_store
 from folioflow.ocr.schema import source_title
 
@@ -266,3 +266,137 @@ def test_the_search_inside_routed_documents_leaves_their_names_out():
     question = "What was JPM's CET1 ratio in 2023?"  # a capitals prefix goes, the year stays
     assert filings.without_names(question, filings.route(question)) == "What was 's CET1 ratio in 2023?"
     assert router.without_names("Pareteum", ["pareteum"]) == "Pareteum"  # never the whole question
+
+
+# Filings of one company over several periods, as FinanceBench names them, and two others.
+PERIODS = ["LOCKHEEDMARTIN_2020_10K.pdf", "LOCKHEEDMARTIN_2021_10K.pdf", "LOCKHEEDMARTIN_2022_10K.pdf",
+           "AMCOR_2023_10K.pdf", "AMCOR_2023Q2_10Q.pdf", "AMCOR_2023Q4_EARNINGS.pdf", "VERIZON_2021_10K.pdf",
+           "VERIZON_2022_10K.pdf", "BESTBUY_2024Q2_10Q.pdf", "NETFLIX_2020_10K.pdf"]
+
+
+def test_the_period_a_question_names_chooses_among_the_filings_it_names():
+    """FinanceBench's questions: the company picks the filings, then the period picks among them."""
+    router = TitleRouter({name: source_title(name) for name in PERIODS})
+    # several years: the latest that the company has a filing for (the 2022 10-K reports 2020 as a comparative;
+    # 2020 alone is rarer among the titles and outweighed 2022 when every year counted)
+    assert router.route("What is Lockheed Martin's 2 year total revenue CAGR from FY2020 to FY2022?") == [
+        "LOCKHEEDMARTIN_2022_10K.pdf"]
+    # a future year named in the question: no Verizon title has it, and a year alone never outweighs the name
+    assert router.route("As of FY 2021, how much did Verizon expect to pay for its retirees in 2024?") == [
+        "VERIZON_2021_10K.pdf"]
+    # a quarter of the year, however it is written
+    for question in ("What is the nature & purpose of AMCOR's restructuring liability as oF Q2 of FY2023 close?",
+                     "Amcor's restructuring liability in Q22023?", "Amcor's net debt at FY2023 Q2?",
+                     "Amcor's net debt at the end of the second quarter of fiscal 2023?", "Amcor's net debt in FY23 Q2?"):
+        assert router.route(question) == ["AMCOR_2023Q2_10Q.pdf"], question
+    # the year only: every filing of that year (the annual report and the year's fourth-quarter release alike)
+    assert router.route("What Was AMCOR's Adjusted Non GAAP EBITDA for FY 2023") == [
+        "AMCOR_2023Q2_10Q.pdf", "AMCOR_2023Q4_EARNINGS.pdf", "AMCOR_2023_10K.pdf"]
+    assert router.route("What was Amcor's FY23 revenue?") == router.route("What was Amcor's FY2023 revenue?")
+    # no name: the period alone, as before
+    assert router.route("WHAT WAS NET INCOME IN 2020?") == ["LOCKHEEDMARTIN_2020_10K.pdf", "NETFLIX_2020_10K.pdf"]
+    assert question_periods("Q2 of FY2023 compared to Q2 of FY2022") == ({2022, 2023}, {"2022q2", "2023q2"})
+    assert question_periods("What was net income?") == (set(), set())
+
+
+JPM_COVER = """Title of each class
+
+Common stock
+
+Trading Symbol(s)
+
+JPM
+
+Depositary Shares, each representing a one-four hundredth interest in a share of 5.75% Non-Cumulative Preferred Stock, Series DD
+
+Depositary Shares, each representing a one-four hundredth interest in a share of 4.55% Non-Cumulative Preferred Stock, Series JJ
+
+JPM PR D
+
+JPM PR J
+
+The New York Stock Exchange
+
+Indicate by check mark whether the registrant (1) has filed all reports"""
+
+
+def test_preferred_series_and_single_letters_are_not_tickers():
+    """JPMorgan's 10-Q cover lists its preferred series ("Series JJ", "JPM PR D"): read as tickers,
+    "D&A" in a question about AMD routed to JPMorgan, and "J&J" would have."""
+    assert tickers_in(JPM_COVER) == ["JPM"]
+    router = TitleRouter({name: source_title(name) for name in FILINGS + ["AMD_2015_10K.pdf"]},
+                         tickers={"JPMORGAN_2023Q2_10Q.pdf": ["JPM", "D", "J"], "AMD_2015_10K.pdf": ["AMD"]})
+    assert router.route("What is the FY2015 D&A margin for AMD?") == ["AMD_2015_10K.pdf"]
+    assert "d" not in router.terms["JPMORGAN_2023Q2_10Q.pdf"] and "jpm" in router.terms["JPMORGAN_2023Q2_10Q.pdf"]
+
+
+def _restructuring(wording: str, period: str):
+    """One filing's restructuring note and a cover page; the note says nothing of the company's name."""
+    return [(["Notes to Financial Statements", "Restructuring"], "text",
+             f"Restructuring liability {period}. {wording}", 14),
+            (["Cover"], "text", "Indicate by check mark whether the registrant has filed all reports.", 1)]
+
+
+def test_the_quarter_a_question_names_routes_to_that_quarters_filing(tmp_path, embedder):
+    """A real store of one company's three 2023 filings: the annual report's note matches the
+    question's words best, but the question asks about the second quarter; the finance profile
+    ranks the 10-Q's note first, unrouted search the 10-K's."""
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="edge"))
+    try:
+        indexer = Indexer(embedder, store)
+        indexer.index(*make_document("AMCOR_2023_10K.pdf", _restructuring(
+            "The restructuring liability relates to the 2019 Bemis integration plan and the 2022 Russia exit: "
+            "employee termination benefits, facility closure and other costs, expected to be paid within a year.",
+            "at June 30, 2023")))
+        indexer.index(*make_document("AMCOR_2023Q2_10Q.pdf", _restructuring(
+            "Accrued costs of the Bemis plan and exiting Russia: severance owed to employees and closing sites.",
+            "at December 31, 2022")))
+        indexer.index(*make_document("AMCOR_2023Q4_EARNINGS.pdf", _restructuring(
+            "Restructuring and related expenses of the quarter were $30 million.", "fourth quarter")))
+        query = "What is the nature and purpose of Amcor's restructuring liability as of Q2 of FY2023?"
+        plain = FolioRetriever(store=store, embedder=embedder, k=3, route_titles=False).invoke(query)
+        routed = FolioRetriever(store=store, embedder=embedder, k=3)
+        assert routed.resolve_profile() == "finance"
+        docs = routed.invoke(query)
+        assert plain[0].metadata["path"] == "AMCOR_2023_10K.pdf"
+        assert docs[0].metadata["path"] == "AMCOR_2023Q2_10Q.pdf" and "severance" in docs[0].page_content
+        scores = [d.metadata["score"] for d in docs]
+        assert scores == sorted(scores, reverse=True)
+    finally:
+        store.close()
+
+
+def test_fuse_rankings_weights():
+    a = [SearchHit("x", 0.9, {}), SearchHit("y", 0.8, {})]
+    b = [SearchHit("y", 0.5, {}), SearchHit("z", 0.4, {})]
+    fused = fuse_rankings([a, b], k=60, weights=(1.0, 5.0))
+    assert [hit.id for hit, _ in fused] == ["y", "z", "x"]
+    assert abs(fused[1][1] - 5 / 62) < 1e-12
+
+
+def test_a_store_indexed_before_tickers_were_recorded_reads_them_from_its_converted_documents(tmp_path, embedder):
+    """Registry records written before ingest recorded ``tickers`` have no such key: the router reads
+    the cover from ``<data_dir>/documents/<doc_id>.json``, the converted document ingest keeps."""
+    import json
+
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="edge"))
+    try:
+        indexer = Indexer(embedder, store)
+        record, chunks = make_document("3M_2022_10K.pdf", _statement("Cost of sales", "802"))
+        assert "tickers" not in record.metadata
+        indexer.index(record, chunks)
+        indexer.index(*make_document("COCACOLA_2022_10K.pdf", _statement("Cost of goods sold", "640")))
+        (tmp_path / "documents").mkdir()
+        (tmp_path / "documents" / f"{record.doc_id}.json").write_text(json.dumps(
+            {"doc_id": record.doc_id, "pages": [{"number": 1, "markdown": COVER_10Q}, {"number": 2, "markdown": ""}]}))
+        retriever = FolioRetriever(store=store, embedder=embedder, k=2)
+        router = retriever._router(None, None)
+        assert "mmm" in router.terms[record.doc_id]
+        assert router.route("What was MMM's cost of sales in FY2022?") == [record.doc_id]
+        docs = retriever.invoke("What was MMM's cost of sales in FY2022?")
+        assert docs[0].metadata["path"] == "3M_2022_10K.pdf"
+        # a record that has the key keeps what ingest found, even an empty list
+        record.metadata["tickers"] = []
+        assert "mmm" not in TitleRouter.from_records([record], documents_dir=tmp_path / "documents").terms[record.doc_id]
+    finally:
+        store.close()
