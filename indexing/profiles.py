@@ -36,7 +36,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from folioflow.indexing.glossary import FINANCE
+from folioflow.indexing.glossary import FINANCE, LEGAL
 
 __all__ = ["PROFILES", "PROFILE_NAMES", "infer_profile", "profile_options"]
 
@@ -58,7 +58,7 @@ def profile_options(name: str) -> dict[str, Any]:
     table: dict[str, dict[str, Any]] = {
         "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
                     "heading_weight": 0.0},
-        "legal": {"glossary": None, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
+        "legal": {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
                   "heading_weight": LEGAL_HEADING_WEIGHT},
         "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
                     "heading_weight": 0.0}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from folioflow.indexing.glossary import FINANCE
+from folioflow.indexing.glossary import FINANCE, LEGAL
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.profiles import infer_profile, profile_options
 from folioflow.indexing.retriever import FolioRetriever
@@ -25,7 +25,7 @@ def test_profiles_are_inferred_from_titles():
     assert infer_profile(CONTRACTS[:2] + FILINGS[:2]) == "general"  # no majority
     assert infer_profile(CONTRACTS[:2] + FILINGS[:3]) == "finance"
     assert infer_profile(["scan_0001.pdf", "scan_0002.pdf"]) == "general" and infer_profile([]) == "general"
-    assert profile_options("legal") == {"glossary": None, "distinct_pages": False, "page_decay": 0.0,
+    assert profile_options("legal") == {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0,
                                         "demote_roles": True, "heading_weight": 1.0}
     assert profile_options("finance")["glossary"] is FINANCE
     with pytest.raises(ValueError, match="unknown retrieval profile"):
