@@ -52,16 +52,16 @@ _FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d
 
 def profile_options(name: str) -> dict[str, Any]:
     """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
-    ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``. Raises ``ValueError`` for another name."""
+    ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``, ``routed_weight``. Raises ``ValueError`` for another name."""
     from folioflow.indexing.retriever import PAGE_DECAY
 
     table: dict[str, dict[str, Any]] = {
         "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
-                    "heading_weight": 0.0},
+                    "heading_weight": 0.0, "routed_weight": 1.0},
         "legal": {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
-                  "heading_weight": LEGAL_HEADING_WEIGHT},
+                  "heading_weight": LEGAL_HEADING_WEIGHT, "routed_weight": LEGAL_ROUTED_WEIGHT},
         "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
-                    "heading_weight": 0.0}}
+                    "heading_weight": 0.0, "routed_weight": 1.0}}
     if name not in table:
         raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
     return table[name]
@@ -70,6 +70,11 @@ def profile_options(name: str) -> dict[str, Any]:
 PROFILES = ("finance", "legal", "general")
 #: Weight of the clause-title match in the legal profile (:mod:`folioflow.indexing.clause_ranking`).
 LEGAL_HEADING_WEIGHT = 1.0
+#: Weight of the search inside the documents a question names (title routing) in the legal profile,
+#: against 1 for the unrestricted search (:class:`~folioflow.indexing.retriever.FolioRetriever`'s
+#: ``routed_weight``): "In the Pareteum agreement: ..." wants Pareteum's clauses, and other
+#: contracts' best chunks for the same words otherwise took places in its top 5.
+LEGAL_ROUTED_WEIGHT = 2.0
 
 
 def infer_profile(titles: Iterable[str]) -> str:

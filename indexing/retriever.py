@@ -123,9 +123,9 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside")
+                "unnamed_inside", "routed_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
-_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight")
+_PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight", "routed_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: Candidates each of the dense and the sparse search fetch for the party block a question asks for.
@@ -198,6 +198,9 @@ class FolioRetriever(BaseRetriever):
     demote_boilerplate: bool = True
     #: With ``demote_roles``: the search inside routed documents leaves out the words naming them.
     unnamed_inside: bool = True
+    #: Weight of the search inside the routed documents in its fusion with the unrestricted search
+    #: (``weight / (60 + rank)``; the unrestricted search's weight is 1). Legal profile: 2.
+    routed_weight: float = 1.0
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -304,7 +307,8 @@ class FolioRetriever(BaseRetriever):
                     sparse_in = self._encoder().encode_query(inner) if sparse is not None else None
             inside, agreed_inside = self._search(dense_in, sparse_in, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
-            ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]])
+            ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]],
+                                   weights=[1.0, float(opts["routed_weight"])])
         if heading_weight:  # when the question names documents, only their clauses gain
             ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
         demoted: list[tuple[Any, float]] = []

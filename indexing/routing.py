@@ -325,16 +325,18 @@ class TitleRouter:
         return best
 
 
-def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60) -> list[tuple[Any, float]]:
+def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60,
+                  weights: Sequence[float] | None = None) -> list[tuple[Any, float]]:
     """Reciprocal Rank Fusion (Cormack, Clarke and Buettcher, SIGIR 2009) of rankings of hits that
-    have an ``id``: ``score(id) = sum over rankings of 1 / (k + rank)``, rank 1-based. Returns
-    ``(hit, score)`` best first. The hit kept for an id is the first one seen. Ties keep
-    first-seen order."""
+    have an ``id``: ``score(id) = sum over rankings of weight / (k + rank)``, rank 1-based, each
+    ranking's weight 1 unless ``weights`` (one per ranking) says otherwise. Returns ``(hit,
+    score)`` best first. The hit kept for an id is the first one seen. Ties keep first-seen order."""
     scores: dict[Any, float] = {}
     hits: dict[Any, Any] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        weight = 1.0 if weights is None else float(weights[i])
         for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (k + rank)
+            scores[hit.id] = scores.get(hit.id, 0.0) + weight / (k + rank)
             hits.setdefault(hit.id, hit)
     order = sorted(scores, key=lambda i: -scores[i])
     return [(hits[i], scores[i]) for i in order]
