@@ -185,8 +185,6 @@ LEGAL = Glossary([
      "may not assign or transfer this agreement, by operation of law or otherwise, without prior written consent"),
     (r"\bfor convenience\b|\bwithout cause\b",
      "may terminate this agreement at any time, without cause, for any reason or no reason, upon written notice"),
-    (r"\bminimum (purchase|sales?|order|commitment|quantit\w*)|\bpurchase commitment\b",
-     "shall purchase at least a minimum quantity; minimum annual purchase or order requirements; shortfall"),
     (r"\b(limit|cap|restrict)\w*\b.{0,40}\bquantit\w*|\bquantit\w*\b.{0,40}\b(limit|cap|restrict)\w*",
      "maximum quantities; shall not exceed the forecast or capacity; orders in excess of"),
     (r"\broyalt\w*|\brevenue shar\w*|\bprofits? shar\w*|\bshare\w* (of )?(revenues?|profits?)",
