@@ -50,7 +50,8 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 2: engine page headers/footers kept as chunk metadata; repeated sentences stay in the body once.
 #: 3: contract party/definitions/signature blocks in chunks of their own (``metadata["role"]``); the
 #: converter's clause headings (:mod:`folioflow.ocr.layout.clauses`) change the sections.
-CHUNKER_VERSION = "3"
+#: 4: party blocks also from "agree as follows" preambles and amendments bound after their agreement.
+CHUNKER_VERSION = "4"
 
 
 def document_title(document: Document) -> str:

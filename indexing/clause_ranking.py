@@ -100,10 +100,23 @@ def leading_role(wanted: Iterable[str]) -> str | None:
     return next((role for role in LEADING_ROLES if role in wanted), None)
 
 
+#: A term being defined: a quoted term followed by "means", "shall mean", "has the meaning", ...
+#: (``“Affiliate” shall mean``, ``"Term" has the meaning set forth``), or "as used herein".
+DEFINES = re.compile(r"[“\"‘'][^”\"’'\n]{1,80}[”\"’']\s*[^.\n]{0,60}?\b(?:shall\s+mean|means|mean|"
+                     r"shall\s+have\s+the\s+meaning|has\s+the\s+meaning|have\s+the\s+meanings?|shall\s+include|"
+                     r"includes|refers?\s+to)\b|\bas\s+used\s+(?:herein|in\s+this)", re.IGNORECASE)
+
+
 def chunk_role(payload: dict[str, Any]) -> str | None:
-    """The role of a chunk from its point payload (``metadata.extra.role``), or None."""
+    """The role of a chunk from its point payload (``metadata.extra.role``), or None. A chunk
+    marked ``definitions`` that defines no term (:data:`DEFINES` nowhere in its text) has none:
+    the chunker marks every block of a section titled "Definitions", and when the next clause
+    titles were not recognised as headings, that section runs on over substantive clauses
+    ("12.2 IN NO EVENT WILL EITHER PARTY BE LIABLE ..." under "2. Certain Definitions")."""
     meta = payload.get("metadata") or {}
     role = (meta.get("extra") or {}).get(ROLE)
+    if role == DEFINITIONS and not DEFINES.search(str(payload.get("page_content") or "")):
+        return None
     return role if role in ROLES else None
 
 

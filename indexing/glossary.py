@@ -56,7 +56,7 @@ from pathlib import Path
 
 from folioflow.ocr.errors import ConfigurationError
 
-__all__ = ["FINANCE", "Glossary", "GlossaryEntry", "load_glossary"]
+__all__ = ["FINANCE", "LEGAL", "Glossary", "GlossaryEntry", "load_glossary"]
 
 
 @dataclass(frozen=True)
@@ -148,11 +148,98 @@ FINANCE = Glossary([
 ], name="finance")
 
 
+#: Contract clauses as lawyers ask about them, followed by the words contracts draft them in (see
+#: module docstring): the concept is matched in the question's wording, the expansion is drafting
+#: language common to commercial agreements. No entry names a contract or a party.
+LEGAL = Glossary([
+    (r"\bexclusiv\w*|\bdeal\w* with (any )?others?\b|\bsole (and exclusive )?(supplier|distributor|provider|source)\b",
+     "exclusive right; exclusivity; sole and exclusive; shall not appoint, sell to or deal with any other person in "
+     "the territory"),
+    (r"\bcompet\w*|\bnon-?compet\w*",
+     "shall not, directly or indirectly, engage in any business that competes; competing products; non-competition"),
+    (r"\b(after|following|upon|once|on)\b.{0,30}\b(ends?|ended|expir\w*|terminat\w*)|\bpost-?terminat\w*|\bsurviv\w*",
+     "upon termination or expiration of this agreement; following termination; shall survive; return, transition, "
+     "wind down, continue to perform, sell off remaining inventory"),
+    (r"\b(challeng|contest|dispute|attack|sue|suing)\w*\b.{0,60}\b(intellectual property|patents?|trademarks?|marks|"
+     r"copyrights?|validity|ownership)\b|\bcovenant not to sue\b",
+     "shall not contest, challenge or dispute the validity or ownership of the patents, trademarks or intellectual "
+     "property, nor take any action to impair them"),
+    (r"\bliabilit\w*\b.{0,40}\b(limit\w*|cap\w*|exceed)\b|\b(limit\w*|cap\w*) (of|on) liabilit\w*",
+     "limitation of liability: in no event shall the aggregate liability exceed the amounts paid; not liable for "
+     "indirect, incidental or consequential damages"),
+    (r"\bnot (limited|capped|excluded)\b|\bunlimited liabilit\w*|\bgross negligence\b|\bwillful misconduct\b",
+     "except for gross negligence, willful misconduct, fraud, indemnification obligations or breach of "
+     "confidentiality, the limitation of liability shall not apply"),
+    (r"\bown\w*\b.{0,60}\b(intellectual property|inventions?|work product|developments?|improvements?|ip)\b|"
+     r"\b(intellectual property|inventions?|work product|ip)\b.{0,60}\bown\w*",
+     "ownership: all right, title and interest in inventions, improvements and work product shall vest in and be the "
+     "sole property of; hereby assigns"),
+    (r"\bjointly\b|\bjoint(ly)? own\w*|\bco-?own\w*",
+     "jointly owned by the parties; joint ownership; each party shall own an undivided interest"),
+    (r"\bfirst (refusal|negotiation|offer)\b|\bro(fr|fo|fn)\b",
+     "right of first refusal, first negotiation or first offer: before offering to any third party, shall first "
+     "offer, notify and negotiate in good faith; option to match the terms"),
+    (r"\b(audit|inspect)\w*",
+     "audit, inspect and examine the books, records and accounts during normal business hours upon notice"),
+    (r"\bassign\w*\b.{0,60}\bconsent\b|\bconsent\b.{0,60}\bassign\w*",
+     "may not assign or transfer this agreement, by operation of law or otherwise, without prior written consent"),
+    (r"\bfor convenience\b|\bwithout cause\b",
+     "may terminate this agreement at any time, without cause, for any reason or no reason, upon written notice"),
+    (r"\b(limit|cap|restrict)\w*\b.{0,40}\bquantit\w*|\bquantit\w*\b.{0,40}\b(limit|cap|restrict)\w*",
+     "maximum quantities; shall not exceed the forecast or capacity; orders in excess of"),
+    (r"\broyalt\w*|\brevenue shar\w*|\bprofits? shar\w*|\bshare\w* (of )?(revenues?|profits?)",
+     "royalty of a percentage of net sales; revenue share; profit split; commissions payable"),
+    (r"\binsurance\b|\binsured\b",
+     "insurance policies and coverage: general liability, product liability, per occurrence and aggregate limits, "
+     "additional insured, certificates of insurance"),
+    (r"\bwarrant\w*\b.{0,40}\b(last|period|long|duration)\b",
+     "warranty period of months or years from the date of delivery or acceptance; warrants free from defects"),
+    (r"\bchange (of|in) control\b|\bacquired\b|\bmerger\b",
+     "change of control: merger, consolidation, acquisition, sale of all or substantially all assets or of a "
+     "majority of the voting securities"),
+    (r"\bliquidated damages\b|\btermination fee\b|\bbreak(-up)? fee\b",
+     "liquidated damages; termination fee; a sum payable as a reasonable estimate of damages and not a penalty"),
+    (r"\bthird[- ]part(y|ies) beneficiar\w*|\banyone other than the parties\b|\bwho (else )?can enforce\b|\benforce\b",
+     "third party beneficiaries: nothing in this agreement confers any rights or remedies upon any person other "
+     "than the parties"),
+    (r"\bdisparag\w*",
+     "shall not make any disparaging, derogatory or negative statements about the other party or its products"),
+    (r"\bmost[- ]favou?red\b|\bas good as\b|\bno less favou?rable\b",
+     "most favored terms: prices and terms no less favorable than those offered to any other customer; lower price"),
+    (r"\bsolicit\w*\b.{0,60}\b(employees?|personnel|staff)\b|\bhir(e|ing)\b.{0,60}\bemployees?\b",
+     "shall not solicit, recruit, hire or employ any employee of the other party"),
+    (r"\bsolicit\w*\b.{0,60}\b(customers?|clients?)\b|\btak\w* away\b.{0,30}\bcustomers?\b",
+     "shall not solicit, divert or take away any customers, clients or accounts of the other party"),
+    (r"\bprices?\b.{0,40}\b(rais\w*|increas\w*|chang\w*|limit\w*|fixed)\b|\b(rais\w*|increas\w*)\b.{0,20}\bprices?\b",
+     "prices shall not be increased; price adjustments; fixed prices; pricing changes upon notice"),
+    (r"\baffiliates?\b|\bsubsidiar\w*",
+     "affiliates and subsidiaries; licensed rights held or controlled by its affiliates"),
+    (r"\bperpetual\b|\birrevocable\b",
+     "perpetual, irrevocable, fully paid-up, royalty-free license"),
+    (r"\bunlimited\b.{0,40}\b(users?|copies|uses?|number)\b|\benterprise[- ]wide\b",
+     "unlimited number of users, copies or installations; enterprise-wide license"),
+    (r"\bescrow\b|\bsource code\b",
+     "source code escrow agreement: deposit the source code with the escrow agent; release conditions"),
+    (r"\bsublicens\w*|\btransfer\w*\b.{0,40}\blicen[cs]\w*|\blicen[cs]\w*\b.{0,40}\btransfer\w*",
+     "non-transferable, non-sublicensable license; may not sublicense, assign or transfer its rights"),
+    (r"\brenew\w*",
+     "shall automatically renew for successive renewal terms unless either party gives written notice of "
+     "non-renewal before the end of the then-current term"),
+    (r"\bexpir\w*|\binitial term\b|\bhow long\b.{0,30}\bterm\b",
+     "the term of this agreement shall commence on the effective date and continue for an initial term of years "
+     "until expiration"),
+    (r"\b(law|laws)\b.{0,30}\bgovern\w*|\bgovern\w*\b.{0,30}\b(law|laws)\b|\bchoice of law\b",
+     "governed by and construed in accordance with the laws of the state of"),
+], name="legal")
+
+
 def load_glossary(spec: str | Path | None) -> Glossary | None:
-    """``"finance"`` (or ``None``/empty): :data:`FINANCE`; ``"none"``: no expansion; anything else:
-    a file for :meth:`Glossary.from_file`."""
+    """``"finance"`` (or ``None``/empty): :data:`FINANCE`; ``"legal"``: :data:`LEGAL`; ``"none"``: no
+    expansion; anything else: a file for :meth:`Glossary.from_file`."""
     if spec is None or str(spec).strip() in ("", "finance"):
         return FINANCE
+    if str(spec).strip().lower() == "legal":
+        return LEGAL
     if str(spec).strip().lower() == "none":
         return None
     return Glossary.from_file(spec)

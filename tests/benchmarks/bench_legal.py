@@ -33,8 +33,9 @@ Split: by contract, on the parity of the first byte of the SHA-256 of the normal
 half does not depend on which others are in the run. Every figure is printed for both halves.
 The legal profile's constants (role demotion, the clause-title weight) and its rules added since
 (the party block first for a question asking for it, general provisions after the clauses: see
-docs/retrieval.md) were chosen on the tuning half's figures only; the checking half's were not
-looked at while choosing.
+docs/retrieval.md), and later the legal glossary, the check that a definitions chunk defines a
+term, and the routed-search weight 2, were chosen on the tuning half's figures only; the checking
+half's were not looked at while choosing.
 
 Caching: the stores live under ``--work`` (else a temporary folder). A later run with the same
 ``--work`` ingests only the contracts missing from each store (``--reingest``: run folioflow's
@@ -125,6 +126,8 @@ QUESTIONS = {
 #: folioflow retriever settings scored side by side (FolioRetriever keyword arguments).
 CONFIGS: dict[str, dict] = {
     "folioflow defaults (profile auto: legal)": {},
+    "folioflow legal without the legal glossary and the routed-search weight": {"profile": "legal", "glossary": None,
+                                                                               "route_weight": 1.0},
     "folioflow legal before the party lead and general-provision demotion": {"profile": "legal", "lead_roles": False,
                                                                               "demote_boilerplate": False},
     "folioflow legal, no role demotion, no title match": {"profile": "legal", "demote_roles": False,

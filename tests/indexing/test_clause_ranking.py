@@ -183,3 +183,36 @@ def test_general_provisions_come_after_the_clauses_unless_the_question_names_the
     asked = "Can this agreement be signed in counterparts, and how are notices given?"
     keep, demoted = split_roles(hits, wanted_roles(asked), boilerplate_test(asked, terms))
     assert {"6. Counterparts", "Section 9.02 Notices"} <= {h.id for h, _ in keep}  # named by the question
+
+
+def test_a_definitions_chunk_that_defines_nothing_is_ranked_as_a_clause():
+    """The chunker marks every block of a "Definitions" section; when the clause titles after it
+    are not recognised as headings, the section runs on over substantive clauses (CUAD: "12.2 IN NO
+    EVENT WILL EITHER PARTY BE LIABLE ..." under "2. Certain Definitions"). Such a chunk defines no
+    term and is not demoted; a chunk that defines terms still is."""
+    from folioflow.indexing.clause_ranking import chunk_role
+
+    def hit(name, text):
+        class Hit:
+            id, payload = name, {"page_content": text, "metadata": {"heading_path": ["SPONSORSHIP AGREEMENT",
+                                                                                     "2. Certain Definitions"],
+                                                                    "extra": {ROLE: DEFINITIONS}}}
+        return Hit()
+
+    defines = [hit("terms", "2.1 “Affiliate” shall mean any entity controlling, controlled by or under common control "
+                            "with a Party.\n\n2.2 “Marks” means the trademarks listed in Exhibit A."),
+               hit("meaning", 'Capitalised terms used and not defined herein have the meaning set forth in the '
+                              'Master Agreement. "Territory" has the meaning given in Section 3.'),
+               hit("as used", "As used in this Agreement, the following terms have the following meanings:")]
+    runs_on = [hit("cap", "12.2 EXCEPTING ONLY CLAIMS MADE PURSUANT TO SECTION 12.1, IN NO EVENT WILL EITHER PARTY "
+                          "BE LIABLE FOR ANY INDIRECT, SPECIAL OR CONSEQUENTIAL DAMAGES, AND IN NO EVENT SHALL EITHER "
+                          "PARTY'S AGGREGATE LIABILITY EXCEED THE SPONSORSHIP FEES PAID."),
+               hit("covenants", "9. Certain Material Covenants of Allied 9.1 Allied shall organize and host events, both "
+                                "online and at the Venue, at its sole cost and expense.")]
+    assert [chunk_role(h.payload) for h in defines] == [DEFINITIONS] * 3
+    assert [chunk_role(h.payload) for h in runs_on] == [None, None]
+    question = "Is either party's liability limited, and to what amount?"
+    ranked = [(h, 1.0 - i / 10) for i, h in enumerate(defines + runs_on)]
+    keep, demoted = split_roles(ranked, wanted_roles(question))
+    assert [h.id for h, _ in keep] == ["cap", "covenants"] and [h.id for h, _ in demoted] == ["terms", "meaning",
+                                                                                               "as used"]

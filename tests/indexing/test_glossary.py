@@ -84,3 +84,73 @@ def test_an_abbreviation_finds_the_statement_only_with_the_glossary(tmp_path, em
             assert without[0].metadata["page_start"] != 52, mode
     finally:
         store.close()
+
+
+def test_legal_glossary_appends_drafting_wording_to_clause_questions():
+    from folioflow.indexing.glossary import LEGAL
+
+    assert load_glossary("legal") is LEGAL
+    q = "What must the parties still do after the agreement ends?"
+    lines = LEGAL.expand(q).split("\n")
+    assert lines[0] == q and "upon termination or expiration" in lines[1]
+    # the concept, however the question words it
+    for question in ("What obligations continue once the contract is terminated?", "Which clauses survive?"):
+        assert any("upon termination" in m for m in LEGAL.matches(question)), question
+    assert any("contest" in m for m in LEGAL.matches("May the distributor challenge the supplier's trademarks?"))
+    assert any("aggregate liability" in m for m in LEGAL.matches("Is there a cap on liability?"))
+    assert any("aggregate liability" in m for m in LEGAL.matches("Is either party's liability limited?"))
+    assert LEGAL.matches("Who are the parties to this agreement?") == []  # the party block has its own rule
+    assert LEGAL.matches("What was the FY2018 COGS for 3M?") == []
+    assert FINANCE.matches("Is a party restricted from competing with the other?") == []
+
+
+#: A distribution agreement's clauses, drafted as such agreements are: [(clause title, text)].
+DISTRIBUTION_CLAUSES = [
+    ("1. Appointment", "Supplier appoints Distributor as a distributor of the Products in the Territory for the Term. "
+     "Distributor may appoint sub-distributors in the Territory with Supplier's prior written approval."),
+    ("4. Intellectual Property Notices", "Distributor shall display Supplier's trademark and patent notices on all "
+     "packaging, labels and promotional materials for the Products, in the form Supplier prescribes from time to time."),
+    ("7. Effect of Termination", "Upon termination or expiration of this Agreement, Distributor shall cease to use the "
+     "Marks, return or destroy all Confidential Information of Supplier, and may sell off its remaining inventory of "
+     "Products for ninety days."),
+    ("9. Protection of Marks", "Distributor shall not contest or dispute the validity of the Marks or Supplier's "
+     "ownership of them, nor assist any third party in doing so, during the Term or thereafter."),
+    ("10. Restrictive Covenants", "During the Term and for one year thereafter, Distributor shall not, directly or "
+     "indirectly, manufacture, sell or promote any products that compete with the Products in the Territory."),
+    ("11. Ownership of Developments", "All inventions, improvements and work product made by Distributor relating to "
+     "the Products shall vest in and be the sole property of Supplier, and Distributor hereby assigns them to Supplier."),
+    ("12. Dispute Resolution", "Any dispute between the parties arising out of this Agreement shall be settled by "
+     "arbitration in Chicago, Illinois, and each party shall bear its own costs of the arbitration."),
+    ("13. Relationship", "The parties are independent contractors. Neither party may bind the other or incur any "
+     "obligation on the other party's behalf, and nothing here creates a partnership or joint venture."),
+    ("14. Term", "This Agreement begins on the Effective Date and ends on December 31, 2027, unless the parties extend "
+     "it in writing. The parties shall meet each year to review the other party's performance."),
+]
+
+
+def test_the_legal_glossary_finds_clauses_drafted_in_other_words(tmp_path, embedder):
+    """A lawyer's question names the concept (competing, challenging the other's IP, what happens
+    after the agreement ends, who owns what is created); the clause uses drafting words (compete
+    with the Products, contest the validity of the Marks, upon termination, vest in and be the
+    sole property of). The legal profile's glossary finds each clause first in hybrid search."""
+    parts = [(["DISTRIBUTION AGREEMENT", title], "text", text, 1 + i // 3)
+             for i, (title, text) in enumerate(DISTRIBUTION_CLAUSES)]
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="local"))
+    try:
+        Indexer(embedder, store).index(*make_document("Birch Foods - Distribution Agreement.pdf", parts))
+        questions = {
+            "Is a party barred from challenging the other's intellectual property?": "9. Protection of Marks",
+            "What must the parties still do after the agreement ends?": "7. Effect of Termination",
+            "Who owns the inventions a party makes under this contract?": "11. Ownership of Developments",
+            "Is the distributor restricted from competing with the supplier?": "10. Restrictive Covenants",
+        }
+        legal = FolioRetriever(store=store, embedder=embedder, k=3)  # profile auto: the title names an agreement
+        assert legal.resolve_profile() == "legal"
+        plain = FolioRetriever(store=store, embedder=embedder, k=3, glossary=None)
+        missed_without = 0
+        for question, title in questions.items():
+            assert legal.invoke(question)[0].metadata["heading_path"][-1] == title, question
+            missed_without += plain.invoke(question)[0].metadata["heading_path"][-1] != title
+        assert missed_without  # without the glossary, some clause was not first
+    finally:
+        store.close()
