@@ -32,7 +32,9 @@ pages whose status matches the truth (``ok`` exactly when the page holds at leas
 reference words), pages reported ``ok`` with under 90% (the issue's goal: 0), pages partial /
 failed, pages re-routed, and the three recalls side by side. Words: letters and digits runs,
 case-folded, with each CJK character a word of its own; a word hyphenated across a line break in
-the text layer is joined first.
+the text layer is joined first. A text layer that puts most characters on a line of their own
+(each glyph its own text object: tables of J&J's and Kraft Heinz's 10-Ks) has its words rebuilt
+from the characters' boxes, for the reference and the pypdfium2 baseline alike.
 
 Halves: documents of each type are sorted by name and alternately put in a *tuning* half (even
 positions, where the thresholds of ``folioflow.ocr.fidelity`` were chosen) and a *checking* half
@@ -238,11 +240,50 @@ def pdfium_pages(path: Path, numbers: list[int]) -> dict[int, str]:
     for n in numbers:
         page = pdf[n - 1]
         tp = page.get_textpage()
-        out[n] = tp.get_text_range()
+        text = tp.get_text_range()
+        if _letter_per_line(text):
+            text = _words_by_geometry(tp)
+        out[n] = text
         tp.close()
         page.close()
     pdf.close()
     return out
+
+
+def _letter_per_line(text: str) -> bool:
+    """Whether pypdfium2's text of a page puts most characters on a line of their own (a layer
+    drawing each glyph as its own text object: J&J's and Kraft Heinz's 10-K tables), so its
+    "words" are single letters and digits."""
+    found = tokens(text)
+    return len(found) >= 20 and sum(1 for t in found if len(t) == 1) >= 0.5 * len(found)
+
+
+def _words_by_geometry(tp) -> str:
+    """The page's characters joined into words by their boxes: a character continues the word
+    when it sits on the same line (vertical centres within half a glyph height) and starts within
+    0.3 glyph heights of the previous one's right edge; otherwise a space (or a line break, on a
+    new line) comes first. Used only for letter-per-line layers (:func:`_letter_per_line`)."""
+    parts: list[str] = []
+    prev = None
+    for i in range(tp.count_chars()):
+        ch = tp.get_text_range(i, 1)
+        if not ch or ch in "\r\n":
+            continue
+        x0, y0, x1, y1 = tp.get_charbox(i)
+        if ch.isspace():
+            parts.append(" ")
+            prev = None
+            continue
+        h = max(y1 - y0, 1.0)
+        if prev is not None:
+            px1, pcy, ph = prev
+            if abs((y0 + y1) / 2 - pcy) > 0.5 * max(h, ph):
+                parts.append("\n")
+            elif not (-0.3 * h <= x0 - px1 <= 0.3 * h):
+                parts.append(" ")
+        parts.append(ch)
+        prev = (x1, (y0 + y1) / 2, h)
+    return "".join(parts)
 
 
 class Tesseract:
