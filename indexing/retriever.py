@@ -453,8 +453,10 @@ class FolioRetriever(BaseRetriever):
                 self._routers.pop(next(iter(self._routers)))
             # the converted documents ingest writes beside an embedded store (<data_dir>/documents): the
             # tickers of documents indexed before ingest recorded them
-            documents = Path(getattr(getattr(self.store, "settings", None), "data_dir", "") or "") / "documents"
-            router = TitleRouter.from_records(records, documents_dir=documents if documents.is_dir() else None)
+            data_dir = getattr(getattr(self.store, "settings", None), "data_dir", None)
+            documents = Path(data_dir) / "documents" if data_dir else None
+            router = TitleRouter.from_records(
+                records, documents_dir=documents if documents is not None and documents.is_dir() else None)
             router.profile = infer_profile(router.titles.values())
             built = (time.monotonic(), router)
             self._routers[key] = built

@@ -212,6 +212,12 @@ def _latin_like(tokens: list[str]) -> bool:
     return covered >= 0.8 * max(1, len(letters))
 
 
+def _lexicon_codes(languages: list[str] | None) -> list[str]:
+    """The lexicon codes (ISO 639-1) of ``languages`` (tesseract codes; default ``["eng"]``), each
+    once, in order; languages without a lexicon are left out."""
+    return list(dict.fromkeys(LEXICON_LANGUAGES[lang] for lang in (languages or ["eng"]) if lang in LEXICON_LANGUAGES))
+
+
 def plausibility(text: str, languages: list[str] | None = None) -> Plausibility | None:
     """Judge ``text`` against the lexicons of ``languages`` (tesseract codes; default ``["eng"]``),
     then, when it reads as implausible, against the detected language's (see module docstring).
@@ -219,9 +225,8 @@ def plausibility(text: str, languages: list[str] | None = None) -> Plausibility 
     tokens = words(text)
     if len(tokens) < MIN_WORDS or not _latin_like(tokens):
         return None
-    codes = [LEXICON_LANGUAGES[lang] for lang in (languages or ["eng"]) if lang in LEXICON_LANGUAGES]
     best: Plausibility | None = None
-    for code in dict.fromkeys(codes):
+    for code in _lexicon_codes(languages):
         judged = _judge(tokens, code)
         if judged is not None and (best is None or judged.rate > best.rate):
             best = judged
@@ -246,8 +251,7 @@ def known_words(text: str, languages: list[str] | None = None,
     tokens = [w for w in words(text) if len(w) >= min_letters]
     if not tokens:
         return 0, 0
-    codes = [LEXICON_LANGUAGES[lang] for lang in (languages or ["eng"]) if lang in LEXICON_LANGUAGES]
-    judged = [j for j in (_judge(tokens, code) for code in dict.fromkeys(codes)) if j is not None]
+    judged = [j for j in (_judge(tokens, code) for code in _lexicon_codes(languages)) if j is not None]
     if not judged:
         return 0, 0
     return max(round(j.rate * j.words) for j in judged), len(tokens)
