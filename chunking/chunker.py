@@ -51,7 +51,7 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 3: contract party/definitions/signature blocks in chunks of their own (``metadata["role"]``); the
 #: converter's clause headings (:mod:`folioflow.ocr.layout.clauses`) change the sections.
 #: 4: party blocks also from "agree as follows" preambles and amendments bound after their agreement.
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 
 
 def document_title(document: Document) -> str:
@@ -155,8 +155,14 @@ class Chunker:
         else:
             counts = iter(self._count_batch(texts))
         chunks: list[Chunk] = []
+        # the page of a heading that opened no chunk of its own (a section with subsections only, or
+        # all of whose text is furniture): the next chunk starts there, so a page that ends with a
+        # heading ("ITEM 6. [RESERVED]", a contract's title) is in the span of the chunk it opens
+        opened: int | None = None
         for section, role, (rendered, budget, groups) in zip(sections, roles, plans, strict=True):
             known = [next(counts) for _ in groups]
+            if section.heading is not None:
+                opened = section.heading.page if opened is None else min(opened, section.heading.page)
 
             def measure(group: list[Piece], rendered: list[str] = rendered) -> int:
                 embeds[id(group)] = embedded = self._embed(rendered, group)
@@ -164,7 +170,8 @@ class Chunker:
 
             for group, n in repair(groups, measure, self.max_tokens, budget, known):
                 chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, embeds[id(group)], n,
-                                               furniture, len(title), role))
+                                               furniture, len(title), role, opened))
+                opened = None
         self._number_parts(chunks)
         keep_bodiless_furniture(chunks, furniture)
         if self._ids_batch is not None:
@@ -189,6 +196,7 @@ class Chunker:
                 continue
             markdown = page.markdown if page.markdown.strip() else "\n\n".join(b.text for b in page.blocks)
             parsed = parse_markdown(markdown, page=page.number)
+            parsed.height = page.height or None
             attach_layout(page, parsed, markdown)
             engine_furniture(page, parsed, markdown)
             pages.append(parsed)
@@ -339,13 +347,17 @@ class Chunker:
 
     def _make_chunk(self, document: Document, index: int, section: Section, rendered: list[str],
                     group: list[Piece], embed: str, n: int, furniture: dict[int, dict[str, list[str]]],
-                    title_lines: int = 0, role: str | None = None) -> Chunk:
+                    title_lines: int = 0, role: str | None = None, heading_page: int | None = None) -> Chunk:
         """The chunk of ``group``; ``embed``: its embedded text (:meth:`_embed`), ``n``: its tokens;
-        ``role``: its section's role (:mod:`folioflow.chunking.roles`), kept as ``metadata["role"]``."""
+        ``role``: its section's role (:mod:`folioflow.chunking.roles`), kept as ``metadata["role"]``;
+        ``heading_page``: for the first chunk under a heading, the page of that heading (or of the
+        first heading since the previous chunk): the span starts there when it is earlier."""
         text = join_pieces(group)
         kinds = {p.kind for p in group}
         kind = ChunkKind(kinds.pop()) if len(kinds) == 1 else ChunkKind.MIXED
         page_start = min(p.pages[0] for p in group)
+        if heading_page is not None:
+            page_start = min(page_start, heading_page)
         page_end = max(p.pages[1] for p in group)
         boxes: list[PageBBox] = []
         for p in group:

@@ -7,7 +7,9 @@ Two sources:
 2. Repetition: a short block among the first (last) ``edge_blocks`` blocks of a page whose
    normalised text (case folded, digits replaced by ``#``, whitespace collapsed, so that "Page 3 of
    10" and "Page 4 of 10" agree) appears at the same edge on at least ``min_pages`` different pages
-   is a running header (footer). Headings are compared without folding digits ("Table 1" and
+   is a running header (footer). Where blocks have boxes, the repeats must lie in the same band:
+   their vertical centres within :data:`BAND` of the page height of each other (a 10-K's "None."
+   closing a short Item on several pages is body, not a footer). Headings are compared without folding digits ("Table 1" and
    "Table 3" are different headings, not one running header) and must repeat on at least 3
    pages (a title on the front and back cover is not a running header); the first occurrence of a
    repeated heading stays a heading (a document title repeated as running header still opens its
@@ -34,7 +36,7 @@ from collections import defaultdict
 from folioflow.chunking.parse import MdBlock, ParsedPage
 from folioflow.ocr.schema import BlockType, Page
 
-__all__ = ["SENTENCE_WORDS", "collect_furniture", "engine_furniture", "furniture_text", "mark_furniture",
+__all__ = ["BAND", "SENTENCE_WORDS", "collect_furniture", "engine_furniture", "furniture_text", "mark_furniture",
            "normalise_furniture"]
 
 _DIGITS = re.compile(r"\d+")
@@ -44,6 +46,8 @@ _MAX_CHARS = 200
 _MAX_WORDS = 15
 #: A repeated block of at least this many words keeps its first occurrence in the body.
 SENTENCE_WORDS = 12
+#: Repeats of a running header/footer lie within this share of the page height of each other.
+BAND = 0.05
 _ENGINE_LABELS = {BlockType.PAGE_HEADER: "header", BlockType.PAGE_FOOTER: "footer"}
 
 
@@ -70,8 +74,8 @@ def mark_furniture(pages: list[ParsedPage], min_pages: int = 3, edge_blocks: int
     repetition detection."""
     if min_pages < 2 or len(pages) < 2:
         return
-    seen: dict[tuple[str, str], set[int]] = defaultdict(set)
-    edges: list[tuple[str, str, MdBlock]] = []
+    seen: dict[tuple[str, str], list[tuple[int, float | None]]] = defaultdict(list)
+    edges: list[tuple[str, str, MdBlock, float | None]] = []
     for page in pages:
         top, bottom = _candidates(page, edge_blocks)
         for where, group in (("header", top), ("footer", bottom)):
@@ -79,11 +83,12 @@ def mark_furniture(pages: list[ParsedPage], min_pages: int = 3, edge_blocks: int
                 key = normalise_furniture(block.text, fold_digits=block.kind != "heading")
                 if not key:
                     continue
-                seen[(where, key)].add(page.number)
-                edges.append((where, key, block))
+                y = _centre(block, page.height)
+                seen[(where, key)].append((page.number, y))
+                edges.append((where, key, block, y))
     first_heading: set[tuple[str, str]] = set()
     first_sentence: set[tuple[str, str]] = set()
-    for where, key, block in edges:
+    for where, key, block, y in edges:
         if block.furniture:
             continue
         if block.kind == "heading" and (where, key) not in first_heading:
@@ -92,11 +97,18 @@ def mark_furniture(pages: list[ParsedPage], min_pages: int = 3, edge_blocks: int
         if len(block.text.split()) >= SENTENCE_WORDS and (where, key) not in first_sentence:
             first_sentence.add((where, key))  # a sentence repeated on every page stays in the body once
             continue
-        pages_with = seen[(where, key)]
+        pages_with = {n for n, other in seen[(where, key)] if y is None or other is None or abs(other - y) <= BAND}
         page_number_only = key in ("#", "- # -", "page #", "# of #", "page # of #") or bool(_ROMAN_PAGE.match(key))
         needed = max(3, min_pages) if block.kind == "heading" else min_pages
         if len(pages_with) >= needed or (page_number_only and len(pages_with) >= 2):
             block.furniture = where
+
+
+def _centre(block: MdBlock, height: float | None) -> float | None:
+    """Vertical centre of ``block``'s boxes as a share of the page height, or None without boxes."""
+    if not block.bboxes or not height:
+        return None
+    return (min(b.y0 for b in block.bboxes) + max(b.y1 for b in block.bboxes)) / 2 / height
 
 
 def collect_furniture(pages: list[ParsedPage]) -> dict[int, dict[str, list[str]]]:
@@ -116,10 +128,12 @@ def engine_furniture(page: Page, parsed: ParsedPage, markdown: str) -> int:
     added."""
     heads: list[MdBlock] = []
     feet: list[MdBlock] = []
+    # whole lines only: a page number "33" is not in a Markdown that says "by day 33."
+    lines = {line.strip() for line in markdown.splitlines()}
     for block in page.blocks:
         label = _ENGINE_LABELS.get(block.type)
         text = block.text.strip()
-        if label is None or not text or text in markdown:
+        if label is None or not text or text in lines or ("\n" in text and text in markdown):
             continue
         at = 0 if label == "header" else len(markdown)
         md = MdBlock(kind="paragraph", text=text, start=at, end=at, page=page.number, furniture=label,

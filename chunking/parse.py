@@ -79,6 +79,7 @@ class ParsedPage:
     number: int
     blocks: list[MdBlock]
     front_matter: str | None = None
+    height: float | None = None  # page height in points, when the engine gave one
 
 
 @lru_cache(maxsize=2)

@@ -120,3 +120,35 @@ def test_furniture_of_a_page_without_body_rides_on_a_neighbouring_chunk(converte
     assert len(carriers) == 1 and carriers[0].page_end == 2  # the last chunk before the page
     assert "3" in carriers[0].metadata["page_footers"] and "3" in _sparse_text(carriers[0]).split()
     assert all("furniture_pages" not in c.metadata for c in chunks if c is not carriers[0])
+
+
+def test_a_line_repeating_at_page_ends_outside_one_band_is_body(converter, chunker, tmp_path):
+    # a 10-K's short Items end in "None." on several pages, each at another height: that is text,
+    # not a running footer (Netflix 2017 p36 lost "Item 9B ... None." to the footer test by position alone)
+    pages = []
+    for n, y in ((1, 300.0), (2, 430.0), (3, 560.0)):
+        lines = [(110.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(n, 4))]
+        lines += [(y - 40, f"Item {n + 8}B. Other Information", 11.0), (y, "None.", 11.0), (770.0, f"{n + 30}", 9.0)]
+        pages.append(lines)
+    document = convert(converter, docs.margin_pdf(tmp_path / "items.pdf", pages))
+    chunks = chunker.chunk(document)
+    for n in (1, 2, 3):
+        on_page = [c for c in chunks if c.page_start <= n <= c.page_end]
+        assert any("None." in c.text for c in on_page), n
+        assert all("None." not in c.metadata.get("page_footers", []) for c in on_page)
+        assert any(str(n + 30) in c.metadata.get("page_footers", []) for c in on_page)  # the page number still is
+
+
+def test_a_heading_that_ends_its_page_is_in_the_span_of_the_chunk_it_opens(converter, chunker, tmp_path):
+    # Corning 2022 p139 holds only "Exhibit B James B. Flaws"; its text starts on p140: the chunk
+    # that heading opens spans both pages, so a search for the exhibit's title finds its page
+    pages = [[*[(110.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(1))], (700.0, "ARTICLE 7", 16.0),
+              (722.0, "INDEMNIFICATION AND INSURANCE", 16.0)],
+             [(110.0 + 16 * i, t, 11.0) for i, t in enumerate(docs.body(2))]]
+    document = convert(converter, docs.margin_pdf(tmp_path / "article.pdf", pages))
+    chunks = chunker.chunk(document)
+    opened = [c for c in chunks if any("INDEMNIFICATION" in h for h in c.heading_path)]
+    assert opened, [(c.heading_path, c.text[:40]) for c in chunks]
+    assert opened[0].page_start == 1 and opened[0].page_end == 2
+    assert docs.body(2)[0] in opened[0].text
+    assert all(c.page_start == 1 for c in chunks if docs.body(1)[0] in c.text)
