@@ -25,6 +25,10 @@ __all__ = ["Line", "build_lines", "SPLIT_EM", "WORD_EM"]
 SPLIT_EM = 1.0
 #: A gap above this many em separates words even without a space character.
 WORD_EM = 0.2
+#: Letters' bottoms this many median letter heights apart are on two lines (see ``_split_baselines``).
+BASELINE_GAP = 0.6
+#: Letters or digits each line must keep for a run to be split in two (a footnote mark stays).
+MIN_LINE_LETTERS = 4
 
 
 @dataclass
@@ -88,7 +92,8 @@ class _Columns:
         # bidi direction per char, only on pages that have right-to-left letters at all
         self.any_rtl = min(map(_direction, set(text)), default=0) < 0
         self.direction = list(map(_DIRECTION.__getitem__, text)) if self.any_rtl else []
-        # 1 = preceded (in content order) by a space PDFium generated, 2 = by a real space character;
+        # 1 = preceded (in content order) by a space PDFium generated, 2 = by a real space character,
+        # 3 = by a line break PDFium generated (kept as a "\n" blank by the reader);
         # after[i]: the character before that space in content order (the space separates the two)
         self.spaced = [0] * len(chars)
         self.after = [-1] * len(chars)
@@ -97,7 +102,7 @@ class _Columns:
         for i, b in enumerate(blank):
             if b:
                 if i + 1 < len(blank) and not blank[i + 1]:
-                    self.spaced[i + 1] = 1 if chars[i].generated else 2
+                    self.spaced[i + 1] = (3 if chars[i].text == "\n" else 1) if chars[i].generated else 2
                     self.after[i + 1] = last
             else:
                 last = i
@@ -121,8 +126,11 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
             em = a if a >= b else b  # noqa: FURB136 (max() costs more; same value)
             # a space in the content stream separates this character from the one drawn before it:
             # it counts only when that one is this line's previous character (a layer drawn in
-            # scrambled order has spaces between characters that are not neighbours on the page)
-            if (spaced[i] and after[i] == prev) or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
+            # scrambled order has spaces between characters that are not neighbours on the page).
+            # A line break PDFium inferred between two neighbours of one line is no word gap: a
+            # layer that draws each glyph as a text object of its own (J&J's and Kraft Heinz's
+            # 10-K tables) gets one between every two letters; the gap alone decides there
+            if (spaced[i] and spaced[i] != 3 and after[i] == prev) or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
                 parts.append(" ")
         parts.append(text_of[i])
         prev = i
@@ -203,6 +211,33 @@ def _split_row(row: list[int], cols: _Columns) -> list[list[int]]:
     return runs
 
 
+def _split_baselines(run: list[int], cols: _Columns) -> list[list[int]]:
+    """Split a run (character indices) holding two lines set one above the other into one run per
+    line, top first. A row's band can widen to take in the next line of a tightly leaded table cell
+    (a taller glyph in another column stretches it), and sorted by x the two lines would interleave
+    letter by letter ("ACurtrircelnest" for "Articles" over "Current"). Split where the sorted
+    bottoms of the letters and digits jump by more than :data:`BASELINE_GAP` of their median
+    height, when each side keeps :data:`MIN_LINE_LETTERS` of them (a superscript or a drop cap
+    stays with its line)."""
+    letters = [i for i in run if cols.alnum[i]]
+    if len(letters) < 2 * MIN_LINE_LETTERS:
+        return [run]
+    heights = sorted(cols.y1[i] - cols.y0[i] for i in letters)
+    limit = BASELINE_GAP * heights[len(heights) // 2]
+    bottoms = sorted(cols.y1[i] for i in letters)
+    best, at = 0.0, -1
+    for k in range(MIN_LINE_LETTERS, len(bottoms) - MIN_LINE_LETTERS + 1):
+        gap = bottoms[k] - bottoms[k - 1]
+        if gap > best:
+            best, at = gap, k
+    if at < 0 or best <= limit:
+        return [run]
+    cut = (bottoms[at - 1] + bottoms[at]) / 2
+    upper = [i for i in run if cols.y1[i] <= cut]
+    lower = [i for i in run if cols.y1[i] > cut]
+    return [*_split_baselines(upper, cols), *_split_baselines(lower, cols)]
+
+
 def build_lines(chars: list[Char]) -> list[Line]:
     """Group upright, visible characters into :class:`Line` objects (unsorted across columns;
     see :mod:`folioflow.ocr.layout.order` for reading order). Rotated characters are returned as their own
@@ -213,7 +248,7 @@ def build_lines(chars: list[Char]) -> list[Line]:
     direction = cols.direction
     lines: list[Line] = []
     for row in _rows(upright, cols):
-        for run in _split_row(row, cols):
+        for run in (part for whole in _split_row(row, cols) for part in _split_baselines(whole, cols)):
             rtl = cols.any_rtl and sum([direction[i] for i in run]) < 0
             if rtl:
                 run = sorted(run)

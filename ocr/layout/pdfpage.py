@@ -324,7 +324,7 @@ def _chars(tp: ctypes.c_void_p, count: int, m: Affine) -> list[Char]:
             if generated and code != 0x20:  # a line break PDFium inferred: keep one word gap
                 if chars and not chars[-1].text.isspace():
                     last = chars[-1]
-                    append(Char(" ", last.x1, last.y0, last.x1, last.y1, last.size, last.font, False, False,
+                    append(Char("\n", last.x1, last.y0, last.x1, last.y1, last.size, last.font, False, False,
                                 last.upright, last.invisible, False, True, last.angle))
                 continue
             try:
@@ -409,8 +409,8 @@ def _read_objects(pdf_page: pdfium.PdfPage, m: Affine, content: PageContent) -> 
 def read_page(pdf_page: pdfium.PdfPage, graphics: bool = True) -> PageContent:
     """Read the characters (and, with ``graphics``, path and image bounds) of ``pdf_page``.
 
-    Caller holds :data:`folioflow.ocr.render.PDFIUM_LOCK`. Generated line breaks are dropped; generated
-    spaces (PDFium's word gaps) are kept with ``generated=True``. Raises
+    Caller holds :data:`folioflow.ocr.render.PDFIUM_LOCK`. Generated line breaks become one ``"\n"``
+    blank and generated spaces (PDFium's word gaps) a ``" "``, both with ``generated=True``. Raises
     :class:`pypdfium2.PdfiumError` if PDFium cannot load the page's text.
     """
     width, height = pdf_page.get_size()

@@ -46,8 +46,15 @@ _NUMERIC_PUNCT = set("$%(),.-–—€£¥*'’\"“”:;!?/&")
 _ODD_CATEGORIES = {"So", "Sk", "Co", "Cc", "Cs", "Cn"}
 
 
+#: A redaction marker of an SEC exhibit ("[***]", "[*]", "***"): asterisks, perhaps bracketed.
+_REDACTION = re.compile(r"^[\[(]?\*+[\])]?[.,;:]?$")
+
+
 def _implausible(token: str) -> bool:
-    """A token that no language writes: odd symbols, or mostly punctuation of mixed kinds."""
+    """A token that no language writes: odd symbols, or mostly punctuation of mixed kinds. A
+    redaction marker ("[***]": CERES's seed tables hold more markers than words) is written."""
+    if _REDACTION.match(token):
+        return False
     if any(unicodedata.category(ch) in _ODD_CATEGORIES and ch not in "©®°™" for ch in token):
         return True
     alnum = sum(ch.isalnum() for ch in token)
