@@ -4,7 +4,9 @@ A converted page is compared with evidence that does not come from the engine th
 
 * **the text layer** (route ``text``): ``chars_recall``, the share of the layer's visible letters
   and digits (as a multiset, case-folded) that reach the page's blocks, headers and footers
-  included; ``order``, the share of adjacent word pairs of the output that are also adjacent in
+  included; ``words_recall``, the share of the layer's words (runs of letters) that reach the page
+  whole (letters all there but words broken or run together: overlapping text runs in a table
+  cell read letter by letter); ``order``, the share of adjacent word pairs of the output that are also adjacent in
   the layer's *content* order (a low value alone is no failure: a newspaper drawn in scrambled
   order is read by geometry, and only plausibility says whether that worked);
 * **plausibility of the text**: ``plausibility``, the share of the output's words (runs of letters,
@@ -79,6 +81,7 @@ __all__ = [
     "MIN_IMAGE_SHARE",
     "MIN_INK_READ",
     "MIN_OCR_PLAUSIBILITY",
+    "MIN_WORDS_RECALL",
     "MIN_PLAUSIBILITY",
     "FAIL_PLAUSIBILITY",
     "LEXICON_LANGUAGES",
@@ -91,12 +94,16 @@ __all__ = [
     "plausibility",
     "word_order_agreement",
     "words",
+    "words_recall",
 ]
 
 #: Bump when a measure or threshold changes (part of nothing cached: pages are re-checked on read).
-FIDELITY_VERSION = "2"
+FIDELITY_VERSION = "3"
 #: A text-layer page whose output holds less than this share of the layer's letters and digits lost text.
 MIN_CHARS_RECALL = 0.97
+#: A text-layer page whose output holds less than this share of the layer's words whole (its letters
+#: all there, its words broken or run together: overlapping text runs read letter by letter) lost text.
+MIN_WORDS_RECALL = 0.9
 #: Share of known words below which a page's text is implausible (re-routed, then ``partial``).
 MIN_PLAUSIBILITY = 0.5
 #: The same for text read by OCR (stricter: a recogniser turns handwriting into short real words,
@@ -284,6 +291,42 @@ def chars_recall(reference: str, output: str) -> float:
     return sum(min(n, out[ch]) for ch, n in ref.items()) / total
 
 
+def _bare(text: str) -> str:
+    """``text`` without accents: NFD, combining marks and spacing accents dropped (category Sk and
+    the Spacing Modifier Letters block: the "´" and "ˇ" of a TeX layer's "Ja´n Mina´cˇ", which
+    the text engine composes into "Ján Mináč")."""
+    return "".join(ch for ch in unicodedata.normalize("NFD", text)
+                   if not unicodedata.combining(ch) and unicodedata.category(ch) != "Sk"
+                   and not "\u02b0" <= ch <= "\u02ff")
+
+
+def words_recall(reference: str, output: str) -> float | None:
+    """Share of the words (runs of letters, case-folded, accents dropped, as a multiset) of ``reference`` found
+    whole in ``output`` (two or three consecutive reference words whose concatenation is an output
+    word count as found: an accent or a line-end hyphen the layer draws apart); None when ``reference`` has fewer than :data:`MIN_WORDS` words or when at
+    least half of them are single letters (a layer that draws each glyph as a text object of its
+    own: its words are made by geometry, and :func:`chars_recall` checks its letters)."""
+    ref = words(_bare(reference))
+    if len(ref) < MIN_WORDS or sum(1 for w in ref if len(w) == 1) >= 0.5 * len(ref):
+        return None
+    found = Counter(words(_bare(output)))
+    whole = 0
+    i = 0
+    while i < len(ref):
+        # a word the layer splits (an accent drawn apart, "ja ´ n"; a hyphenated line end) counts
+        # when its parts joined are one output word
+        for span in (1, 2, 3):
+            word = "".join(ref[i:i + span])
+            if i + span <= len(ref) and found[word] > 0:
+                found[word] -= 1
+                whole += span
+                i += span
+                break
+        else:
+            i += 1
+    return whole / len(ref)
+
+
 def word_order_agreement(reference: list[str], output: list[str]) -> float:
     """Share of adjacent word pairs of ``output`` that are adjacent in ``reference`` too (1.0 for
     fewer than two output words)."""
@@ -371,7 +414,7 @@ class FidelityReview:
             return page
         if route == "text":
             return self._text(page, analysis)
-        return self._ocr(page, [])
+        return self._ocr(page, [], _own_layer(analysis, self.languages))
 
     # -- text layer ---------------------------------------------------------------------------
     def _text(self, page: Page, analysis) -> Page:
@@ -384,8 +427,13 @@ class FidelityReview:
             layer = "".join(" " if c.generated else c.text for c in content.chars if not c.invisible)
             measures["chars_recall"] = round(chars_recall(layer, output), 4)
             measures["order"] = round(word_order_agreement(words(layer), words(output)), 4)
+            recalled = words_recall(layer, output)
+            if recalled is not None:
+                measures["words_recall"] = round(recalled, 4)
             if measures["chars_recall"] < MIN_CHARS_RECALL:
                 problems.append(f"{measures['chars_recall']:.0%} of the text layer's letters and digits reached the page")
+            elif recalled is not None and recalled < MIN_WORDS_RECALL:
+                problems.append(f"{recalled:.0%} of the text layer's words reached the page whole")
         quality = getattr(analysis, "quality", None)
         image_share = float(getattr(quality, "image_coverage", 0.0) or 0.0)
         measures["image_share"] = round(image_share, 4)
@@ -396,16 +444,40 @@ class FidelityReview:
         fidelity = PageFidelity(kept="text", measures=measures, language=judged.language if judged else None)
         page.fidelity = fidelity
         if problems:
-            page = self._replace_text(page, problems, fidelity, judged)
+            page = self._replace_text(page, problems, fidelity, judged, layer)
         elif image_share >= MIN_IMAGE_SHARE and self.region_ocr is not None:
             self._image_regions(page, analysis)
         return page
 
     def _replace_text(self, page: Page, problems: list[str], fidelity: PageFidelity,
-                      judged: Plausibility | None) -> Page:
-        """Re-read a failing text-layer page with CPU OCR; keep the better of the two."""
+                      judged: Plausibility | None, layer: str = "") -> Page:
+        """Re-read a failing text-layer page with CPU OCR; keep the better of the two.
+
+        A page whose letters all arrived but whose words did not (``words_recall`` under
+        :data:`MIN_WORDS_RECALL`) keeps the reading that holds more of the layer's words whole; the
+        layer's words are the evidence there, not plausibility (OCR of a dense exhibit table reads
+        plausible words and fewer of them). Kept under the threshold, the page is ``partial``."""
         fidelity.rerouted.append("ocr")
         other = self.reroute("ocr", page.number)
+        words_lost = "words_recall" in fidelity.measures and fidelity.measures["words_recall"] < MIN_WORDS_RECALL \
+            and not any("letters and digits" in p for p in problems)
+        if words_lost and other is not None and other.status != PageStatus.FAILED:
+            theirs_recall = words_recall(layer, page_text(other)) or 0.0
+            fidelity.measures["ocr_words_recall"] = round(theirs_recall, 4)
+            if theirs_recall > fidelity.measures["words_recall"]:
+                other.attributes["text_layer_rejected"] = "; ".join(problems)
+                other.attributes.setdefault("route", "ocr")
+                other.attributes["route_reason"] = "fidelity: " + problems[0]
+                checked = self._ocr(other, ["ocr"])
+                assert checked.fidelity is not None
+                checked.fidelity.measures.update({f"text_{k}": v for k, v in fidelity.measures.items()})
+                checked.fidelity.rerouted = ["ocr", *[r for r in checked.fidelity.rerouted if r != "ocr"]]
+                if theirs_recall < MIN_WORDS_RECALL:
+                    return self._verdict(checked, [f"{theirs_recall:.0%} of the text layer's words read whole by OCR, "
+                                                   f"{fidelity.measures['words_recall']:.0%} from the layer"],
+                                         plausibility(page_text(checked), self.languages))
+                return checked
+            return self._verdict(page, problems, judged)
         if other is not None and other.status != PageStatus.FAILED:
             mine, _ = _score(page, self.languages)
             theirs, their_judgement = _score(other, self.languages)
@@ -489,11 +561,14 @@ class FidelityReview:
             self._verdict(page, [unread], None)
 
     # -- OCR ----------------------------------------------------------------------------------
-    def _ocr(self, page: Page, tried: list[str]) -> Page:
+    def _ocr(self, page: Page, tried: list[str], layer: str = "") -> Page:
+        """Check an OCR page; ``layer``: the page's own text layer when it reads as text (an OCR
+        layer under a scan, or a layer refused for another reason), the evidence of what the page
+        says: an OCR reading that holds under :data:`MIN_WORDS_RECALL` of its words fails."""
         retried = str((page.attributes.get("auto") or {}).get("retried", ""))
         if retried:  # auto OCR re-read the page with another recogniser already (its low-confidence retry)
             tried = [*tried, f"ocr:{retried.split(':', 1)[0]}"]
-        measures = _ocr_measures(page)
+        measures = {**_ocr_measures(page), **_layer_measures(layer, page)}
         judged = plausibility(page_text(page), self.languages)
         measures.update(_plausibility_measures(judged))
         page.fidelity = PageFidelity(kept=f"ocr:{page.engine}", measures=measures, rerouted=list(tried),
@@ -514,7 +589,8 @@ class FidelityReview:
             if other is not None and other.status != PageStatus.FAILED:
                 mine, _ = _score(page, self.languages)
                 theirs, their_judgement = _score(other, self.languages)
-                other_measures = {**_ocr_measures(other), **_plausibility_measures(their_judgement)}
+                other_measures = {**_ocr_measures(other), **_layer_measures(layer, other),
+                                  **_plausibility_measures(their_judgement)}
                 other_problems = _ocr_problems(other_measures, their_judgement)
                 if theirs > mine or (len(other_problems) < len(problems) and theirs >= mine):
                     other.attributes["route_reason"] = f"fidelity: {problems[0]} with {page.engine}"
@@ -574,8 +650,28 @@ def _ocr_measures(page: Page) -> dict[str, float]:
     return out
 
 
+def _own_layer(analysis, languages: list[str]) -> str:
+    """The text of a page's own layer (visible and invisible characters) when it reads as text in
+    ``languages`` (plausibility at least :data:`MIN_OCR_PLAUSIBILITY` over :data:`MIN_WORDS`
+    words), else ``""``: a garbage layer is no evidence."""
+    content = getattr(analysis, "content", None)
+    if content is None or not content.chars:
+        return ""
+    layer = "".join(" " if c.generated else c.text for c in content.chars)
+    judged = plausibility(layer, languages)
+    return layer if judged is not None and judged.rate >= MIN_OCR_PLAUSIBILITY else ""
+
+
+def _layer_measures(layer: str, page: Page) -> dict[str, float]:
+    """``layer_words_recall``: the share of the page's own text layer's words an OCR reading holds."""
+    recalled = words_recall(layer, page_text(page)) if layer else None
+    return {} if recalled is None else {"layer_words_recall": round(recalled, 4)}
+
+
 def _ocr_problems(measures: dict[str, float], judged: Plausibility | None) -> list[str]:
     problems = []
+    if measures.get("layer_words_recall", 1.0) < MIN_WORDS_RECALL:
+        problems.append(f"OCR read {measures['layer_words_recall']:.0%} of the words of the page's own text layer")
     if judged is not None and (not judged.plausible or judged.rate < MIN_OCR_PLAUSIBILITY):
         problems.append(_implausible(judged))
     if measures.get("ink_share", 0.0) >= MIN_INK_SHARE and measures.get("ink_read", 1.0) < MIN_INK_READ:

@@ -287,3 +287,30 @@ def italic_weight_pdf(path: Path) -> Path:
     assert b"/Type /FontDescriptor" in data
     path.write_bytes(data.replace(b"/Type /FontDescriptor", b"/FontWeight 700 /Type /FontDescriptor"))
     return path
+
+
+def ocr_layer_scan_pdf(path: Path, faint_half: bool = False) -> Path:
+    """A scan (one page image) under an invisible OCR layer (render mode 3) holding :data:`LETTER`
+    twice. With ``faint_half`` the image prints only the first copy legibly: the second is a light
+    grey no recogniser reads, as a table a layout model took for a picture is never read."""
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    first, second = wrap(LETTER, 55), wrap(LETTER, 55)
+    image = text_image(first, size=(1700, 2200), px=40, top=250)
+    draw = ImageDraw.Draw(image)
+    f = font(40)
+    top = 250 + (len(first) + 2) * 64
+    for i, line in enumerate(second):
+        draw.text((150, top + i * 64), line, font=f, fill=248 if faint_half else 0)
+    c = canvas.Canvas(str(path), pagesize=(612, 792))
+    c.drawImage(ImageReader(image.convert("RGB")), 0, 0, width=612, height=792)
+    text = c.beginText()
+    text.setTextRenderMode(3)
+    text.setFont("Helvetica", 12)
+    for i, line in enumerate([*first, "", *second]):
+        text.setTextOrigin(54, 792 - (250 + i * 64) * 792 / 2200 - 12)
+        text.textOut(line)
+    c.drawText(text)
+    c.save()
+    return path

@@ -424,3 +424,118 @@ def test_corpus_text_set_into_a_photo_gets_a_second_recogniser(converter, corpus
     assert "by FutureSkill" in page.markdown and "THE VISION" in page.markdown
     assert "rapidocr" in page.attributes["image_ocr_engine"]
     assert "TAEPOWER" not in page.markdown  # the region's reading with more lexicon words is kept
+
+
+# -- words, not just letters, reach the page ----------------------------------------------------
+
+def test_words_recall_counts_words_broken_apart_and_skips_glyph_per_line_layers():
+    from folioflow.ocr.fidelity import words_recall
+
+    layer = "Consolidated statements of cash flows for the registrant and its subsidiaries. " * 2
+    assert words_recall(layer, layer) == 1.0
+    # every letter there, the words interleaved with the next line's ("ACurtrircelnest")
+    broken = "Conso lidated state ments of cash flo ws for the regis trant and its subsid iaries. " * 2
+    got = words_recall(layer, broken)
+    assert got is not None and 0.5 < got < 0.9
+    assert words_recall(" ".join("Pulmonary Hypertension sales grew"), "Pulmonary Hypertension sales grew") is None
+    assert words_recall("too few words here", "") is None
+
+
+def _glyph(text: str, x0: float, x1: float, generated: bool = False):
+    from folioflow.ocr.layout.pdfpage import Char
+
+    return Char(text, x0, 47.58, x1, 57.55, 9.0, "LiberationSerif-Bold", True, False, True, False, False, generated)
+
+
+def test_a_layer_drawing_each_glyph_as_its_own_object_keeps_its_words():
+    """J&J's 2022 10-K tables draw every glyph as a text object of its own; PDFium infers a line
+    break after each one. Between two glyphs that touch on one line that is no word gap."""
+    from folioflow.ocr.layout.lines import build_lines
+
+    chars, x = [], 17.3
+    for word in ("Pulmonary", "Hypertension", "OPSUMIT"):
+        for ch in word:
+            chars += [_glyph(ch, x, x + 5.0), _glyph("\n", x + 5.0, x + 5.0, generated=True)]
+            x += 5.0
+        x += 2.25  # the word gap of J&J p84 (0.25 em)
+    assert [line.text for line in build_lines(chars)] == ["Pulmonary Hypertension OPSUMIT"]
+    # a space PDFium generated between neighbours still separates them, gap or not
+    spaced = [_glyph("a", 10, 15), _glyph(" ", 15, 15, generated=True), _glyph("b", 15.1, 20)]
+    assert [line.text for line in build_lines(spaced)] == ["a b"]
+
+
+def test_two_tightly_leaded_lines_of_a_cell_do_not_interleave():
+    """Amcor's 2023 10-K exhibit index: a cell's second line starts 10.5 pt below the first, and a
+    taller glyph elsewhere on the row widened the row's band over both: sorted by x, the lines read
+    "ACurtrircelnest RofepAosrstoocniaFtioornmo8f"."""
+    from folioflow.ocr.layout.lines import build_lines
+    from folioflow.ocr.layout.pdfpage import Char
+
+    def line(text: str, y0: float, size: float = 10.0) -> list[Char]:
+        out, x = [], 75.05
+        for ch in text:
+            width = 0.0 if ch == " " else 5.0
+            out.append(Char(ch, x, y0, x + width, y0 + 11.08, size, "Arial", False, False, True, False, False, False))
+            x += width if ch != " " else 2.5
+        return out
+
+    tall = [Char("(", 300.0, 372.0, 303.0, 394.0, 20.0, "Arial", False, False, True, False, False, False)]
+    chars = tall + line("Articles of Association", 373.67) + line("Current Report on Form", 384.18)
+    texts = [ln.text for ln in build_lines(chars)]
+    assert "Articles of Association" in texts and "Current Report on Form" in texts, texts
+    # a footnote mark raised above its line stays in it
+    marked = line("Revenue grew", 100.0) + [Char("1", 136.0, 98.0, 139.0, 106.0, 6.0, "Arial", False, False, True,
+                                                     False, False, False)]
+    assert [ln.text.replace(" ", "") for ln in build_lines(marked)] == ["Revenuegrew1"]
+
+
+def test_corpus_glyph_per_object_table_is_read_from_the_text_layer(converter, corpus):
+    page = corpus_page(converter, corpus, "A_finance/financebench/pdfs/JOHNSON_JOHNSON_2022_10K.pdf", 84)
+    assert page.engine == "text" and page.status is PageStatus.OK, (page.engine, page.fidelity)
+    assert "Pulmonary Hypertension" in page.markdown and "OPSUMIT" in page.markdown
+
+
+def test_corpus_exhibit_index_with_tight_cells_keeps_its_words(converter, corpus):
+    page = corpus_page(converter, corpus, "A_finance/financebench/pdfs/AMCOR_2023_10K.pdf", 113)
+    assert page.status is PageStatus.OK and page.fidelity is not None
+    assert page.fidelity.measures["words_recall"] >= 0.99
+    assert "Articles of Association of Amcor plc" in page.markdown
+
+
+def test_corpus_words_lost_in_the_layer_are_read_again_or_reported(converter, corpus):
+    """Nike 2018 p77 had its letters all in the output and 58% of the layer's words whole (two
+    lines of a cell interleaved); it now holds at least 90% of them, read from the layer or by OCR.
+    3M 2018 p141: neither reading holds 90%: the page is partial, with the figures in its reason."""
+    nike = corpus_page(converter, corpus, "A_finance/financebench/pdfs/NIKE_2018_10K.pdf", 77)
+    assert nike.status is PageStatus.OK and nike.fidelity is not None, (nike.engine, nike.fidelity)
+    assert nike.fidelity.measures.get("words_recall", nike.fidelity.measures.get("text_ocr_words_recall", 0)) >= 0.9
+    three_m = corpus_page(converter, corpus, "A_finance/financebench/pdfs/3M_2018_10K.pdf", 141)
+    assert three_m.status is PageStatus.PARTIAL and three_m.fidelity is not None
+    assert "text layer's words" in (three_m.fidelity.reason or "") and three_m.fidelity.reason in three_m.errors
+    assert "STOCK ISSUANCE AWARD AGREEMENT" in three_m.markdown  # content kept
+
+
+@pytest.mark.parametrize("faint_half", [False, True])
+def test_ocr_is_checked_against_the_pages_own_text_layer(converter, tmp_path, faint_half):
+    """A scan under an invisible OCR layer is read again by OCR (the layer is not used), and the
+    layer is the evidence of what the page says: half of it unread makes the page partial."""
+    page = convert(converter, docs.ocr_layer_scan_pdf(tmp_path / "scan.pdf", faint_half)).pages[0]
+    assert page.engine in ("tesseract", "rapidocr") and page.fidelity is not None, page.engine
+    recalled = page.fidelity.measures["layer_words_recall"]
+    if faint_half:
+        assert recalled < 0.7 and page.status is PageStatus.PARTIAL, page.fidelity
+        assert "of the words of the page's own text layer" in (page.fidelity.reason or "")
+        assert share_of(docs.LETTER, page.markdown) > 0.8  # what was read is kept
+    else:
+        assert recalled >= 0.9 and page.status is PageStatus.OK, page.fidelity
+
+
+def test_a_table_of_redaction_markers_is_read_from_its_text_layer(converter, tmp_path):
+    """CERES's 2012 collaboration agreement lists seed lines with most cells redacted ("[***]"):
+    the markers are not garbage, so the page keeps its text layer instead of going to OCR (which
+    took the table for a picture and read 18 of its 142 words)."""
+    rows = [(100.0 + 14 * i, f"{174 + i} Mb {174 + i} Miscanthus [***] [***] [***] {'under MTA' if i % 3 else 'none'}"
+             " [***] [***]", 9.0) for i in range(30)]
+    page = convert(converter, docs.margin_pdf(tmp_path / "redacted.pdf", [rows])).pages[0]
+    assert page.engine == "text" and page.status is PageStatus.OK, (page.engine, page.attributes.get("route_reason"))
+    assert "Miscanthus" in page.markdown and "[***]" in page.markdown.replace("\\*", "*")
