@@ -216,3 +216,28 @@ def test_a_definitions_chunk_that_defines_nothing_is_ranked_as_a_clause():
     keep, demoted = split_roles(ranked, wanted_roles(question))
     assert [h.id for h, _ in keep] == ["cap", "covenants"] and [h.id for h, _ in demoted] == ["terms", "meaning",
                                                                                                "as used"]
+
+
+def test_the_sparse_weight_weighs_the_bm25_ranking_in_the_hybrid_fusion(contract_store, embedder):
+    """``sparse_weight`` (legal profile 1.5) is the weight of the BM25 ranking in the retriever's
+    Reciprocal Rank Fusion: a weight that dwarfs the dense ranking's 1 puts BM25's first chunk
+    first, a tiny one the dense search's. The re-ranking rules are off here, so the fusion is
+    seen alone."""
+    store, ids, _ = contract_store
+    plain = dict(store=store, embedder=embedder, k=3, profile="legal", glossary=None, route_titles=False,
+                 demote_roles=False, heading_weight=0.0)
+    heavy = FolioRetriever(**plain, sparse_weight=1000.0)
+    light = FolioRetriever(**plain, sparse_weight=0.001)
+    legal = FolioRetriever(**plain)
+    differ = 0
+    for doc_id in ids.values():
+        for question in CLAUSE_QUESTIONS:
+            by_sparse = FolioRetriever(**plain, mode="sparse").invoke(question, doc_ids=[doc_id])
+            by_dense = FolioRetriever(**plain, mode="dense").invoke(question, doc_ids=[doc_id])
+            assert heavy.invoke(question, doc_ids=[doc_id])[0].id == by_sparse[0].id, question
+            assert light.invoke(question, doc_ids=[doc_id])[0].id == by_dense[0].id, question
+            top = legal.invoke(question, doc_ids=[doc_id])
+            scores = [d.metadata["score"] for d in top]
+            assert scores == sorted(scores, reverse=True)
+            differ += by_sparse[0].id != by_dense[0].id
+    assert differ  # some questions where the two searches disagree on the best chunk
