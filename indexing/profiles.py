@@ -11,8 +11,9 @@ legal       :data:`LEGAL`     no               off (plain chunk ranking)      ye
 general     none              yes              :data:`PAGE_DECAY`             yes           0                             1                              1
 ==========  ================  ===============  ===========================  ============  ============================  =============================  ============================
 
-The sparse weight is the weight of the BM25 ranking in the hybrid fusion (the dense ranking
-weighs 1).
+The sparse weight (``glossary_sparse_weight``) is the weight of the BM25 ranking in the hybrid
+fusion of a question the profile's glossary expanded (the dense ranking weighs 1; a question left
+as asked is fused with equal weights).
 
 The route weight is the weight of the search inside the documents a question names
 (title routing) in its fusion with the unrestricted search: in a store of filings, a question
@@ -61,17 +62,17 @@ _FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d
 def profile_options(name: str) -> dict[str, Any]:
     """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
     ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``, ``route_weight``,
-    ``sparse_weight``. Raises ``ValueError`` for another name."""
+    ``glossary_sparse_weight``. Raises ``ValueError`` for another name."""
     from folioflow.indexing.retriever import PAGE_DECAY
 
     table: dict[str, dict[str, Any]] = {
         "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
-                    "heading_weight": 0.0, "route_weight": FINANCE_ROUTE_WEIGHT, "sparse_weight": 1.0},
+                    "heading_weight": 0.0, "route_weight": FINANCE_ROUTE_WEIGHT, "glossary_sparse_weight": 1.0},
         "legal": {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
                   "heading_weight": LEGAL_HEADING_WEIGHT, "route_weight": LEGAL_ROUTE_WEIGHT,
-                  "sparse_weight": LEGAL_SPARSE_WEIGHT},
+                  "glossary_sparse_weight": LEGAL_SPARSE_WEIGHT},
         "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
-                    "heading_weight": 0.0, "route_weight": 1.0, "sparse_weight": 1.0}}
+                    "heading_weight": 0.0, "route_weight": 1.0, "glossary_sparse_weight": 1.0}}
     if name not in table:
         raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
     return table[name]
@@ -89,7 +90,7 @@ FINANCE_ROUTE_WEIGHT = 5.0
 #: half of the legal benchmark (docs/benchmarks.md).
 LEGAL_ROUTE_WEIGHT = 2.0
 #: Weight of the sparse (BM25) ranking in the hybrid fusion in the legal profile (retriever
-#: ``sparse_weight``; the dense ranking weighs 1): a clause question is asked in the words clauses
+#: ``glossary_sparse_weight``; the dense ranking weighs 1): a clause question is asked in the words clauses
 #: are drafted in ("assign", "consent", "governed by"), and where the two searches disagree on a
 #: contract's best chunk, BM25's was the clause more often. Chosen on the tuning half of the legal
 #: benchmark (docs/benchmarks.md): 1.25 to 2 score alike there.

@@ -15,8 +15,10 @@ mode's score, inside Qdrant.
 Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) and ``hybrid``
 (both, fused by Reciprocal Rank Fusion, ``sum 1/(RRF_K + rank)``: the retriever runs the dense and
 the sparse search and fuses them itself, ties broken by point id, so that the fusion is the same
-in every process; ``sparse_weight``, profile ``legal`` 1.5, else 1, weighs the sparse ranking's
-terms, ``sum w/(RRF_K + rank)``). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
+in every process). A question the glossary expanded (below) has its sparse ranking weighted
+``glossary_sparse_weight`` in that fusion (profile ``legal`` 1.5, else 1: ``sum w/(RRF_K + rank)``):
+the expansion is the documents' own drafting words, which BM25 matches exactly, while appended to
+the question it blurs the question's embedding. ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
 Relevance on the dense vector, inside Qdrant). Filters: doc ids, sources, kinds, page range,
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
 :class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
@@ -125,10 +127,10 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside", "route_weight", "sparse_weight")
+                "unnamed_inside", "route_weight", "glossary_sparse_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
-                 "route_weight", "sparse_weight")
+                 "route_weight", "glossary_sparse_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: Candidates each of the dense and the sparse search fetch for the party block a question asks for.
@@ -203,8 +205,9 @@ class FolioRetriever(BaseRetriever):
     unnamed_inside: bool = True
     #: Weight of the ranking inside the routed documents in its fusion with the unrestricted one.
     route_weight: float = 1.0
-    #: Weight of the sparse (BM25) ranking in the hybrid fusion (the dense ranking weighs 1).
-    sparse_weight: float = 1.0
+    #: Weight of the sparse (BM25) ranking in the hybrid fusion of a question the glossary expanded
+    #: (the dense ranking weighs 1; a question it leaves as asked is fused with weights 1 and 1).
+    glossary_sparse_weight: float = 1.0
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -298,7 +301,7 @@ class FolioRetriever(BaseRetriever):
             depth = max(depth, RERANK_CANDIDATES)
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None,
-                      sparse_weight=float(opts["sparse_weight"]))
+                      sparse_weight=float(opts["glossary_sparse_weight"]) if searched != query else 1.0)
         ranked, unanimous = self._search(dense, sparse, flt, **search)
         router = self._router(opts["tenant"], opts["sources"]) if opts["route_titles"] else None
         routed = router.route(query) if router is not None and not opts["doc_ids"] and not opts["mmr"] else None
@@ -377,7 +380,7 @@ class FolioRetriever(BaseRetriever):
         refused = [key for key, default in (("mmr", False), ("fetch_k", None), ("score_threshold", None),
                                             ("kinds", None), ("page_from", None), ("page_to", None))
                    if opts[key] != default]
-        refused += [key for key in ("page_decay", "sparse", "route_weight", "sparse_weight") if key in given]
+        refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight") if key in given]
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")
         glossary = None
