@@ -10,7 +10,10 @@ normalised answer (not used). A contract without a matching row is left out.
 
 Questions: :data:`QUESTIONS`, one per CUAD category but ``Document Name`` (the title: any chunk
 naming it would count), written as a lawyer would ask it (not the category descriptions). A
-contract is asked a category's question when it has an excerpt there.
+contract is asked a category's question when it has an excerpt there. ``--wordings alt`` asks
+:data:`ALT_QUESTIONS` instead: a second wording per category, written after the legal profile's
+rules, glossary and constants, to check them on wordings they were not written for (the
+glossary's entries were written with :data:`QUESTIONS` in view).
 
 Hit: a returned chunk *holds* an excerpt when at least :data:`HOLD_SHARE` (half) of the excerpt's
 word trigrams appear in the chunk (words: lower-cased runs of letters and digits, in both texts;
@@ -34,7 +37,8 @@ half does not depend on which others are in the run. Every figure is printed for
 The legal profile's constants (role demotion, the clause-title weight) and its rules added since
 (the party block first for a question asking for it, general provisions after the clauses: see
 docs/retrieval.md), and later the legal glossary, the check that a definitions chunk defines a
-term, and the routed-search weight 2, were chosen on the tuning half's figures only; the checking
+term, the routed-search weight 2 and the BM25 weight 1.5 for questions the glossary expanded, were
+chosen on the tuning half's figures only (the last on both wordings' tuning halves); the checking
 half's were not looked at while choosing.
 
 Caching: the stores live under ``--work`` (else a temporary folder). A later run with the same
@@ -176,6 +180,8 @@ CONFIGS: dict[str, dict] = {
     "folioflow defaults (profile auto: legal)": {},
     "folioflow legal without the legal glossary and the routed-search weight": {"profile": "legal", "glossary": None,
                                                                                "route_weight": 1.0},
+    "folioflow legal with BM25 weight 1 for expanded questions (before legal4)": {"profile": "legal",
+                                                                                   "glossary_sparse_weight": 1.0},
     "folioflow legal before the party lead and general-provision demotion": {"profile": "legal", "lead_roles": False,
                                                                               "demote_boilerplate": False},
     "folioflow legal, no role demotion, no title match": {"profile": "legal", "demote_roles": False,
