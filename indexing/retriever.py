@@ -17,8 +17,8 @@ Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) 
 the sparse search and fuses them itself, ties broken by point id, so that the fusion is the same
 in every process). A question the glossary expanded (below) has its sparse ranking weighted
 ``glossary_sparse_weight`` in that fusion (profile ``legal`` 1.5, else 1: ``sum w/(RRF_K + rank)``):
-the expansion is the documents' own drafting words, which BM25 matches exactly, while appended to
-the question it blurs the question's embedding. ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
+the expansion is the documents' own drafting words, which BM25 matches exactly (the dense query
+keeps them too: without them it ranked worse). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
 Relevance on the dense vector, inside Qdrant). Filters: doc ids, sources, kinds, page range,
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
 :class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
