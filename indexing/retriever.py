@@ -416,8 +416,8 @@ class FolioRetriever(BaseRetriever):
         """``([(hit, score)] best first, the hit ranked first by both dense and sparse search or
         None)``. Hybrid without MMR runs the dense and the sparse search (``fetch_k`` each) and
         fuses them here by Reciprocal Rank Fusion, :data:`RRF_K`, so that ties are broken the same
-        way in every process (by score, then point id); ``threshold`` then applies to the fused
-        score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
+        way in every process (by score, then point id), the sparse ranking weighted ``sparse_weight``
+        (the dense one 1); ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
         if mode != "hybrid" or mmr_diversity is not None:
             hits = self.store.search(dense, sparse, mode=mode, k=depth, filter=flt, score_threshold=threshold,
                                      mmr_diversity=mmr_diversity, fetch_k=fetch_k)
