@@ -15,7 +15,10 @@ mode's score, inside Qdrant.
 Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) and ``hybrid``
 (both, fused by Reciprocal Rank Fusion, ``sum 1/(RRF_K + rank)``: the retriever runs the dense and
 the sparse search and fuses them itself, ties broken by point id, so that the fusion is the same
-in every process). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
+in every process). A question the glossary expanded (below) has its sparse ranking weighted
+``glossary_sparse_weight`` in that fusion (profile ``legal`` 1.5, else 1: ``sum w/(RRF_K + rank)``):
+the expansion is the documents' own drafting words, which BM25 matches exactly (the dense query
+keeps them too: without them it ranked worse). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
 Relevance on the dense vector, inside Qdrant). Filters: doc ids, sources, kinds, page range,
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
 :class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
@@ -124,10 +127,10 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside", "route_weight")
+                "unnamed_inside", "route_weight", "glossary_sparse_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
-                 "route_weight")
+                 "route_weight", "glossary_sparse_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: Candidates each of the dense and the sparse search fetch for the party block a question asks for.
@@ -202,6 +205,9 @@ class FolioRetriever(BaseRetriever):
     unnamed_inside: bool = True
     #: Weight of the ranking inside the routed documents in its fusion with the unrestricted one.
     route_weight: float = 1.0
+    #: Weight of the sparse (BM25) ranking in the hybrid fusion of a question the glossary expanded
+    #: (the dense ranking weighs 1; a question it leaves as asked is fused with weights 1 and 1).
+    glossary_sparse_weight: float = 1.0
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -294,7 +300,8 @@ class FolioRetriever(BaseRetriever):
         if demote or heading_weight:  # re-rank more of the same fusion (each search still fetches fetch_k)
             depth = max(depth, RERANK_CANDIDATES)
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
-                      mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None)
+                      mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None,
+                      sparse_weight=float(opts["glossary_sparse_weight"]) if searched != query else 1.0)
         ranked, unanimous = self._search(dense, sparse, flt, **search)
         router = self._router(opts["tenant"], opts["sources"]) if opts["route_titles"] else None
         routed = router.route(query) if router is not None and not opts["doc_ids"] and not opts["mmr"] else None
@@ -373,7 +380,7 @@ class FolioRetriever(BaseRetriever):
         refused = [key for key, default in (("mmr", False), ("fetch_k", None), ("score_threshold", None),
                                             ("kinds", None), ("page_from", None), ("page_to", None))
                    if opts[key] != default]
-        refused += [key for key in ("page_decay", "sparse", "route_weight") if key in given]
+        refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight") if key in given]
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")
         glossary = None
@@ -404,12 +411,13 @@ class FolioRetriever(BaseRetriever):
         return encode_query(text) if callable(encode_query) else self.embedder.encode([text])[0]
 
     def _search(self, dense: Any, sparse: Any, flt: SearchFilter, *, mode: str, depth: int, fetch_k: int,
-                threshold: float | None, mmr_diversity: float | None) -> tuple[list[tuple[Any, float]], Any]:
+                threshold: float | None, mmr_diversity: float | None,
+                sparse_weight: float = 1.0) -> tuple[list[tuple[Any, float]], Any]:
         """``([(hit, score)] best first, the hit ranked first by both dense and sparse search or
         None)``. Hybrid without MMR runs the dense and the sparse search (``fetch_k`` each) and
         fuses them here by Reciprocal Rank Fusion, :data:`RRF_K`, so that ties are broken the same
-        way in every process (by score, then point id); ``threshold`` then applies to the fused
-        score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
+        way in every process (by score, then point id), the sparse ranking weighted ``sparse_weight``
+        (the dense one 1); ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
         if mode != "hybrid" or mmr_diversity is not None:
             hits = self.store.search(dense, sparse, mode=mode, k=depth, filter=flt, score_threshold=threshold,
                                      mmr_diversity=mmr_diversity, fetch_k=fetch_k)
@@ -418,7 +426,7 @@ class FolioRetriever(BaseRetriever):
             return [(hit, hit.score) for hit in hits], None
         by_dense = _stable(self.store.search(dense, None, mode="dense", k=fetch_k, filter=flt))
         by_sparse = _stable(self.store.search(None, sparse, mode="sparse", k=fetch_k, filter=flt))
-        fused = fuse_rankings([by_dense, by_sparse], k=RRF_K)[:depth]
+        fused = fuse_rankings([by_dense, by_sparse], k=RRF_K, weights=(1.0, sparse_weight))[:depth]
         scored = [(replace(hit, score=score), score) for hit, score in fused
                   if threshold is None or score >= threshold]
         agreed = by_dense[0].id if by_dense and by_sparse and by_dense[0].id == by_sparse[0].id else None

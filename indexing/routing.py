@@ -55,8 +55,8 @@ the right one. The document's title usually names both (``3M_2018_10K.pdf``), an
 
 The retriever (:class:`~folioflow.indexing.retriever.FolioRetriever`, ``route_titles=True``, the default) then
 fuses its usual ranking with the same search restricted to the routed documents by Reciprocal Rank
-Fusion (:func:`fuse_rankings`), the routed search weighted ``route_weight`` (1 in the legal and
-general profiles, 5 in the finance profile: :mod:`folioflow.indexing.profiles`). Routing boosts
+Fusion (:func:`fuse_rankings`), the routed search weighted ``route_weight`` (2 in the legal, 1 in the
+general, 5 in the finance profile: :mod:`folioflow.indexing.profiles`). Routing boosts
 rather than filters: the unrestricted ranking always takes part, so a document outside the route
 still appears when it ranks high enough (at weight 1; from about 1.7 on, below every candidate of
 the routed documents). A wrong route can push the right page out of the top k when the routed

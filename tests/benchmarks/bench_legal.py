@@ -10,7 +10,10 @@ normalised answer (not used). A contract without a matching row is left out.
 
 Questions: :data:`QUESTIONS`, one per CUAD category but ``Document Name`` (the title: any chunk
 naming it would count), written as a lawyer would ask it (not the category descriptions). A
-contract is asked a category's question when it has an excerpt there.
+contract is asked a category's question when it has an excerpt there. ``--wordings alt`` asks
+:data:`ALT_QUESTIONS` instead: a second wording per category, written after the legal profile's
+rules, glossary and constants, to check them on wordings they were not written for (the
+glossary's entries were written with :data:`QUESTIONS` in view).
 
 Hit: a returned chunk *holds* an excerpt when at least :data:`HOLD_SHARE` (half) of the excerpt's
 word trigrams appear in the chunk (words: lower-cased runs of letters and digits, in both texts;
@@ -34,7 +37,8 @@ half does not depend on which others are in the run. Every figure is printed for
 The legal profile's constants (role demotion, the clause-title weight) and its rules added since
 (the party block first for a question asking for it, general provisions after the clauses: see
 docs/retrieval.md), and later the legal glossary, the check that a definitions chunk defines a
-term, and the routed-search weight 2, were chosen on the tuning half's figures only; the checking
+term, the routed-search weight 2 and the BM25 weight 1.5 for questions the glossary expanded, were
+chosen on the tuning half's figures only (the last on both wordings' tuning halves); the checking
 half's were not looked at while choosing.
 
 Caching: the stores live under ``--work`` (else a temporary folder). A later run with the same
@@ -123,11 +127,61 @@ QUESTIONS = {
     "Source Code Escrow": "Must the source code be deposited with an escrow agent?",
 }
 
+#: A second wording of each question (``--wordings alt``), written after the rules, the legal
+#: glossary and the constants were chosen, as another lawyer might ask, to check them on wordings
+#: they were not written for: no constant or rule is chosen on these.
+ALT_QUESTIONS = {
+    "Parties": "Which companies signed up to this contract?",
+    "Agreement Date": "What is the date of this contract?",
+    "Effective Date": "From what date is the contract in force?",
+    "Expiration Date": "How long does the contract run before it ends?",
+    "Renewal Term": "Is the term extended automatically at the end, and by how much?",
+    "Notice Period To Terminate Renewal": "How far in advance must notice of non-renewal be given?",
+    "Governing Law": "Under which jurisdiction's laws is the contract to be interpreted?",
+    "Anti-Assignment": "Is a party allowed to transfer its rights and obligations under the contract to someone else?",
+    "Cap On Liability": "Is there a maximum amount of damages a party can be made to pay?",
+    "Uncapped Liability": "For which claims does the damages cap not apply?",
+    "Termination For Convenience": "May the contract be ended at will, without any breach?",
+    "License Grant": "What rights to use the intellectual property are granted?",
+    "Non-Transferable License": "Is the license personal to the licensee, or may it pass it on to others?",
+    "Irrevocable Or Perpetual License": "Can the license ever be revoked, or does it last forever?",
+    "Exclusivity": "Is either side prevented from working with other suppliers, distributors or customers?",
+    "Non-Compete": "Does the contract bar a party from running a competing business?",
+    "Competitive Restriction Exception": "In what cases may a party still sell competing products despite the restrictions?",
+    "No-Solicit Of Employees": "Is there a prohibition on poaching the other side's staff?",
+    "Audit Rights": "Does a party have the right to examine the other's accounts?",
+    "Minimum Commitment": "Must a party buy or sell at least a certain amount?",
+    "Volume Restriction": "Is there a cap on how much may be purchased or supplied?",
+    "Revenue/Profit Sharing": "What percentage of sales or income is paid to the other side?",
+    "Post-Termination Services": "What obligations continue once the contract is over?",
+    "Insurance": "What insurance coverage is required?",
+    "Ip Ownership Assignment": "Which side gets title to inventions and work product made under the contract?",
+    "Covenant Not To Sue": "Is a party prohibited from contesting the validity of the other's patents or trademarks?",
+    "Change Of Control": "What are the consequences of a merger or sale of a party?",
+    "Rofr/Rofo/Rofn": "Must a party be offered the opportunity first before a deal is made with a third party?",
+    "Warranty Duration": "For what period is the product warranted?",
+    "Liquidated Damages": "Is a fixed sum payable as damages on breach or early termination?",
+    "Third Party Beneficiary": "Does the contract give rights to any person who is not a party?",
+    "Non-Disparagement": "Is a party forbidden to criticise the other publicly?",
+    "Most Favored Nation": "Must a party match better prices it offers to other buyers?",
+    "No-Solicit Of Customers": "Is a party prevented from approaching the other's clients?",
+    "Price Restrictions": "Can the prices be increased during the term?",
+    "Joint Ip Ownership": "Do the parties share ownership of any inventions?",
+    "Affiliate License-Licensor": "Are intellectual property rights of the licensor's group companies included in the license?",
+    "Affiliate License-Licensee": "Can the licensee's group companies exercise the license too?",
+    "Unlimited/All-You-Can-Eat-License": "Is there any limit on the number of seats, installations or uses?",
+    "Source Code Escrow": "Is the software's source code held by a third party for release in certain events?",
+}
+#: The question sets ``--wordings`` chooses from.
+WORDINGS = {"main": QUESTIONS, "alt": ALT_QUESTIONS}
+
 #: folioflow retriever settings scored side by side (FolioRetriever keyword arguments).
 CONFIGS: dict[str, dict] = {
     "folioflow defaults (profile auto: legal)": {},
     "folioflow legal without the legal glossary and the routed-search weight": {"profile": "legal", "glossary": None,
                                                                                "route_weight": 1.0},
+    "folioflow legal with BM25 weight 1 for expanded questions (before legal4)": {"profile": "legal",
+                                                                                   "glossary_sparse_weight": 1.0},
     "folioflow legal before the party lead and general-provision demotion": {"profile": "legal", "lead_roles": False,
                                                                               "demote_boilerplate": False},
     "folioflow legal, no role demotion, no title match": {"profile": "legal", "demote_roles": False,
@@ -325,10 +379,10 @@ def ingest(contracts: list[dict], work: Path, reingest: bool = False) -> tuple[f
 BASELINE = "LangChain baseline"
 
 
-def ask(c: dict, category: str, shared: bool) -> str:
-    """The question for ``category`` of contract ``c``; in the shared store it names the contract's
-    party: ``In the Pareteum agreement: who are ...``."""
-    q = QUESTIONS[category]
+def ask(c: dict, category: str, shared: bool, wording: str = "main") -> str:
+    """The question for ``category`` of contract ``c`` in the set ``wording`` (:data:`WORDINGS`);
+    in the shared store it names the contract's party: ``In the Pareteum agreement: who are ...``."""
+    q = WORDINGS[wording][category]
     return f"In the {company_name(c['name'])} agreement: {q[0].lower()}{q[1:]}" if shared else q
 
 
@@ -390,6 +444,9 @@ def main() -> None:
     ap.add_argument("--configs", default=None,
                     help='more folioflow settings to score, JSON {"name": {FolioRetriever keyword arguments}}')
     ap.add_argument("--only", default=None, help="comma-separated names of the folioflow settings to score")
+    ap.add_argument("--wordings", choices=sorted(WORDINGS), default="main",
+                    help="the question set: main (QUESTIONS) or alt (ALT_QUESTIONS, written to check the rules and "
+                         "the glossary on wordings they were not written for)")
     ap.add_argument("--no-baseline", action="store_true", help="leave the LangChain baseline out (tuning runs)")
     args = ap.parse_args()
     if args.work is None:
@@ -431,7 +488,7 @@ def main() -> None:
     halves = args.halves.split(",")
     asked = [c for c in contracts if c["half"] in halves]
     load0 = os.getloadavg()
-    results: dict = {"contracts": [{"name": c["name"], "half": c["half"]} for c in contracts], "k": K,
+    results: dict = {"wordings": args.wordings, "contracts": [{"name": c["name"], "half": c["half"]} for c in contracts], "k": K,
                      "hold_share": HOLD_SHARE, "configs": configs, "ingest_s": {"folioflow": folio_s, "baseline": base_s},
                      "systems": {}}
     store = _folio_store(args.work)
@@ -453,7 +510,7 @@ def main() -> None:
                 for c in asked:
                     key = doc_key(c["name"])
                     for category, excerpts in c["excerpts"].items():
-                        query = ask(c, category, shared)
+                        query = ask(c, category, shared, args.wordings)
                         if name == BASELINE:
                             found = search_base(query, K, None if shared else [key])
                             hits = [(h.doc, h.text) for h in found]
@@ -487,7 +544,7 @@ def print_tables(results: dict) -> None:
     half), then per category and half: per-contract hit@1 / hit@5 / MRR@5 and shared-store hit@5."""
     per, shared = results["systems"].get("per-contract", {}), results["systems"].get("shared store", {})
     halves = [h for h in ("tuning", "checking") if any(f[h]["overall"]["n"] for f in per.values())]
-    print(f"\n## CUAD clause questions, k={K} (tuning half: constants chosen on it; checking half: not)\n")
+    print(f"\n## CUAD clause questions ({results.get('wordings', 'main')} wordings), k={K} (tuning half: constants chosen on it; checking half: not)\n")
     print("| system | half | questions | per-contract hit@1 | hit@5 | MRR@5 | shared hit@1 | shared hit@5 | "
           "shared MRR@5 |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for half in halves:

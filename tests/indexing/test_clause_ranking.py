@@ -216,3 +216,34 @@ def test_a_definitions_chunk_that_defines_nothing_is_ranked_as_a_clause():
     keep, demoted = split_roles(ranked, wanted_roles(question))
     assert [h.id for h, _ in keep] == ["cap", "covenants"] and [h.id for h, _ in demoted] == ["terms", "meaning",
                                                                                                "as used"]
+
+
+def test_the_glossary_sparse_weight_weighs_bm25_for_a_question_the_glossary_expanded(contract_store, embedder):
+    """``glossary_sparse_weight`` (legal profile 1.5) is the weight of the BM25 ranking in the
+    retriever's Reciprocal Rank Fusion of a question the glossary expanded: a weight that dwarfs the
+    dense ranking's 1 puts BM25's first chunk first, a tiny one the dense search's; a question the
+    glossary leaves as asked is ranked the same whatever the weight. The re-ranking rules are off
+    here, so the fusion is seen alone."""
+    from folioflow.indexing.glossary import LEGAL
+
+    store, ids, _ = contract_store
+    plain = dict(store=store, embedder=embedder, k=3, profile="legal", glossary=LEGAL, route_titles=False,
+                 demote_roles=False, heading_weight=0.0)
+    heavy = FolioRetriever(**plain, glossary_sparse_weight=1000.0)
+    light = FolioRetriever(**plain, glossary_sparse_weight=0.001)
+    expanded = [q for q in CLAUSE_QUESTIONS + ["Can a party assign this agreement without the other party's consent?",
+                                               "What insurance must a party carry?"] if LEGAL.matches(q)]
+    as_asked = [q for q in CLAUSE_QUESTIONS if not LEGAL.matches(q)]
+    assert len(expanded) >= 3 and len(as_asked) >= 3
+    differ = 0
+    for doc_id in ids.values():
+        for question in expanded:
+            by_sparse = FolioRetriever(**plain, mode="sparse").invoke(question, doc_ids=[doc_id])
+            by_dense = FolioRetriever(**plain, mode="dense").invoke(question, doc_ids=[doc_id])
+            assert heavy.invoke(question, doc_ids=[doc_id])[0].id == by_sparse[0].id, question
+            assert light.invoke(question, doc_ids=[doc_id])[0].id == by_dense[0].id, question
+            differ += by_sparse[0].id != by_dense[0].id
+        for question in as_asked:
+            assert [d.id for d in heavy.invoke(question, doc_ids=[doc_id])] == \
+                [d.id for d in light.invoke(question, doc_ids=[doc_id])], question
+    assert differ  # some questions where the two searches disagree on the best chunk
