@@ -51,7 +51,9 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 3: contract party/definitions/signature blocks in chunks of their own (``metadata["role"]``); the
 #: converter's clause headings (:mod:`folioflow.ocr.layout.clauses`) change the sections.
 #: 4: party blocks also from "agree as follows" preambles and amendments bound after their agreement.
-CHUNKER_VERSION = "5"
+#: 5: furniture by band; a section's first chunk starts on its heading's page.
+#: 6: a table whose header leaves no room for rows is split by lines (its header was dropped).
+CHUNKER_VERSION = "6"
 
 
 def document_title(document: Document) -> str:

@@ -155,16 +155,22 @@ def table_pieces(block: MdBlock, tokens: int, budget: int, m: Measure, caption: 
                       block=None if synthetic else block, span=None if synthetic else (0, len(block.text)))
         piece.resplit = lambda b: table_pieces(block, tokens, min(b, tokens + cap_tokens - 1), m, caption)
         return [piece]
-    if model is None or not model.rows:
+    head_tokens = 0
+    if model is not None and model.rows:
+        head_tokens = m.content(model.compact(0, 0)) if m.compact_tables else m.content(model.render(0, 0))
+    if model is None or not model.rows or budget - head_tokens < budget // 8:
+        # no grid, or a header leaving no room for rows under it (a page of prose read as one
+        # header cell: CERES's research plan, 6,000 characters; the rows alone, as text, would lose
+        # it): split by lines, nothing dropped
         out = _text_pieces(block, 0, len(block.text), budget, m, units="lines", kind="table", pack=True)
         for piece in out:
             piece.solo = True
             piece.meta["table_id"] = id(block)
         return out
     if m.compact_tables:
-        row_tokens, head_tokens = m.content_batch([compact_cells(c) for c in model.cells]), m.content(model.compact(0, 0))
+        row_tokens = m.content_batch([compact_cells(c) for c in model.cells])
     else:
-        row_tokens, head_tokens = m.content_batch(model.rows), m.content(model.render(0, 0))
+        row_tokens = m.content_batch(model.rows)
     ctx = _TableContext(model=model, block=block, boxes=boxes, cap_text=cap_text, cap_tokens=cap_tokens, m=m,
                         row_tokens=row_tokens, head_tokens=head_tokens)
     parts = ctx.parts(model.groups, budget)

@@ -114,8 +114,10 @@ def _values(pick: itemgetter, column: list) -> tuple:
     return got if isinstance(got, tuple) else (got,)
 
 
-def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
-    """A line from the non-space characters ``run`` (indices, in reading order)."""
+def _make_line(run: list[int], rtl: bool, cols: _Columns, rotated: bool = False) -> Line | None:
+    """A line from the non-space characters ``run`` (indices, in reading order); ``rotated``: the
+    page's rotated characters in content order, whose x gaps say nothing (a chart's slanted axis
+    labels overlap in x): every line break PDFium inferred separates words there."""
     text_of, size_of, spaced, after, x0, x1 = cols.text, cols.size, cols.spaced, cols.after, cols.x0, cols.x1
     parts: list[str] = [text_of[run[0]]]
     prev = run[0]
@@ -130,7 +132,8 @@ def _make_line(run: list[int], rtl: bool, cols: _Columns) -> Line | None:
             # A line break PDFium inferred between two neighbours of one line is no word gap: a
             # layer that draws each glyph as a text object of its own (J&J's and Kraft Heinz's
             # 10-K tables) gets one between every two letters; the gap alone decides there
-            if (spaced[i] and spaced[i] != 3 and after[i] == prev) or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
+            if (spaced[i] and (spaced[i] != 3 or rotated) and after[i] == prev) \
+                    or gap > WORD_EM * (em if em >= 1.0 else 1.0):  # noqa: FURB136
                 parts.append(" ")
         parts.append(text_of[i])
         prev = i
@@ -257,7 +260,7 @@ def build_lines(chars: list[Char]) -> list[Line]:
                 lines.append(line)
     rotated = [i for i, c in enumerate(chars) if not c.upright and not c.invisible and not blank[i]]
     if rotated:
-        line = _make_line(rotated, False, cols)
+        line = _make_line(rotated, False, cols, rotated=True)
         if line is not None:
             lines.append(line)
     return lines

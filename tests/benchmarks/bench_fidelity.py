@@ -255,7 +255,7 @@ def _letter_per_line(text: str) -> bool:
     drawing each glyph as its own text object: J&J's and Kraft Heinz's 10-K tables), so its
     "words" are single letters and digits."""
     found = tokens(text)
-    return len(found) >= 20 and sum(1 for t in found if len(t) == 1) >= 0.5 * len(found)
+    return len(found) >= 8 and sum(1 for t in found if len(t) == 1) >= 0.5 * len(found)
 
 
 def _words_by_geometry(tp) -> str:

@@ -415,3 +415,16 @@ def test_compact_tables_writes_every_table_of_an_html_block():
 
     md = "<table><tr><td>A</td><td>1</td></tr></table>\n<table><tr><td>B</td><td>2</td></tr></table>\nafter"
     assert compact_tables(md) == "A | 1\nB | 2\nafter"
+
+
+def test_a_table_whose_header_leaves_no_room_for_rows_keeps_all_its_text(counter):
+    """CERES's research plan came out of the text layer as a two-column table whose header cell
+    held the whole page (6,000 characters): split under a header that cannot be repeated, only
+    the body row ("Discuss with PM ...") reached a chunk. Such a table is split by lines instead."""
+    header = prose(40)
+    md = f"## Attachment A\n\n| {header} | |\n|---|---|\n|  | Discuss with PM what could be scaled up |"
+    chunks = chunk(counter, md)
+    text = " ".join(c.text for c in chunks)
+    words = [w.strip(".,") for w in header.split()]
+    assert sum(1 for w in words if w in text) == len(words)
+    assert "Discuss with PM what could be scaled up" in text

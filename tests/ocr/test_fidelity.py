@@ -539,3 +539,19 @@ def test_a_table_of_redaction_markers_is_read_from_its_text_layer(converter, tmp
     page = convert(converter, docs.margin_pdf(tmp_path / "redacted.pdf", [rows])).pages[0]
     assert page.engine == "text" and page.status is PageStatus.OK, (page.engine, page.attributes.get("route_reason"))
     assert "Miscanthus" in page.markdown and "[***]" in page.markdown.replace("\\*", "*")
+
+
+def test_slanted_axis_labels_stay_apart():
+    """Lockheed Martin's 2022 10-K performance graph sets its date labels at 45 degrees, each its
+    own text object: their boxes overlap in x, so only PDFium's inferred line breaks separate them."""
+    from folioflow.ocr.layout.lines import build_lines
+    from folioflow.ocr.layout.pdfpage import Char
+
+    chars = []
+    for k, label in enumerate(["Dec-17", "Mar-18", "Jun-18"]):
+        x, y = 59.36 + 23.7 * k, 480.0
+        for ch in label:
+            chars.append(Char(ch, x, y, x + 11.0, y + 11.0, 10.0, "Arial", False, False, False, False, False, False, 45))
+            x, y = x + 3.0, y - 3.5
+        chars.append(Char("\n", x + 8.0, y, x + 8.0, y + 11.0, 10.0, "Arial", False, False, False, False, False, True, 45))
+    assert [line.text for line in build_lines(chars)] == ["Dec-17 Mar-18 Jun-18"]
