@@ -444,13 +444,13 @@ class FidelityReview:
         fidelity = PageFidelity(kept="text", measures=measures, language=judged.language if judged else None)
         page.fidelity = fidelity
         if problems:
-            page = self._replace_text(page, problems, fidelity, judged, layer)
+            page = self._replace_text(page, problems, fidelity, judged, layer, analysis)
         elif image_share >= MIN_IMAGE_SHARE and self.region_ocr is not None:
             self._image_regions(page, analysis)
         return page
 
     def _replace_text(self, page: Page, problems: list[str], fidelity: PageFidelity,
-                      judged: Plausibility | None, layer: str = "") -> Page:
+                      judged: Plausibility | None, layer: str = "", analysis=None) -> Page:
         """Re-read a failing text-layer page with CPU OCR; keep the better of the two.
 
         A page whose letters all arrived but whose words did not (``words_recall`` under
@@ -486,7 +486,9 @@ class FidelityReview:
                 other.attributes["text_layer_rejected"] = "; ".join(problems)
                 other.attributes.setdefault("route", "ocr")
                 other.attributes["route_reason"] = "fidelity: " + problems[0]
-                checked = self._ocr(other, ["ocr"])
+                # letters lost on the way to the page: the layer itself reads as text, so it is still
+                # the evidence the OCR reading is checked against (an implausible layer is none)
+                checked = self._ocr(other, ["ocr"], _own_layer(analysis, self.languages) if lost_text else "")
                 assert checked.fidelity is not None
                 checked.fidelity.measures.update({f"text_{k}": v for k, v in fidelity.measures.items()})
                 checked.fidelity.rerouted = ["ocr", *[r for r in checked.fidelity.rerouted if r != "ocr"]]

@@ -555,3 +555,13 @@ def test_slanted_axis_labels_stay_apart():
             x, y = x + 3.0, y - 3.5
         chars.append(Char("\n", x + 8.0, y, x + 8.0, y + 11.0, 10.0, "Arial", False, False, False, False, False, True, 45))
     assert [line.text for line in build_lines(chars)] == ["Dec-17 Mar-18 Jun-18"]
+
+
+def test_corpus_ocr_of_a_page_whose_text_lost_letters_is_checked_against_the_layer(converter, corpus):
+    """JPMorgan 2022 Q2 10-Q p101: the text engine lost 12% of the layer's letters, so the page is
+    read by OCR; the layer still reads as text and stays the evidence. Tesseract held under 90% of
+    its words, rapidocr all of them: the page keeps rapidocr's reading and is ok."""
+    page = corpus_page(converter, corpus, "A_finance/financebench/pdfs/JPMORGAN_2022Q2_10Q.pdf", 101)
+    assert page.fidelity is not None and page.fidelity.rerouted[0] == "ocr", page.fidelity
+    assert page.fidelity.measures["text_chars_recall"] < 0.97
+    assert page.fidelity.measures["layer_words_recall"] >= 0.9 and page.status is PageStatus.OK, page.fidelity
