@@ -41,6 +41,12 @@ FinanceBench set here (the corpus holds the filings of 65 of its 150 open questi
 entries encode definitions, not answers: they name the lines a metric is computed from, which is
 what an analyst opens the statements for.
 
+An entry may also carry a concept (its name and a short description): a glossary with a
+``semantic_threshold`` (:data:`LEGAL`) then expands a question that no pattern matches with the
+entry whose concept is closest in meaning to the question, by the cosine similarity of their
+vectors from the retriever's own embedding model (:meth:`Glossary.expand`); the concepts are
+embedded in one batch, once per model and process.
+
 A user's own glossary: :meth:`Glossary.from_file` reads a JSON or YAML list of
 ``{"pattern": regex, "expansion": text}`` (patterns are case-insensitive). ``folioflow query
 --glossary PATH`` uses it, and ``--glossary none`` turns expansion off.
@@ -50,9 +56,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from folioflow.ocr.errors import ConfigurationError
 
@@ -62,33 +70,92 @@ __all__ = ["FINANCE", "LEGAL", "Glossary", "GlossaryEntry", "load_glossary"]
 @dataclass(frozen=True)
 class GlossaryEntry:
     """``pattern``: a case-insensitive regex for the user's term; ``expansion``: the documents'
-    wording, appended to a query the pattern matches."""
+    wording, appended to a query the pattern matches; ``concept``: the entry's concept in plain
+    words (name and a short description), matched by meaning (:meth:`Glossary.expand`), or None."""
 
     pattern: re.Pattern[str]
     expansion: str
+    concept: str | None = None
 
 
 class Glossary:
-    """An ordered list of :class:`GlossaryEntry`. ``entries``: ``(regex, expansion)`` pairs; a
-    regex that does not compile raises :class:`~folioflow.ocr.errors.ConfigurationError`."""
+    """An ordered list of :class:`GlossaryEntry`. ``entries``: ``(regex, expansion)`` or
+    ``(regex, expansion, concept)`` tuples; a regex that does not compile raises
+    :class:`~folioflow.ocr.errors.ConfigurationError`.
 
-    def __init__(self, entries: Iterable[tuple[str, str]], name: str = "custom"):
+    ``semantic_threshold``: the cosine similarity (-1..1) between a question's vector and the best
+    entry's concept vector at or above which that entry also expands the question (None: keyword
+    patterns only); ``semantic_margin``: how much the best entry's similarity must exceed the
+    second best's. Only entries with a ``concept`` take part."""
+
+    def __init__(self, entries: Iterable[tuple[str, ...]], name: str = "custom", *,
+                 semantic_threshold: float | None = None, semantic_margin: float = 0.0):
         self.name = name
+        self.semantic_threshold, self.semantic_margin = semantic_threshold, semantic_margin
         compiled = []
-        for pattern, expansion in entries:
+        for pattern, expansion, *rest in entries:
             try:
-                compiled.append(GlossaryEntry(re.compile(pattern, re.IGNORECASE), " ".join(str(expansion).split())))
+                compiled.append(GlossaryEntry(re.compile(pattern, re.IGNORECASE), " ".join(str(expansion).split()),
+                                              " ".join(str(rest[0]).split()) if rest and rest[0] else None))
             except re.error as exc:
                 raise ConfigurationError(f"glossary {name!r}: bad pattern {pattern!r}: {exc}") from exc
         self.entries: list[GlossaryEntry] = compiled
+        self._vectors: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
     def matches(self, query: str) -> list[str]:
         """The expansions of the entries ``query`` matches, in glossary order, without repeats."""
         return list(dict.fromkeys(e.expansion for e in self.entries if e.pattern.search(query)))
 
-    def expand(self, query: str) -> str:
-        """``query`` followed by one line per matching expansion; ``query`` itself when none matches."""
+    @property
+    def semantic(self) -> bool:
+        """Whether entries are matched by meaning too (a threshold is set and some entry has a concept)."""
+        return self.semantic_threshold is not None and any(e.concept for e in self.entries)
+
+    def concept_vectors(self, encode: Callable[[Sequence[str]], Any], model: str = "") -> Any:
+        """The L2-normalised vectors of the entries' concepts, (n concepts, dimension) float32 in entry
+        order: ``encode`` (an embedder's batch ``encode``) called once per ``model`` name and process,
+        then cached here."""
+        import numpy as np
+
+        with self._lock:
+            if model not in self._vectors:
+                texts = [e.concept for e in self.entries if e.concept]
+                vectors = np.asarray(encode(texts), dtype=np.float32)
+                norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+                self._vectors[model] = vectors / np.where(norms == 0, 1.0, norms)
+            return self._vectors[model]
+
+    def closest(self, query_vector: Any, encode: Callable[[Sequence[str]], Any], model: str = "") -> str | None:
+        """The expansion of the entry whose concept is closest in meaning to the question, when its
+        cosine similarity to ``query_vector`` (the question's own vector, (dimension,)) is at least
+        ``semantic_threshold`` and exceeds the second best's by ``semantic_margin``; else None (and
+        always None for a glossary that is not :attr:`semantic`)."""
+        import numpy as np
+
+        if not self.semantic or query_vector is None:
+            return None
+        vectors = self.concept_vectors(encode, model)
+        q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        q = q / (np.linalg.norm(q) or 1.0)
+        sims = vectors @ q
+        order = np.argsort(-sims, kind="stable")
+        best = float(sims[order[0]])
+        second = float(sims[order[1]]) if len(order) > 1 else -1.0
+        if best < float(self.semantic_threshold or 0.0) or best - second < self.semantic_margin:
+            return None
+        return [e for e in self.entries if e.concept][int(order[0])].expansion
+
+    def expand(self, query: str, query_vector: Any = None, encode: Callable[[Sequence[str]], Any] | None = None,
+               model: str = "") -> str:
+        """``query`` followed by one line per matching expansion; ``query`` itself when none matches.
+        The entries whose pattern matches, in glossary order; when no pattern matches, with
+        ``query_vector`` (the question's embedding) and ``encode`` (the same embedder's batch
+        ``encode``), the entry :meth:`closest` in meaning, if any."""
         extra = self.matches(query)
+        if not extra and encode is not None and query_vector is not None and self.semantic:
+            near = self.closest(query_vector, encode, model)
+            extra = [near] if near is not None else []
         return query if not extra else "\n".join([query, *extra])
 
     @classmethod
@@ -148,89 +215,127 @@ FINANCE = Glossary([
 ], name="finance")
 
 
+#: Cosine similarity between a question and the closest :data:`LEGAL` concept at or above which that
+#: entry expands a question its patterns missed (:meth:`Glossary.expand`).
+LEGAL_SEMANTIC_THRESHOLD = 0.45
+#: How much the closest concept's similarity must exceed the second closest's.
+LEGAL_SEMANTIC_MARGIN = 0.05
+
 #: Contract clauses as lawyers ask about them, followed by the words contracts draft them in (see
 #: module docstring): the concept is matched in the question's wording, the expansion is drafting
 #: language common to commercial agreements. No entry names a contract or a party.
 LEGAL = Glossary([
     (r"\bexclusiv\w*|\bdeal\w* with (any )?others?\b|\bsole (and exclusive )?(supplier|distributor|provider|source)\b",
      "exclusive right; exclusivity; sole and exclusive; shall not appoint, sell to or deal with any other person in "
-     "the territory"),
+     "the territory",
+     "Exclusivity: exclusive dealing, a sole supplier, distributor or provider, exclusive rights in a territory."),
     (r"\bcompet\w*|\bnon-?compet\w*",
-     "shall not, directly or indirectly, engage in any business that competes; competing products; non-competition"),
+     "shall not, directly or indirectly, engage in any business that competes; competing products; non-competition",
+     "Non-compete: a ban on engaging in a competing business or selling competing products."),
     (r"\b(after|following|upon|once|on)\b.{0,30}\b(ends?|ended|expir\w*|terminat\w*)|\bpost-?terminat\w*|\bsurviv\w*",
      "upon termination or expiration of this agreement; following termination; shall survive; return, transition, "
-     "wind down, continue to perform, sell off remaining inventory"),
+     "wind down, continue to perform, sell off remaining inventory",
+     "Post-termination obligations: duties that continue or survive after the contract ends, wind-down, transition, return of materials, sell-off of remaining inventory."),
     (r"\b(challeng|contest|dispute|attack|sue|suing)\w*\b.{0,60}\b(intellectual property|patents?|trademarks?|marks|"
      r"copyrights?|validity|ownership)\b|\bcovenant not to sue\b",
      "shall not contest, challenge or dispute the validity or ownership of the patents, trademarks or intellectual "
-     "property, nor take any action to impair them"),
+     "property, nor take any action to impair them",
+     "No-challenge clause: a covenant not to contest the validity or ownership of the licensor's patents, trademarks or intellectual property."),
     (r"\bliabilit\w*\b.{0,40}\b(limit\w*|cap\w*|exceed)\b|\b(limit\w*|cap\w*) (of|on) liabilit\w*",
      "limitation of liability: in no event shall the aggregate liability exceed the amounts paid; not liable for "
-     "indirect, incidental or consequential damages"),
+     "indirect, incidental or consequential damages",
+     "Limitation of liability: a cap on damages, the maximum amount a party can be liable for, exclusion of consequential damages."),
     (r"\bnot (limited|capped|excluded)\b|\bunlimited liabilit\w*|\bgross negligence\b|\bwillful misconduct\b",
      "except for gross negligence, willful misconduct, fraud, indemnification obligations or breach of "
-     "confidentiality, the limitation of liability shall not apply"),
+     "confidentiality, the limitation of liability shall not apply",
+     "Exceptions to the limitation of liability: gross negligence, willful misconduct, fraud and indemnity claims stay uncapped."),
     (r"\bown\w*\b.{0,60}\b(intellectual property|inventions?|work product|developments?|improvements?|ip)\b|"
      r"\b(intellectual property|inventions?|work product|ip)\b.{0,60}\bown\w*",
      "ownership: all right, title and interest in inventions, improvements and work product shall vest in and be the "
-     "sole property of; hereby assigns"),
+     "sole property of; hereby assigns",
+     "Intellectual property ownership: who owns inventions, work product and improvements developed under the contract, assignment of IP rights."),
     (r"\bjointly\b|\bjoint(ly)? own\w*|\bco-?own\w*",
-     "jointly owned by the parties; joint ownership; each party shall own an undivided interest"),
+     "jointly owned by the parties; joint ownership; each party shall own an undivided interest",
+     "Joint ownership of intellectual property developed together."),
     (r"\bfirst (refusal|negotiation|offer)\b|\bro(fr|fo|fn)\b",
      "right of first refusal, first negotiation or first offer: before offering to any third party, shall first "
-     "offer, notify and negotiate in good faith; option to match the terms"),
+     "offer, notify and negotiate in good faith; option to match the terms",
+     "Right of first refusal, first offer or first negotiation: a preferential right to match an offer or negotiate first before a sale to outsiders."),
     (r"\b(audit|inspect)\w*",
-     "audit, inspect and examine the books, records and accounts during normal business hours upon notice"),
+     "audit, inspect and examine the books, records and accounts during normal business hours upon notice",
+     "Audit rights: inspecting and examining books, records and accounts."),
     (r"\bassign\w*\b.{0,60}\bconsent\b|\bconsent\b.{0,60}\bassign\w*",
-     "may not assign or transfer this agreement, by operation of law or otherwise, without prior written consent"),
+     "may not assign or transfer this agreement, by operation of law or otherwise, without prior written consent",
+     "Anti-assignment: transferring the contract to another company requires prior written consent."),
     (r"\bfor convenience\b|\bwithout cause\b",
-     "may terminate this agreement at any time, without cause, for any reason or no reason, upon written notice"),
+     "may terminate this agreement at any time, without cause, for any reason or no reason, upon written notice",
+     "Termination for convenience: ending the contract at any time without cause by giving notice."),
     (r"\b(limit|cap|restrict)\w*\b.{0,40}\bquantit\w*|\bquantit\w*\b.{0,40}\b(limit|cap|restrict)\w*",
-     "maximum quantities; shall not exceed the forecast or capacity; orders in excess of"),
+     "maximum quantities; shall not exceed the forecast or capacity; orders in excess of",
+     "Volume restriction: caps or limits on the quantities ordered, purchased or sold."),
     (r"\broyalt\w*|\brevenue shar\w*|\bprofits? shar\w*|\bshare\w* (of )?(revenues?|profits?)",
-     "royalty of a percentage of net sales; revenue share; profit split; commissions payable"),
+     "royalty of a percentage of net sales; revenue share; profit split; commissions payable",
+     "Royalties, revenue sharing, profit sharing and commissions."),
     (r"\binsurance\b|\binsured\b",
      "insurance policies and coverage: general liability, product liability, per occurrence and aggregate limits, "
-     "additional insured, certificates of insurance"),
+     "additional insured, certificates of insurance",
+     "Insurance requirements: the coverage types and amounts a party must maintain."),
     (r"\bwarrant\w*\b.{0,40}\b(last|period|long|duration)\b",
-     "warranty period of months or years from the date of delivery or acceptance; warrants free from defects"),
+     "warranty period of months or years from the date of delivery or acceptance; warrants free from defects",
+     "Warranty period: how long product or service warranties remain in effect."),
     (r"\bchange (of|in) control\b|\bacquired\b|\bmerger\b",
      "change of control: merger, consolidation, acquisition, sale of all or substantially all assets or of a "
-     "majority of the voting securities"),
+     "majority of the voting securities",
+     "Change of control: merger, acquisition or sale of a company, and the rights it triggers."),
     (r"\bliquidated damages\b|\btermination fee\b|\bbreak(-up)? fee\b",
-     "liquidated damages; termination fee; a sum payable as a reasonable estimate of damages and not a penalty"),
+     "liquidated damages; termination fee; a sum payable as a reasonable estimate of damages and not a penalty",
+     "Liquidated damages, termination fees or break-up fees payable on breach or early termination."),
     (r"\bthird[- ]part(y|ies) beneficiar\w*|\banyone other than the parties\b|\bwho (else )?can enforce\b|\benforce\b",
      "third party beneficiaries: nothing in this agreement confers any rights or remedies upon any person other "
-     "than the parties"),
+     "than the parties",
+     "Intended beneficiaries: whether someone outside the deal may sue to enforce its promises."),
     (r"\bdisparag\w*",
-     "shall not make any disparaging, derogatory or negative statements about the other party or its products"),
+     "shall not make any disparaging, derogatory or negative statements about the other party or its products",
+     "Non-disparagement: not making negative or derogatory statements about the other party."),
     (r"\bmost[- ]favou?red\b|\bas good as\b|\bno less favou?rable\b",
-     "most favored terms: prices and terms no less favorable than those offered to any other customer; lower price"),
+     "most favored terms: prices and terms no less favorable than those offered to any other customer; lower price",
+     "Most favored nation: prices or terms no worse than those given to any other customer."),
     (r"\bsolicit\w*\b.{0,60}\b(employees?|personnel|staff)\b|\bhir(e|ing)\b.{0,60}\bemployees?\b",
-     "shall not solicit, recruit, hire or employ any employee of the other party"),
+     "shall not solicit, recruit, hire or employ any employee of the other party",
+     "Non-solicitation of employees: no recruiting or hiring away of the other side's staff."),
     (r"\bsolicit\w*\b.{0,60}\b(customers?|clients?)\b|\btak\w* away\b.{0,30}\bcustomers?\b",
-     "shall not solicit, divert or take away any customers, clients or accounts of the other party"),
+     "shall not solicit, divert or take away any customers, clients or accounts of the other party",
+     "Non-solicitation of customers: no soliciting or diverting of the other side's clients."),
     (r"\bprices?\b.{0,40}\b(rais\w*|increas\w*|chang\w*|limit\w*|fixed)\b|\b(rais\w*|increas\w*)\b.{0,20}\bprices?\b",
-     "prices shall not be increased; price adjustments; fixed prices; pricing changes upon notice"),
+     "prices shall not be increased; price adjustments; fixed prices; pricing changes upon notice",
+     "Price increase restrictions: caps on raising or adjusting charges over time, fixed pricing."),
     (r"\baffiliates?\b|\bsubsidiar\w*",
-     "affiliates and subsidiaries; licensed rights held or controlled by its affiliates"),
+     "affiliates and subsidiaries; licensed rights held or controlled by its affiliates",
+     "Affiliates: licenses or rights extended to affiliates and subsidiaries."),
     (r"\bperpetual\b|\birrevocable\b",
-     "perpetual, irrevocable, fully paid-up, royalty-free license"),
+     "perpetual, irrevocable, fully paid-up, royalty-free license",
+     "Perpetual or irrevocable license that does not end and cannot be revoked."),
     (r"\bunlimited\b.{0,40}\b(users?|copies|uses?|number)\b|\benterprise[- ]wide\b",
-     "unlimited number of users, copies or installations; enterprise-wide license"),
+     "unlimited number of users, copies or installations; enterprise-wide license",
+     "Unlimited or enterprise-wide license: unlimited users, copies or installations."),
     (r"\bescrow\b|\bsource code\b",
-     "source code escrow agreement: deposit the source code with the escrow agent; release conditions"),
+     "source code escrow agreement: deposit the source code with the escrow agent; release conditions",
+     "Source code escrow: deposit of source code with an escrow agent and its release conditions."),
     (r"\bsublicens\w*|\btransfer\w*\b.{0,40}\blicen[cs]\w*|\blicen[cs]\w*\b.{0,40}\btransfer\w*",
-     "non-transferable, non-sublicensable license; may not sublicense, assign or transfer its rights"),
+     "non-transferable, non-sublicensable license; may not sublicense, assign or transfer its rights",
+     "Non-transferable license: whether a licensee may sublicense or transfer its license rights."),
     (r"\brenew\w*",
      "shall automatically renew for successive renewal terms unless either party gives written notice of "
-     "non-renewal before the end of the then-current term"),
+     "non-renewal before the end of the then-current term",
+     "Automatic renewal of the contract term and notice of non-renewal."),
     (r"\bexpir\w*|\binitial term\b|\bhow long\b.{0,30}\bterm\b",
      "the term of this agreement shall commence on the effective date and continue for an initial term of years "
-     "until expiration"),
+     "until expiration",
+     "Term and expiration: how long the contract runs, its initial term and when it expires."),
     (r"\b(law|laws)\b.{0,30}\bgovern\w*|\bgovern\w*\b.{0,30}\b(law|laws)\b|\bchoice of law\b",
-     "governed by and construed in accordance with the laws of the state of"),
-], name="legal")
+     "governed by and construed in accordance with the laws of the state of",
+     "Governing law: which jurisdiction's laws apply to the contract, choice of law."),
+], name="legal", semantic_threshold=LEGAL_SEMANTIC_THRESHOLD, semantic_margin=LEGAL_SEMANTIC_MARGIN)
 
 
 def load_glossary(spec: str | Path | None) -> Glossary | None:

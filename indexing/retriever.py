@@ -284,8 +284,17 @@ class FolioRetriever(BaseRetriever):
                 opts[key] = value
         glossary = opts.get("glossary", self.glossary)
         mode = opts["mode"]
-        searched = glossary.expand(query) if glossary is not None else query
-        dense = self._embed_query(searched) if mode in ("dense", "hybrid") or opts["mmr"] else None
+        wants_dense = mode in ("dense", "hybrid") or opts["mmr"]
+        own = None  # the question's own vector: the glossary matches its entries by meaning with it
+        if glossary is not None and getattr(glossary, "semantic", False) and self.embedder is not None:
+            own = self._embed_query(query)
+            searched = glossary.expand(query, own, self.embedder.encode, str(getattr(self.embedder, "model_name", "")))
+        else:
+            searched = glossary.expand(query) if glossary is not None else query
+        if not wants_dense:
+            dense = None
+        else:
+            dense = own if own is not None and searched == query else self._embed_query(searched)
         sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
         k = opts["k"]

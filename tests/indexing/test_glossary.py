@@ -104,6 +104,42 @@ def test_legal_glossary_appends_drafting_wording_to_clause_questions():
     assert FINANCE.matches("Is a party restricted from competing with the other?") == []
 
 
+
+def test_the_legal_glossary_matches_clause_concepts_by_meaning(embedder):
+    """Questions worded so that no keyword pattern fires still get their clause's drafting words,
+    through the entry closest in meaning (the retriever's own model); questions that name no
+    clause concept (parties, dates, finance) stay as asked."""
+    from folioflow.indexing.glossary import LEGAL
+
+    def expand(question: str) -> str:
+        return LEGAL.expand(question, embedder.encode_query(question), embedder.encode, "test-minilm")
+
+    assert LEGAL.semantic and not FINANCE.semantic
+    reworded = {
+        "Can the reseller transfer this contract to a buyer of its business?": "without prior written consent",
+        "What coverage must the vendor maintain, and in what amounts?": "certificates of insurance",
+        "Which jurisdiction's rules control the interpretation of the deal?": "governed by and construed",
+        "Can the licensor look at the licensee's accounting records?": "books, records and accounts",
+        "Is the vendor barred from selling rival goods?": "engage in any business that competes",
+        "Who holds title to the inventions made during the project?": "sole property of",
+    }
+    for question, drafting in reworded.items():
+        assert LEGAL.matches(question) == [], question  # not the keyword patterns
+        lines = expand(question).split("\n")
+        assert lines[0] == question and len(lines) == 2 and drafting in lines[1], (question, lines)
+    for question in ("Who are the parties?", "Who are the parties to this agreement?", "What is the agreement date?",
+                     "When does the agreement become effective?", "What is the address for notices?",
+                     "What is the purchase price?", "Summarize this document.",
+                     "What was Apple's net revenue in fiscal 2022?", "What was 3M's capital expenditure in FY2018?",
+                     "How much cash did the company generate from operations in 2021?"):
+        assert expand(question) == question, question
+    # keyword matches come alone; without a vector, or for the finance glossary, no meaning match
+    assert expand("Which clauses survive?").count("\n") == 1
+    assert LEGAL.expand("Who holds title to the inventions made during the project?") == \
+        "Who holds title to the inventions made during the project?"
+    q = "Is the vendor barred from selling rival goods?"
+    assert FINANCE.expand(q, embedder.encode_query(q), embedder.encode) == q
+
 #: A distribution agreement's clauses, drafted as such agreements are: [(clause title, text)].
 DISTRIBUTION_CLAUSES = [
     ("1. Appointment", "Supplier appoints Distributor as a distributor of the Products in the Territory for the Term. "
