@@ -155,25 +155,31 @@ def table_pieces(block: MdBlock, tokens: int, budget: int, m: Measure, caption: 
                       block=None if synthetic else block, span=None if synthetic else (0, len(block.text)))
         piece.resplit = lambda b: table_pieces(block, tokens, min(b, tokens + cap_tokens - 1), m, caption)
         return [piece]
-    head_tokens = 0
-    if model is not None and model.rows:
-        head_tokens = m.content(model.compact(0, 0)) if m.compact_tables else m.content(model.render(0, 0))
-    if model is None or not model.rows or budget - head_tokens < budget // 8:
-        # no grid, or a header leaving no room for rows under it (a page of prose read as one
-        # header cell: CERES's research plan, 6,000 characters; the rows alone, as text, would lose
-        # it): split by lines, nothing dropped
+    if model is None or not model.rows:
         out = _text_pieces(block, 0, len(block.text), budget, m, units="lines", kind="table", pack=True)
         for piece in out:
             piece.solo = True
             piece.meta["table_id"] = id(block)
         return out
     if m.compact_tables:
-        row_tokens = m.content_batch([compact_cells(c) for c in model.cells])
+        row_tokens, head_tokens = m.content_batch([compact_cells(c) for c in model.cells]), m.content(model.compact(0, 0))
     else:
-        row_tokens = m.content_batch(model.rows)
+        row_tokens, head_tokens = m.content_batch(model.rows), m.content(model.render(0, 0))
     ctx = _TableContext(model=model, block=block, boxes=boxes, cap_text=cap_text, cap_tokens=cap_tokens, m=m,
                         row_tokens=row_tokens, head_tokens=head_tokens)
     parts = ctx.parts(model.groups, budget)
+    if budget - head_tokens < budget // 8:
+        # a header leaving no room for rows under it heads no part, and the rows written as
+        # "Header: value" lines carry it only where a row has a value under it (a page of prose
+        # read as one header cell: CERES's research plan, 6,000 characters): its text goes first
+        head_text = "\n".join(c for c in model.head_cells if c.strip())
+        holder = MdBlock(kind="paragraph", text=head_text, page=block.page)
+        head_parts = _text_pieces(holder, 0, len(head_text), budget, m, units="lines", kind="table", pack=True)
+        for piece in head_parts:
+            piece.solo, piece.block, piece.span = True, None, None
+            piece.bboxes = [b for b in boxes if b.page == block.page]
+            piece.meta.update(table_id=id(block), table_rows_as_text=True)
+        parts = head_parts + parts
     if cap_text and caption is not None and not parts[0].text.startswith(cap_text):
         # the caption did not fit beside the header: it goes before the parts, as text
         parts = block_pieces(caption, cap_tokens, budget, m) + parts
