@@ -465,13 +465,7 @@ class FidelityReview:
             theirs_recall = words_recall(layer, page_text(other)) or 0.0
             fidelity.measures["ocr_words_recall"] = round(theirs_recall, 4)
             if theirs_recall > fidelity.measures["words_recall"]:
-                other.attributes["text_layer_rejected"] = "; ".join(problems)
-                other.attributes.setdefault("route", "ocr")
-                other.attributes["route_reason"] = "fidelity: " + problems[0]
-                checked = self._ocr(other, ["ocr"])
-                assert checked.fidelity is not None
-                checked.fidelity.measures.update({f"text_{k}": v for k, v in fidelity.measures.items()})
-                checked.fidelity.rerouted = ["ocr", *[r for r in checked.fidelity.rerouted if r != "ocr"]]
+                checked = self._take_ocr(other, problems, fidelity)
                 if theirs_recall < MIN_WORDS_RECALL:
                     return self._verdict(checked, [f"{theirs_recall:.0%} of the text layer's words read whole by OCR, "
                                                    f"{fidelity.measures['words_recall']:.0%} from the layer"],
@@ -483,21 +477,27 @@ class FidelityReview:
             theirs, their_judgement = _score(other, self.languages)
             lost_text = any("text layer" in p for p in problems)
             if theirs > mine or (lost_text and their_judgement is not None and their_judgement.plausible):
-                other.attributes["text_layer_rejected"] = "; ".join(problems)
-                other.attributes.setdefault("route", "ocr")
-                other.attributes["route_reason"] = "fidelity: " + problems[0]
                 # letters lost on the way to the page: the layer itself reads as text, so it is still
                 # the evidence the OCR reading is checked against (an implausible layer is none)
-                checked = self._ocr(other, ["ocr"], _own_layer(analysis, self.languages) if lost_text else "")
-                assert checked.fidelity is not None
-                checked.fidelity.measures.update({f"text_{k}": v for k, v in fidelity.measures.items()})
-                checked.fidelity.rerouted = ["ocr", *[r for r in checked.fidelity.rerouted if r != "ocr"]]
-                return checked
+                return self._take_ocr(other, problems, fidelity,
+                                      _own_layer(analysis, self.languages) if lost_text else "")
         elif other is not None:
             problems.append("OCR failed too: " + "; ".join(other.errors)[:200])
         else:
             problems.append("no OCR engine to re-read it")
         return self._verdict(page, problems, judged)
+
+    def _take_ocr(self, other: Page, problems: list[str], fidelity: PageFidelity, layer: str = "") -> Page:
+        """``other``, the OCR reading of a text-layer page that failed with ``problems``, checked
+        as an OCR page (against ``layer`` when given) and carrying the text check's measures."""
+        other.attributes["text_layer_rejected"] = "; ".join(problems)
+        other.attributes.setdefault("route", "ocr")
+        other.attributes["route_reason"] = "fidelity: " + problems[0]
+        checked = self._ocr(other, ["ocr"], layer)
+        assert checked.fidelity is not None
+        checked.fidelity.measures.update({f"text_{k}": v for k, v in fidelity.measures.items()})
+        checked.fidelity.rerouted = ["ocr", *[r for r in checked.fidelity.rerouted if r != "ocr"]]
+        return checked
 
     def _image_regions(self, page: Page, analysis) -> None:
         """OCR the figure regions of a mixed page and add their text at the figure's place."""
