@@ -98,12 +98,15 @@ __all__ = [
 ]
 
 #: Bump when a measure or threshold changes (part of nothing cached: pages are re-checked on read).
-FIDELITY_VERSION = "3"
+FIDELITY_VERSION = "4"
 #: A text-layer page whose output holds less than this share of the layer's letters and digits lost text.
 MIN_CHARS_RECALL = 0.97
 #: A text-layer page whose output holds less than this share of the layer's words whole (its letters
 #: all there, its words broken or run together: overlapping text runs read letter by letter) lost text.
 MIN_WORDS_RECALL = 0.9
+#: The most consecutive text-layer fragments that may spell one output word (Pepsico's 10-K exhibits
+#: cut "Equalization" into 7: "e q u aliz a tio n").
+MAX_FRAGMENTS = 8
 #: Share of known words below which a page's text is implausible (re-routed, then ``partial``).
 MIN_PLAUSIBILITY = 0.5
 #: The same for text read by OCR (stricter: a recogniser turns handwriting into short real words,
@@ -302,8 +305,9 @@ def _bare(text: str) -> str:
 
 def words_recall(reference: str, output: str) -> float | None:
     """Share of the words (runs of letters, case-folded, accents dropped, as a multiset) of ``reference`` found
-    whole in ``output`` (two or three consecutive reference words whose concatenation is an output
-    word count as found: an accent or a line-end hyphen the layer draws apart); None when ``reference`` has fewer than :data:`MIN_WORDS` words or when at
+    whole in ``output`` (up to :data:`MAX_FRAGMENTS` consecutive reference words whose concatenation
+    is an output word count as found: an accent or a line-end hyphen the layer draws apart, a layer
+    that cuts its words into pieces, "Equ aliz atio n"); None when ``reference`` has fewer than :data:`MIN_WORDS` words or when at
     least half of them are single letters (a layer that draws each glyph as a text object of its
     own: its words are made by geometry, and :func:`chars_recall` checks its letters)."""
     ref = words(_bare(reference))
@@ -315,7 +319,7 @@ def words_recall(reference: str, output: str) -> float | None:
     while i < len(ref):
         # a word the layer splits (an accent drawn apart, "ja ´ n"; a hyphenated line end) counts
         # when its parts joined are one output word
-        for span in (1, 2, 3):
+        for span in range(1, MAX_FRAGMENTS + 1):
             word = "".join(ref[i:i + span])
             if i + span <= len(ref) and found[word] > 0:
                 found[word] -= 1

@@ -439,6 +439,21 @@ def test_words_recall_counts_words_broken_apart_and_skips_glyph_per_line_layers(
     assert got is not None and 0.5 < got < 0.9
     assert words_recall(" ".join("Pulmonary Hypertension sales grew"), "Pulmonary Hypertension sales grew") is None
     assert words_recall("too few words here", "") is None
+    # a layer that cuts its words into pieces (Pepsico's 10-K exhibits): the page holds them whole
+    tail = "benefits payable under this plan to the employees of the company and their beneficiaries "
+    cut = ("Pep sic o Pen sio n Equ aliz atio n Pla n " + tail) * 2
+    assert words_recall(cut, ("PepsiCo Pension Equalization Plan " + tail) * 2) == 1.0
+    got = words_recall(cut, ("PepsiCo Pension Plan " + tail) * 2)
+    assert got is not None and got < 0.9
+
+
+def test_corpus_layer_cutting_words_into_pieces_is_not_partial(converter, corpus):
+    """Pepsico 2021 p196 draws "Pension Equalization Plan" as "Pen sio n Equ aliz atio n Pla n":
+    the page reads the words whole and is ok (it was partial when at most 3 pieces were joined)."""
+    page = corpus_page(converter, corpus, "A_finance/financebench/pdfs/PEPSICO_2021_10K.pdf", 196)
+    assert page.status is PageStatus.OK and page.fidelity is not None, page.fidelity
+    assert page.fidelity.measures["words_recall"] >= 0.9
+    assert "Pension Equalization Plan" in page.markdown
 
 
 def _glyph(text: str, x0: float, x1: float, generated: bool = False):
