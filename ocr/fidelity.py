@@ -428,7 +428,7 @@ class FidelityReview:
         content = getattr(analysis, "content", None)
         layer = ""
         if content is not None:
-            layer = "".join(" " if c.generated else c.text for c in content.chars if not c.invisible)
+            layer = content.text(invisible=False)
             measures["chars_recall"] = round(chars_recall(layer, output), 4)
             measures["order"] = round(word_order_agreement(words(layer), words(output)), 4)
             recalled = words_recall(layer, output)
@@ -663,7 +663,7 @@ def _own_layer(analysis, languages: list[str]) -> str:
     content = getattr(analysis, "content", None)
     if content is None or not content.chars:
         return ""
-    layer = "".join(" " if c.generated else c.text for c in content.chars)
+    layer = content.text()
     judged = plausibility(layer, languages)
     return layer if judged is not None and judged.rate >= MIN_OCR_PLAUSIBILITY else ""
 

@@ -86,6 +86,12 @@ class PageContent:
     paths: list[Rect] = field(default_factory=list)
     images: list[Rect] = field(default_factory=list)
 
+    def text(self, *, invisible: bool = True) -> str:
+        """The layer's text in its own order: each character as drawn, a space for a gap PDFium
+        infers (``generated``); ``invisible=False`` leaves out text drawn invisible (an OCR layer
+        under a scan, render mode 3)."""
+        return "".join(" " if c.generated else c.text for c in self.chars if invisible or not c.invisible)
+
 
 Affine = tuple[float, float, float, float, float, float]
 
