@@ -49,8 +49,23 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["BOILERPLATE_TITLE", "GENERIC_WORDS", "LEADING_ROLES", "boilerplate_test", "chunk_role", "heading_ranking", "leading_role", "split_roles",
-           "wanted_roles"]
+__all__ = ["BOILERPLATE_TITLE", "DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date", "boilerplate_test", "chunk_role",
+           "date_ranking", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
+
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+#: A calendar date as contracts write it: "April 15, 2010" (also "April 15 , 2010"), "15 April 2010",
+#: "the 1st day of April, 2007", "1/27/2020", "2020-01-29". A blank to fill in ("[date]", "this __ day
+#: of ____, 20__") is not a date.
+DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:19|20)\d\d\b|"
+                  rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?{_MONTH},?\s+(?:19|20)\d\d\b|"
+                  r"\b\d{1,2}/\d{1,2}/(?:19|20)?\d\d\b|\b(?:19|20)\d\d-\d\d-\d\d\b", re.IGNORECASE)
+#: A question that asks for a date ("On what date was this agreement made?", "What is the date of
+#: this contract?", "When was it signed?"). "When does it take effect?" is not one: a contract
+#: answers it with a provision as often as with a date ("effective on the date a fully executed
+#: copy is received").
+_ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:\w+\s+){0,2}date\b|\bdate\s+(?:of|on)\s+(?:this|the)\b|"
+                        r"\bwhen\b.*\b(?:made|dated|signed|executed|entered)\b|\bdated\b", re.IGNORECASE)
 
 #: Question words that ask for the party block (who the parties are, when the agreement was made).
 _ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\b|\bwho\s+(?:are|is|were|was)\b.*\bpart(?:y|ies)\b|"
@@ -178,3 +193,15 @@ def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], I
             scored.append((-cache[path], i, hit))
     scored.sort(key=lambda t: (t[0], t[1]))
     return [hit for _, _, hit in scored]
+
+
+def asks_date(question: str) -> bool:
+    """True when ``question`` asks for a date (on what date a contract was made or signed)."""
+    return bool(_ASKS_DATE.search(question))
+
+
+def date_ranking(hits: Sequence[Any]) -> list[Any]:
+    """The hits whose text (payload ``page_content``) holds a calendar date (:data:`DATE`), in the
+    given order: a date question's answer is a date ("dated November 28, 2001"), which a question's
+    words rarely share, and a blank template's "[date]" is none."""
+    return [hit for hit in hits if DATE.search(hit.payload.get("page_content") or "")]

@@ -62,17 +62,19 @@ _FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d
 def profile_options(name: str) -> dict[str, Any]:
     """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
     ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``, ``route_weight``,
-    ``glossary_sparse_weight``. Raises ``ValueError`` for another name."""
+    ``glossary_sparse_weight``, ``date_weight``. Raises ``ValueError`` for another name."""
     from folioflow.indexing.retriever import PAGE_DECAY
 
     table: dict[str, dict[str, Any]] = {
         "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
-                    "heading_weight": 0.0, "route_weight": FINANCE_ROUTE_WEIGHT, "glossary_sparse_weight": 1.0},
+                    "heading_weight": 0.0, "route_weight": FINANCE_ROUTE_WEIGHT, "glossary_sparse_weight": 1.0,
+                    "date_weight": 0.0},
         "legal": {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
                   "heading_weight": LEGAL_HEADING_WEIGHT, "route_weight": LEGAL_ROUTE_WEIGHT,
-                  "glossary_sparse_weight": LEGAL_SPARSE_WEIGHT},
+                  "glossary_sparse_weight": LEGAL_SPARSE_WEIGHT, "date_weight": LEGAL_DATE_WEIGHT},
         "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
-                    "heading_weight": 0.0, "route_weight": 1.0, "glossary_sparse_weight": 1.0}}
+                    "heading_weight": 0.0, "route_weight": 1.0, "glossary_sparse_weight": 1.0,
+                    "date_weight": 0.0}}
     if name not in table:
         raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
     return table[name]
@@ -97,6 +99,13 @@ LEGAL_ROUTE_WEIGHT = 2.0
 #: questions worded unlike the drafting (the benchmark's ``--wordings alt``). Chosen on the tuning
 #: half of the legal benchmark, both wordings (docs/benchmarks.md): 1.5 and 2 score alike there.
 LEGAL_SPARSE_WEIGHT = 1.5
+#: Weight of the ranking of the candidates that hold a calendar date, for a question that asks for a
+#: date, in the legal profile (retriever ``date_weight``; :func:`~folioflow.indexing.clause_ranking.asks_date`):
+#: "On what date was this agreement made?" shares no word with "dated November 28, 2001". With it,
+#: the party block leads such a question only when it holds a date (an exhibit's blank template,
+#: "made effective on [date]", had outranked the agreement's own preamble). Chosen on the tuning
+#: half of the legal benchmark (docs/benchmarks.md): 0.5, 1 and 2 score alike there.
+LEGAL_DATE_WEIGHT = 1.0
 
 
 def infer_profile(titles: Iterable[str]) -> str:

@@ -105,8 +105,10 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, PrivateAttr, SecretStr
 
 from folioflow.indexing.clause_ranking import (
+    asks_date,
     boilerplate_test,
     chunk_role,
+    date_ranking,
     heading_ranking,
     leading_role,
     split_roles,
@@ -127,10 +129,10 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside", "route_weight", "glossary_sparse_weight")
+                "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
-                 "route_weight", "glossary_sparse_weight")
+                 "route_weight", "glossary_sparse_weight", "date_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: Candidates each of the dense and the sparse search fetch for the party block a question asks for.
@@ -208,6 +210,10 @@ class FolioRetriever(BaseRetriever):
     #: Weight of the sparse (BM25) ranking in the hybrid fusion of a question the glossary expanded
     #: (the dense ranking weighs 1; a question it leaves as asked is fused with weights 1 and 1).
     glossary_sparse_weight: float = 1.0
+    #: With ``demote_roles``: weight of the ranking of the candidates that hold a calendar date, fused
+    #: in for a question that asks when a contract was made or took effect (clause_ranking
+    #: ``asks_date``; 0: off); its party block lead is then the best one that holds a date.
+    date_weight: float = 0.0
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -328,6 +334,9 @@ class FolioRetriever(BaseRetriever):
                                    weights=(1.0, float(opts["route_weight"])))
         if heading_weight:  # when the question names documents, only their clauses gain
             ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
+        dated = demote and float(opts["date_weight"] or 0.0) > 0 and asks_date(query)
+        if dated:  # a date question's answer holds a date, a word the question does not share
+            ranked = _fuse_bonus(ranked, date_ranking([hit for hit, _ in ranked]), float(opts["date_weight"]))
         demoted: list[tuple[Any, float]] = []
         lead = None
         if demote:  # role chunks the question does not ask for go after every substantive chunk
@@ -340,8 +349,12 @@ class FolioRetriever(BaseRetriever):
             role = leading_role(wanted) if opts["lead_roles"] else None
             if role is not None:  # the party block a question asks for comes first (of the named documents)
                 found, _ = self._search(dense, sparse, replace(flt, doc_ids=routed or flt.doc_ids, roles=[role]),
-                                        mode=mode, depth=1, fetch_k=LEAD_FETCH, threshold=None, mmr_diversity=None)
-                lead = found[0][0] if found else None
+                                        mode=mode, depth=LEAD_FETCH if dated else 1, fetch_k=LEAD_FETCH,
+                                        threshold=None, mmr_diversity=None)
+                blocks = [hit for hit, _ in found]
+                # for a date question, the block that holds a date (an exhibit's template, "made
+                # effective on [date]", can outrank the agreement's own)
+                lead = ((date_ranking(blocks) if dated else blocks) or [None])[0]
         order = aggregate_pages(ranked, opts["page_decay"]) if aggregate else list(ranked)
         if unanimous is not None:
             order = _put_first(order, unanimous, distinct)
@@ -492,7 +505,16 @@ def _match_headings(ranked: list[tuple[Any, float]], query: str, weight: float, 
     titled = heading_ranking(hits, query, lambda text: encoder.encode_query(text).indices)
     if not titled:
         return ranked
-    bonus = {hit.id: weight / (RRF_K + rank) for rank, hit in enumerate(titled, start=1)}
+    return _fuse_bonus(ranked, titled, weight)
+
+
+def _fuse_bonus(ranked: list[tuple[Any, float]], favoured: list[Any], weight: float) -> list[tuple[Any, float]]:
+    """``ranked`` re-scored by a weighted Reciprocal Rank Fusion with ``favoured`` (some of its hits,
+    best first): each favoured hit's score plus ``weight / (RRF_K + its rank there)``; best first,
+    ties in the given order."""
+    if not favoured:
+        return ranked
+    bonus = {hit.id: weight / (RRF_K + rank) for rank, hit in enumerate(favoured, start=1)}
     rescored = [(replace(hit, score=score + bonus.get(hit.id, 0.0)), score + bonus.get(hit.id, 0.0))
                 for hit, score in ranked]
     return sorted(rescored, key=lambda pair: -pair[1])

@@ -180,6 +180,7 @@ CONFIGS: dict[str, dict] = {
     "folioflow defaults (profile auto: legal)": {},
     "folioflow legal without the legal glossary and the routed-search weight": {"profile": "legal", "glossary": None,
                                                                                "route_weight": 1.0},
+    "folioflow legal without the date rule": {"profile": "legal", "date_weight": 0.0},
     "folioflow legal with BM25 weight 1 for expanded questions (before legal4)": {"profile": "legal",
                                                                                    "glossary_sparse_weight": 1.0},
     "folioflow legal before the party lead and general-provision demotion": {"profile": "legal", "lead_roles": False,

@@ -247,3 +247,56 @@ def test_the_glossary_sparse_weight_weighs_bm25_for_a_question_the_glossary_expa
             assert [d.id for d in heavy.invoke(question, doc_ids=[doc_id])] == \
                 [d.id for d in light.invoke(question, doc_ids=[doc_id])], question
     assert differ  # some questions where the two searches disagree on the best chunk
+
+
+def test_a_date_question_gets_the_party_block_that_holds_a_date(tmp_path, embedder):
+    """A contract whose exhibit holds a blank form of another agreement ("made on [date] by and
+    between [Party A] ..."): that form shares the question's words ("agreement", "made", "date")
+    and, as a party block too, outranked the contract's own preamble, which is dated ("entered into
+    as of March 1, 2024"). A question that asks for a date gets the dated party block first."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+
+    from folioflow.indexing.clause_ranking import DATE, asks_date
+
+    assert asks_date("On what date was this agreement made?") and asks_date("What is the date of this contract?")
+    assert not asks_date("Which state's law governs this agreement?")
+    assert not asks_date("When does this agreement take effect?")  # a provision as often as a date
+    assert DATE.search("THIS AGREEMENT is made this 1st day of April, 2007") and DATE.search("Date: 1/27/2020")
+    assert not DATE.search("made on [date]") and not DATE.search("this ____ day of __________, 20__")
+
+    body = getSampleStyleSheet()["BodyText"]
+    path = tmp_path / "BirchFoods_Distribution Agreement.pdf"
+    story = [Paragraph("DISTRIBUTION AGREEMENT", body),
+             Paragraph("This Distribution Agreement is entered into as of March 1, 2024 by and between Birch Foods "
+                       "Inc., an Ohio corporation (\"Birch\"), and Cedar Retail LLC, a Texas limited liability company "
+                       "(\"Distributor\").", body)]
+    for n, (title, text) in enumerate([
+            ("Appointment", "Birch appoints Distributor as its non-exclusive distributor of the products in Texas."),
+            ("Orders", "Distributor shall place purchase orders in writing at least thirty days before delivery."),
+            ("Payment", "Distributor shall pay each invoice within forty-five days of its receipt."),
+            ("Governing Law", "This Agreement is governed by the laws of the State of Ohio.")], start=1):
+        story.append(Paragraph(f"{n}. {title}. {text} " + "The parties shall act in good faith. " * 12, body))
+    story += [PageBreak(), Paragraph("EXHIBIT A FORM OF SUB-DISTRIBUTION AGREEMENT", body),
+              Paragraph("This Sub-Distribution Agreement is made on [date] (the \"Agreement Date\") by and between "
+                        "[Distributor], a [state] [entity], and [Sub-Distributor], a [state] [entity]; this agreement "
+                        "was made on the date first written above.", body)]
+    SimpleDocTemplate(str(path), pagesize=LETTER).build(story)
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    chunks = Chunker(default_counter()).chunk(doc)
+    blocks = [c.text for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    assert len(blocks) == 2 and "March 1, 2024" in blocks[0] and "[date]" in blocks[1], blocks
+    store = open_store(StoreSettings(data_dir=tmp_path / "store", backend="edge"))
+    try:
+        Indexer(embedder, store).index(DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name,
+                                                      source="contracts", content_hash=sha256_text(path.name),
+                                                      pages=max(c.page_end for c in chunks)), chunks)
+        question = "On what date was this agreement made?"
+        dated = FolioRetriever(store=store, embedder=embedder, profile="legal").invoke(question, k=3)
+        undated = FolioRetriever(store=store, embedder=embedder, profile="legal", date_weight=0.0).invoke(question, k=3)
+    finally:
+        store.close()
+    assert "March 1, 2024" in dated[0].page_content, [d.page_content[:80] for d in dated]
+    assert "[date]" in undated[0].page_content  # the case the rule is for: the blank form led before
