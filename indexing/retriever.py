@@ -211,8 +211,8 @@ class FolioRetriever(BaseRetriever):
     #: (the dense ranking weighs 1; a question it leaves as asked is fused with weights 1 and 1).
     glossary_sparse_weight: float = 1.0
     #: With ``demote_roles``: weight of the ranking of the candidates that hold a calendar date, fused
-    #: in for a question that asks when a contract was made or took effect (clause_ranking
-    #: ``asks_date``; 0: off); its party block lead is then the best one that holds a date.
+    #: in for a question that asks for a date, such as when a contract was made or signed
+    #: (clause_ranking ``asks_date``; 0: off); its party block leads then only when it holds a date.
     date_weight: float = 0.0
     profile: str = "auto"
     doc_ids: list[str] | None = None
@@ -334,9 +334,10 @@ class FolioRetriever(BaseRetriever):
                                    weights=(1.0, float(opts["route_weight"])))
         if heading_weight:  # when the question names documents, only their clauses gain
             ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
-        dated = demote and float(opts["date_weight"] or 0.0) > 0 and asks_date(query)
+        date_weight = float(opts["date_weight"] or 0.0) if demote else 0.0
+        dated = date_weight > 0 and asks_date(query)
         if dated:  # a date question's answer holds a date, a word the question does not share
-            ranked = _fuse_bonus(ranked, date_ranking([hit for hit, _ in ranked]), float(opts["date_weight"]))
+            ranked = _fuse_bonus(ranked, date_ranking([hit for hit, _ in ranked]), date_weight)
         demoted: list[tuple[Any, float]] = []
         lead = None
         if demote:  # role chunks the question does not ask for go after every substantive chunk
@@ -502,10 +503,7 @@ def _match_headings(ranked: list[tuple[Any, float]], query: str, weight: float, 
     none); when given, only their chunks take part."""
     hits = [hit for hit, _ in ranked
             if not routed or (hit.payload.get("metadata") or {}).get("doc_id") in routed]
-    titled = heading_ranking(hits, query, lambda text: encoder.encode_query(text).indices)
-    if not titled:
-        return ranked
-    return _fuse_bonus(ranked, titled, weight)
+    return _fuse_bonus(ranked, heading_ranking(hits, query, lambda text: encoder.encode_query(text).indices), weight)
 
 
 def _fuse_bonus(ranked: list[tuple[Any, float]], favoured: list[Any], weight: float) -> list[tuple[Any, float]]:
