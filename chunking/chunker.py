@@ -53,7 +53,7 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 4: party blocks also from "agree as follows" preambles and amendments bound after their agreement.
 #: 5: furniture by band; a section's first chunk starts on its heading's page.
 #: 6: a table whose header leaves no room for rows is split by lines (its header was dropped).
-CHUNKER_VERSION = "6"
+CHUNKER_VERSION = "7"
 
 
 def document_title(document: Document) -> str:

@@ -53,6 +53,10 @@ _PARTIES = re.compile(r"\b(?:is|are|was)?\s*(?:made|entered\s+into|dated|execute
                       r"\b(?:by\s+and\s+between|by\s+and\s+among|between|among)\b", re.IGNORECASE | re.DOTALL)
 #: "X ("Agency") and Y ("MICOA") ... agree as follows": a preamble without "made ... between".
 _AGREES = re.compile(r"\bagrees?\s+as\s+follows\b", re.IGNORECASE)
+#: "X ("WYZZ") and Y ("NEXSTAR") hereby enter into this Agreement ... dated November 28, 2001": the
+#: parties as subject, no "between".
+_ENTER_INTO = re.compile(r"\b(?:hereby\s+)?(?:enter|entered|enters)\s+into\s+this\s+(?:[\w-]+\s+){0,4}?"
+                         r"(?:agreement|contract|amendment|addendum|license|lease)\b", re.IGNORECASE)
 #: A party's defined name in parentheses: ``("Agency")``, ``(the "Company")``, ``(hereinafter "Seller")``.
 _DEFINED_PARTY = re.compile(r"\(\s*(?:the\s+|hereinafter(?:\s+called)?\s+|each\s+a\s+)?[“\"'‘][A-Z]", re.IGNORECASE)
 #: The preamble of a further agreement in the file: "This Amendment is entered into ... by and between".
@@ -87,7 +91,8 @@ def _preamble(text: str) -> bool:
     """The party block that opens a document (module docstring)."""
     if _PARTIES.search(text) and _AGREEMENT.search(text):
         return True
-    return bool(_AGREES.search(text)) and bool(_DEFINED_PARTY.search(text)) and not _OPENING.match(text)
+    return (bool(_AGREES.search(text) or _ENTER_INTO.search(text)) and bool(_DEFINED_PARTY.search(text))
+            and not _OPENING.match(text))
 
 
 def _clause_heading(section: Section) -> bool:

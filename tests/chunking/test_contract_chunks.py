@@ -128,6 +128,20 @@ def test_preambles_that_agree_as_follows_and_amendments_bound_after_are_party_bl
     assert not any(c.metadata.get(ROLE) for c in chunks if "sixty days" in c.text or "NOW, THEREFORE" in c.text)
 
 
+def test_a_preamble_whose_parties_enter_into_the_agreement_is_a_party_block():
+    """CUAD's Nexstar outsourcing agreement: the parties are the subject and there is no "between"."""
+    from tests.chunking.helpers import make_doc
+
+    text = ("# OUTSOURCING AGREEMENT\n\nWYZZ, Inc. and WYZZ Licensee, Inc. (collectively \"WYZZ\") and Nexstar "
+            "Broadcasting of Peoria, L.L.C. (\"NEXSTAR\") hereby enter into this Agreement (this \"Agreement\") dated "
+            "November 28, 2001.\n\n## RECITALS\n\nWHEREAS, WYZZ is the licensee of Broadcast Television Station "
+            "WYZZ.\n\n### 5. Term\n\nThe parties shall enter into this agreement's schedules (\"Schedules\") "
+            "within thirty days of the Effective Date.")
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    parties = [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    assert [c.text.split()[0] for c in parties] == ["WYZZ,"], [(c.metadata.get(ROLE), c.text[:40]) for c in chunks]
+
+
 CUAD = "B_legal/cuad/pdfs"
 #: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
 #: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered
