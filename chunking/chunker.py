@@ -34,7 +34,7 @@ from folioflow.chunking.headers import collect_furniture, engine_furniture, mark
 from folioflow.chunking.packing import join_pieces, pack, repair
 from folioflow.chunking.parse import MdBlock, ParsedPage, parse_markdown
 from folioflow.chunking.pieces import Measure, Piece, block_pieces
-from folioflow.chunking.roles import ROLE, split_by_role
+from folioflow.chunking.roles import PARTIES, ROLE, split_by_role
 from folioflow.chunking.schema import Chunk, ChunkKind, PageBBox, pack_token_ids
 from folioflow.chunking.sections import Section, build_sections, contextualize, fit_heading_path
 from folioflow.chunking.tables import compact_tables, merge_continued, parse_table
@@ -53,6 +53,8 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 4: party blocks also from "agree as follows" preambles and amendments bound after their agreement.
 #: 5: furniture by band; a section's first chunk starts on its heading's page.
 #: 6: a table whose header leaves no room for rows is split by lines (its header was dropped).
+#: 7: "X and Y hereby enter into this Agreement" preambles are party blocks; only a party block's first
+#:    chunk carries the role.
 CHUNKER_VERSION = "7"
 
 
@@ -170,9 +172,12 @@ class Chunker:
                 embeds[id(group)] = embedded = self._embed(rendered, group)
                 return self.counter.count(embedded)
 
-            for group, n in repair(groups, measure, self.max_tokens, budget, known):
+            for part, (group, n) in enumerate(repair(groups, measure, self.max_tokens, budget, known)):
+                # a party block is the preamble's opening: a preamble paragraph long enough to fill more
+                # than one chunk (its list of services, its recitals run on) goes on as ordinary content
+                own = None if role == PARTIES and part else role
                 chunks.append(self._make_chunk(document, len(chunks), section, rendered, group, embeds[id(group)], n,
-                                               furniture, len(title), role, opened))
+                                               furniture, len(title), own, opened))
                 opened = None
         self._number_parts(chunks)
         keep_bodiless_furniture(chunks, furniture)

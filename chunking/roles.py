@@ -25,7 +25,8 @@ so a ranker can demote them. Found from the text:
   ("WHEREAS", "NOW, THEREFORE", a party block).
 
 :func:`split_by_role` cuts sections where the role changes, so the packer never puts a role's
-blocks in a chunk with other text.
+blocks in a chunk with other text. Of a party block too long for one chunk (a preamble paragraph
+that runs on into the services the agreement covers), only the first chunk carries the role.
 """
 
 from __future__ import annotations

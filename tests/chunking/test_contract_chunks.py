@@ -142,6 +142,25 @@ def test_a_preamble_whose_parties_enter_into_the_agreement_is_a_party_block():
     assert [c.text.split()[0] for c in parties] == ["WYZZ,"], [(c.metadata.get(ROLE), c.text[:40]) for c in chunks]
 
 
+
+def test_only_the_opening_chunk_of_a_long_preamble_is_the_party_block():
+    """CUAD's AUL/Nationwide servicing agreement: one preamble paragraph names the parties, then lists
+    the services; the chunks after its opening hold services a clause question asks about."""
+    from tests.chunking.helpers import make_doc
+
+    services = " ".join(f"({i}) responding to routine customer inquiries number {i} relating to services performed by "
+                        f"you and maintaining the records of every account held for the Trust's shareholders;"
+                        for i in range(1, 25))
+    text = ("# SERVICING AGREEMENT\n\nAgreement, made as of the first day of May, 2002 between Nationwide Fund "
+            "Management LLC (\"Nationwide\") and American United Life Insurance Company (\"you\"), whereby you "
+            f"agree to provide the following services: {services}\n\n### 2. Compensation\n\nNationwide shall pay "
+            "you a fee of 0.25% a year.")
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    preamble = [c for c in chunks if "responding to routine" in c.text]
+    assert len(preamble) >= 2, [c.text[:40] for c in chunks]
+    assert [c.metadata.get(ROLE) for c in preamble] == [PARTIES] + [None] * (len(preamble) - 1)
+    assert "made as of the first day of May" in preamble[0].text
+
 CUAD = "B_legal/cuad/pdfs"
 #: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
 #: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered
