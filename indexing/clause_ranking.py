@@ -11,6 +11,9 @@ Two re-rankings of a fused chunk ranking, used by
   "Agreement", defined terms) and answer few. For a question that does not ask for a role
   (:func:`wanted_roles`), every chunk with a role comes after every chunk without one
   (:func:`split_roles`): a role chunk never outranks a substantive clause for a clause question.
+  One exception: a definitions chunk that defines a term of two or more words that the question or
+  its glossary expansion names (:func:`defines_named_term`: ``"Effective Date" shall mean December
+  5, 2014`` for "When does this agreement take effect?") answers it and stays with the clauses.
   A question asks for the party block when it asks who the parties are or when the agreement was
   made, dated or took effect (the preamble says "made as of ... by and between ..."); for the
   signature blocks when it asks who signed, or when the agreement was made or executed; for the
@@ -20,7 +23,9 @@ Two re-rankings of a fused chunk ranking, used by
   parties", "when was it made", "when does it take effect") gets that block first: the retriever
   searches the chunks of that role alone (the same dense and sparse search, filtered on the role,
   in the documents the call is restricted to or title routing chose) and puts the best one in
-  front of the fused ranking. Keeping the block where it ranked is not enough: "Who are the parties
+  front of the fused ranking (for "when does it take effect?", only a block that dates itself or
+  says it is effective without deferring to a later definition: :func:`effective_blocks`; with the
+  date rule on). Keeping the block where it ranked is not enough: "Who are the parties
   to this agreement?" shares its words with every "relationship of the parties" or "entire
   agreement between the parties" clause, and those outrank the preamble, which names the parties
   without saying "parties".
@@ -31,7 +36,10 @@ Two re-rankings of a fused chunk ranking, used by
   ``,`` and "and", so "Entire Agreement, Governing Law" is not one) is short and shares a
   question's common words ("party", "agreement", "other") while answering none of its substance:
   it goes after the substantive chunks with the role chunks (:func:`boilerplate_test`), unless its
-  title shares a content term with the question ("Can it be signed in counterparts?").
+  title shares a content term with the question or its glossary expansion ("Can it be signed in
+  counterparts?"; "Can anyone other than the parties enforce it?", expanded with "third party
+  beneficiaries"), or both the dense and the sparse search rank it first (an insurance obligation
+  filed under "6. Independent Contractor").
 * **Clause-title match** (``heading_weight``). A clause chunk's heading path names its clause
   ("12. Governing Law", "ARTICLE VIII Insurance"). :func:`heading_ranking` ranks the candidates
   whose heading path shares a content term with the question (BM25 terms: Snowball stems without
@@ -49,8 +57,9 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["BOILERPLATE_TITLE", "DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date", "boilerplate_test", "chunk_role",
-           "date_ranking", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
+__all__ = ["BOILERPLATE_TITLE", "DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date", "asks_effect", "boilerplate_test",
+           "chunk_role", "date_ranking", "defines_named_term", "effective_blocks", "heading_ranking", "leading_role",
+           "split_roles", "wanted_roles"]
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -67,6 +76,12 @@ DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:19|20)\d\d
 _ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:\w+\s+){0,2}date\b|\bdate\s+(?:of|on)\s+(?:this|the)\b|"
                         r"\bwhen\b.*\b(?:made|dated|signed|executed|entered)\b|\bdated\b", re.IGNORECASE)
 
+#: A question that asks when a contract takes effect or commences.
+_ASKS_EFFECT = re.compile(r"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|\bcomes?\s+into\s+force\b|"
+                          r"\bgo(?:es)?\s+into\s+effect\b", re.IGNORECASE)
+_EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
+#: A preamble that leaves its effective date to a definition: "as of the Effective Date (as defined below)".
+_DEFERS = re.compile(r"\beffective\s+date\W{0,3}\(?\s*as\s+defined\b", re.IGNORECASE)
 #: Question words that ask for the party block (who the parties are, when the agreement was made).
 _ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\b|\bwho\s+(?:are|is|were|was)\b.*\bpart(?:y|ies)\b|"
                            r"\bbetween\s+whom\b|\bdated?\b|\b(?:was|is)\s+(?:this\s+|the\s+)?(?:agreement\s+|contract\s+)?"
@@ -135,15 +150,36 @@ def chunk_role(payload: dict[str, Any]) -> str | None:
     return role if role in ROLES else None
 
 
+#: The term a definition defines: the quoted words before "means", "shall mean", "has the meaning"...
+_DEFINED_TERM = re.compile(r"(?<!\w)[“\"‘']([^“”\"‘’'\n]{1,80})[”\"’']\s*[^.\n]{0,60}?\b(?:shall\s+mean|means|mean|"
+                           r"shall\s+have\s+the\s+meaning|has\s+the\s+meaning|have\s+the\s+meanings?)\b", re.IGNORECASE)
+
+
+def defines_named_term(text: str, asked: str) -> bool:
+    """Whether ``text`` defines a term of two or more words that ``asked`` (a question and its
+    glossary expansion) names as a phrase: ``"Effective Date" shall mean December 5, 2014`` for a
+    question expanded with "the Effective Date"."""
+    low = " ".join(asked.lower().split())
+    for match in _DEFINED_TERM.finditer(text):
+        term = " ".join(match.group(1).lower().split())
+        if len(term.split()) >= 2 and re.search(rf"(?<!\w){re.escape(term)}(?!\w)", low):
+            return True
+    return False
+
+
 def split_roles(ranked: Sequence[tuple[Any, float]], wanted: Iterable[str],
-                demote: Callable[[Any], bool] | None = None) -> tuple[list, list]:
+                demote: Callable[[Any], bool] | None = None, asked: str | None = None) -> tuple[list, list]:
     """``ranked`` ``(hit, score)`` pairs (best first) split into (those without a role or with a
-    wanted one, those with another role or for which ``demote(hit)`` is true), each in the given order."""
+    wanted one, those with another role or for which ``demote(hit)`` is true), each in the given order.
+    ``asked`` (the question and its expansion): a definitions chunk that defines a term it names
+    (:func:`defines_named_term`) is kept with the substantive chunks."""
     wanted = frozenset(wanted)
     keep: list = []
     demoted: list = []
     for pair in ranked:
         role = chunk_role(pair[0].payload)
+        if role == DEFINITIONS and asked and defines_named_term(str(pair[0].payload.get("page_content") or ""), asked):
+            role = None
         out = (role is not None and role not in wanted) or (role is None and demote is not None and demote(pair[0]))
         (demoted if out else keep).append(pair)
     return keep, demoted
@@ -198,6 +234,25 @@ def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], I
 def asks_date(question: str) -> bool:
     """True when ``question`` asks for a date (on what date a contract was made or signed)."""
     return bool(_ASKS_DATE.search(question))
+
+
+def asks_effect(question: str) -> bool:
+    """True when ``question`` asks when a contract takes effect ("When does this agreement take
+    effect?", "What is its effective date?", "When does the term commence?")."""
+    return bool(_ASKS_EFFECT.search(question))
+
+
+def effective_blocks(hits: Sequence[Any]) -> list[Any]:
+    """The party blocks (hits, payload ``page_content``) that answer when their agreement takes
+    effect, in the given order: those that hold a calendar date (:data:`DATE`), or say "effective"
+    ("entered into effective this __ day of ____", ``(the "Effective Date")``) without deferring to
+    a definition further on ("as of the Effective Date (as defined below)")."""
+    out = []
+    for hit in hits:
+        text = str(hit.payload.get("page_content") or "")
+        if DATE.search(text) or (_EFFECTIVE.search(text) and not _DEFERS.search(text)):
+            out.append(hit)
+    return out
 
 
 def date_ranking(hits: Sequence[Any]) -> list[Any]:

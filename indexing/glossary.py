@@ -332,6 +332,10 @@ LEGAL = Glossary([
      "the term of this agreement shall commence on the effective date and continue for an initial term of years "
      "until expiration",
      "Term and expiration: how long the contract runs, its initial term and when it expires."),
+    (r"\btakes?\s+effect\b|\beffective\s+date\b|\bcommenc\w*|\bbecomes?\s+effective\b|\bcomes?\s+into\s+force\b|"
+     r"\bgo(?:es)?\s+into\s+effect\b",
+     "the Effective Date; this agreement shall be effective as of; shall become effective on; the term shall "
+     "commence on; shall begin on"),  # no concept: by meaning, "On what date was it made?" would match it
     (r"\b(law|laws)\b.{0,30}\bgovern\w*|\bgovern\w*\b.{0,30}\b(law|laws)\b|\bchoice of law\b",
      "governed by and construed in accordance with the laws of the state of",
      "Governing law: which jurisdiction's laws apply to the contract, choice of law."),

@@ -106,9 +106,11 @@ from pydantic import ConfigDict, PrivateAttr, SecretStr
 
 from folioflow.indexing.clause_ranking import (
     asks_date,
+    asks_effect,
     boilerplate_test,
     chunk_role,
     date_ranking,
+    effective_blocks,
     heading_ranking,
     leading_role,
     split_roles,
@@ -342,20 +344,31 @@ class FolioRetriever(BaseRetriever):
         lead = None
         if demote:  # role chunks the question does not ask for go after every substantive chunk
             wanted = wanted_roles(query)
-            boilerplate = (boilerplate_test(query, lambda text: self._encoder().encode_query(text).indices)
+            # the glossary's drafting words count as asked: "third party beneficiaries" for "Can anyone
+            # other than the parties enforce this agreement?"
+            boilerplate = (boilerplate_test(searched, lambda text: self._encoder().encode_query(text).indices)
                            if opts["demote_boilerplate"] else None)
-            ranked, demoted = split_roles(ranked, wanted, boilerplate)
+            if boilerplate is not None and unanimous is not None:  # agreement of both searches outweighs a title
+                boilerplate = _sparing(boilerplate, unanimous.id)
+            ranked, demoted = split_roles(ranked, wanted, boilerplate, asked=searched)
             if unanimous is not None and chunk_role(unanimous.payload) not in (None, *wanted):
                 unanimous = None
             role = leading_role(wanted) if opts["lead_roles"] else None
             if role is not None:  # the party block a question asks for comes first (of the named documents)
+                effect = date_weight > 0 and not dated and asks_effect(query)
                 found, _ = self._search(dense, sparse, replace(flt, doc_ids=routed or flt.doc_ids, roles=[role]),
-                                        mode=mode, depth=LEAD_FETCH if dated else 1, fetch_k=LEAD_FETCH,
+                                        mode=mode, depth=LEAD_FETCH if dated or effect else 1, fetch_k=LEAD_FETCH,
                                         threshold=None, mmr_diversity=None)
                 blocks = [hit for hit, _ in found]
                 # for a date question, the block that holds a date (an exhibit's template, "made
-                # effective on [date]", can outrank the agreement's own)
-                lead = ((date_ranking(blocks) if dated else blocks) or [None])[0]
+                # effective on [date]", can outrank the agreement's own); for "when does it take
+                # effect?", one that dates itself or says it is effective without deferring to a
+                # definition further on ("as of the Effective Date (as defined below)")
+                if dated:
+                    blocks = date_ranking(blocks)
+                elif effect:
+                    blocks = effective_blocks(blocks)
+                lead = (blocks or [None])[0]
         order = aggregate_pages(ranked, opts["page_decay"]) if aggregate else list(ranked)
         if unanimous is not None:
             order = _put_first(order, unanimous, distinct)
@@ -516,6 +529,11 @@ def _fuse_bonus(ranked: list[tuple[Any, float]], favoured: list[Any], weight: fl
     rescored = [(replace(hit, score=score + bonus.get(hit.id, 0.0)), score + bonus.get(hit.id, 0.0))
                 for hit, score in ranked]
     return sorted(rescored, key=lambda pair: -pair[1])
+
+
+def _sparing(test: Any, kept: str) -> Any:
+    """``test`` (hit -> bool) that is false for the hit with id ``kept``."""
+    return lambda hit: hit.id != kept and test(hit)
 
 
 def _after(first: list[tuple[Any, float]], then: list[tuple[Any, float]]) -> list[tuple[Any, float]]:

@@ -300,3 +300,128 @@ def test_a_date_question_gets_the_party_block_that_holds_a_date(tmp_path, embedd
         store.close()
     assert "March 1, 2024" in dated[0].page_content, [d.page_content[:80] for d in dated]
     assert "[date]" in undated[0].page_content  # the case the rule is for: the blank form led before
+
+
+def test_the_glossary_wording_names_a_general_provision_and_a_defined_term():
+    """CUAD: "Can anyone other than the parties enforce this agreement?" shares no term with a
+    "5. Third-Party Beneficiary" title, but the legal glossary's drafting words ("third party
+    beneficiaries") do, so the clause is not demoted as a general provision; and a definitions chunk
+    that defines a term the expanded question names (``"Effective Date" shall mean December 5,
+    2014``) stays with the clauses, while one that defines other terms is still demoted."""
+    from folioflow.indexing.clause_ranking import defines_named_term
+    from folioflow.indexing.glossary import LEGAL
+
+    encoder = BM25Encoder()
+
+    def terms(text):
+        return encoder.encode_query(text).indices
+
+    class Hit:
+        def __init__(self, name, title, text="", role=None):
+            self.id = name
+            self.payload = {"page_content": text, "metadata": {"heading_path": ["FRANCHISE AGREEMENT", title],
+                                                               "extra": {ROLE: role} if role else {}}}
+
+    question = "Can anyone other than the parties enforce this agreement?"
+    beneficiary = Hit("tpb", "5. Third-Party Beneficiary", "Franchisor is an intended third-party beneficiary.")
+    assert boilerplate_test(question, terms)(beneficiary)  # by the question's own words: a general provision
+    assert not boilerplate_test(LEGAL.expand(question), terms)(beneficiary)
+
+    effect = "When does this agreement take effect?"
+    asked = LEGAL.expand(effect)
+    assert asked != effect and "Effective Date" in asked
+    named = Hit("eff", "1. DEFINITIONS", "1.3 “Current Good Manufacturing Practices” shall mean the FDA's standards. "
+                                         "1.4 “Effective Date” shall mean December 5, 2014.", DEFINITIONS)
+    other = Hit("other", "1. DEFINITIONS", "1.5 “Territory” means the United States. 1.6 “Products” means the "
+                                           "devices listed in Exhibit A.", DEFINITIONS)
+    clause = Hit("term", "2. TERM", "This Agreement shall commence on the Effective Date and run for five years.")
+    ranked = [(other, 0.9), (named, 0.8), (clause, 0.7)]
+    keep, demoted = split_roles(ranked, wanted_roles(effect), asked=asked)
+    assert [h.id for h, _ in keep] == ["eff", "term"] and [h.id for h, _ in demoted] == ["other"]
+    keep, demoted = split_roles(ranked, wanted_roles(effect))  # without the expanded question: both demoted
+    assert [h.id for h, _ in keep] == ["term"]
+    assert not defines_named_term('“Term” means the Initial Term and every Renewal Term.', "What is the term?")
+
+
+def test_a_take_effect_question_leads_with_a_party_block_only_when_it_dates_itself():
+    """"When does this agreement take effect?": a preamble that is dated, or says it is entered
+    into effective (even on a blank date, which CUAD annotates as the answer), answers it; one that
+    is entered into "as of the Effective Date (as defined below)" or "as of this day of , 20" does
+    not, and the fused ranking stands (CUAD tuning half: the party block led 4 such questions whose
+    answer was a definition or a term clause)."""
+    from folioflow.indexing.clause_ranking import asks_effect, effective_blocks
+
+    assert asks_effect("When does this agreement take effect?") and asks_effect("When does the term commence?")
+    assert asks_effect("What is the effective date?") and asks_effect("When does it come into force?")
+    assert not asks_effect("On what date was this agreement made?") and not asks_effect("Who are the parties?")
+
+    class Hit:
+        def __init__(self, text):
+            self.id, self.payload = text[:20], {"page_content": text}
+
+    answers = [Hit("This Agreement is entered into on April 15th, 2010 by and between Cargill and Bioamber."),
+               Hit("THIS ENDORSEMENT AGREEMENT is made and entered into effective this day of ________, 19__, by and "
+                   "between SPORT-HALEY, INC. and the Professional."),
+               Hit("This Reseller Agreement is made as of this 14 day of SEPTEMBER, 200_ (the \"Effective Date\"), "
+                   "by and between TouchStar and Reseller.")]
+    others = [Hit("This Manufacturing and Supply Agreement is entered into as of the Effective Date (as defined "
+                  "below) by and between Apollo and the Establishment."),
+              Hit("Agreement, made as of this day of , 20 between Nationwide Fund Management LLC and the Trust.")]
+    assert effective_blocks(others + answers) == answers
+
+
+def test_a_chunk_both_searches_rank_first_is_not_demoted_for_its_title(tmp_path, embedder):
+    """The ranking property "a chunk ranked first by both dense and sparse search is ranked first by
+    hybrid" holds against the general-provision demotion too: CUAD's endorsement agreement keeps its
+    insurance obligation under "6. INDEPENDENT CONTRACTOR", a general-provision title, and both
+    searches rank that chunk first for "What insurance must a party carry?"."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    body = getSampleStyleSheet()["BodyText"]
+    path = tmp_path / "SquareTwoGolf_Endorsement Agreement.pdf"
+    clauses = [("Endorsement Services", "The Professional shall appear at four promotional events each year and "
+                                        "endorse the Company's golf clubs in advertising."),
+               ("Compensation", "The Company shall pay the Professional a base fee of thirty-six thousand dollars "
+                                "per year, in quarterly instalments."),
+               ("Independent Contractor", "The Professional is an independent contractor and not an employee of the "
+                                          "Company. The Professional agrees to maintain at all times during the Term "
+                                          "such insurance, including health insurance, workers' compensation, "
+                                          "automobile and general comprehensive liability coverage, as is customary. "
+                                          "The Company may require the Professional to provide insurance certificates "
+                                          "evidencing the same."),
+               ("Termination", "Either party may terminate this Agreement on thirty days' written notice if the "
+                               "other party breaches it."),
+               ("Governing Law", "This Agreement is governed by the laws of the State of New Jersey.")]
+    story = [Paragraph("ENDORSEMENT AGREEMENT", body),
+             Paragraph("This Endorsement Agreement is made as of October 13, 1999 by and between Square Two Golf Inc. "
+                       "(the \"Company\") and Jane Doe (the \"Professional\").", body)]
+    story += [Paragraph(f"{n}. {title.upper()}. {text}", body) for n, (title, text) in enumerate(clauses, start=1)]
+    SimpleDocTemplate(str(path), pagesize=LETTER).build(story)
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    chunks = Chunker(default_counter()).chunk(doc)
+    store = open_store(StoreSettings(data_dir=tmp_path / "store", backend="edge"))
+    question = "What insurance must a party carry?"
+    try:
+        Indexer(embedder, store).index(DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name,
+                                                      source="contracts", content_hash=sha256_text(path.name),
+                                                      pages=max(c.page_end for c in chunks)), chunks)
+        common = dict(store=store, embedder=embedder, profile="legal", k=3)
+        raw = dict(common, demote_roles=False, heading_weight=0.0)  # each search's own ranking (of the expanded question)
+        by_dense = FolioRetriever(**raw, mode="dense").invoke(question)
+        by_sparse = FolioRetriever(**raw, mode="sparse").invoke(question)
+        hybrid = FolioRetriever(**common).invoke(question)
+    finally:
+        store.close()
+    assert by_dense[0].id == by_sparse[0].id and "insurance certificates" in by_dense[0].page_content
+    assert by_dense[0].metadata["heading_path"][-1] == "3. INDEPENDENT CONTRACTOR"
+    encoder = BM25Encoder()
+    from folioflow.indexing.glossary import LEGAL
+
+    class Hit:
+        payload = {"metadata": {"heading_path": by_dense[0].metadata["heading_path"]}}
+
+    assert boilerplate_test(LEGAL.expand(question), lambda text: encoder.encode_query(text).indices)(Hit())
+    assert hybrid[0].id == by_dense[0].id, [d.page_content[:60] for d in hybrid]

@@ -100,6 +100,11 @@ def test_legal_glossary_appends_drafting_wording_to_clause_questions():
     assert any("aggregate liability" in m for m in LEGAL.matches("Is there a cap on liability?"))
     assert any("aggregate liability" in m for m in LEGAL.matches("Is either party's liability limited?"))
     assert LEGAL.matches("Who are the parties to this agreement?") == []  # the party block has its own rule
+    # when a contract takes effect: a definition or a term clause answers as often as the preamble
+    for question in ("When does the agreement become effective?", "When does this agreement take effect?",
+                     "When does the term commence?"):
+        assert any("shall become effective on" in m for m in LEGAL.matches(question)), question
+    assert LEGAL.matches("On what date was this agreement made?") == []  # a date question: the date rule
     assert LEGAL.matches("What was the FY2018 COGS for 3M?") == []
     assert FINANCE.matches("Is a party restricted from competing with the other?") == []
 
@@ -128,7 +133,7 @@ def test_the_legal_glossary_matches_clause_concepts_by_meaning(embedder):
         lines = expand(question).split("\n")
         assert lines[0] == question and len(lines) == 2 and drafting in lines[1], (question, lines)
     for question in ("Who are the parties?", "Who are the parties to this agreement?", "What is the agreement date?",
-                     "When does the agreement become effective?", "What is the address for notices?",
+                     "What is the address for notices?",
                      "What is the purchase price?", "Summarize this document.",
                      "What was Apple's net revenue in fiscal 2022?", "What was 3M's capital expenditure in FY2018?",
                      "How much cash did the company generate from operations in 2021?"):
