@@ -151,7 +151,7 @@ def chunk_role(payload: dict[str, Any]) -> str | None:
 
 
 #: The term a definition defines: the quoted words before "means", "shall mean", "has the meaning"...
-_DEFINED_TERM = re.compile(r"(?<!\w)[“\"‘']([^“”\"‘’'\n]{1,80})[”\"’']\s*[^.\n]{0,60}?\b(?:shall\s+mean|means|mean|"
+_DEFINED_TERM = re.compile(r"(?<![A-Za-z])[“\"‘']([^“”\"‘’'\n]{1,80})[”\"’']\s*[^.\n]{0,60}?\b(?:shall\s+mean|means|mean|"
                            r"shall\s+have\s+the\s+meaning|has\s+the\s+meaning|have\s+the\s+meanings?)\b", re.IGNORECASE)
 
 

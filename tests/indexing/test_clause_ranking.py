@@ -331,7 +331,7 @@ def test_the_glossary_wording_names_a_general_provision_and_a_defined_term():
     asked = LEGAL.expand(effect)
     assert asked != effect and "Effective Date" in asked
     named = Hit("eff", "1. DEFINITIONS", "1.3 “Current Good Manufacturing Practices” shall mean the FDA's standards. "
-                                         "1.4 “Effective Date” shall mean December 5, 2014.", DEFINITIONS)
+                                         "1.4“Effective Date” shall mean December 5, 2014.", DEFINITIONS)
     other = Hit("other", "1. DEFINITIONS", "1.5 “Territory” means the United States. 1.6 “Products” means the "
                                            "devices listed in Exhibit A.", DEFINITIONS)
     clause = Hit("term", "2. TERM", "This Agreement shall commence on the Effective Date and run for five years.")
