@@ -57,7 +57,7 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["BOILERPLATE_TITLE", "DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date", "asks_effect", "boilerplate_test",
+__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date", "asks_effect", "blank_dated", "boilerplate_test",
            "chunk_role", "date_ranking", "defines_named_term", "effective_blocks", "heading_ranking", "leading_role",
            "split_roles", "wanted_roles"]
 
@@ -69,6 +69,9 @@ _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|
 DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:19|20)\d\d\b|"
                   rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?{_MONTH},?\s+(?:19|20)\d\d\b|"
                   r"\b\d{1,2}/\d{1,2}/(?:19|20)?\d\d\b|\b(?:19|20)\d\d-\d\d-\d\d\b", re.IGNORECASE)
+#: A date left blank in a dated form of words: "made as of this day of , 20", "this ____ day of
+#: __________, 19__", "this 14 day of SEPTEMBER, 200_" (CUAD annotates the blank as the answer).
+BLANK_DATE = re.compile(rf"\bday\s+of\s+(?:[_\s,]+|{_MONTH}\s*,?\s*)(?:19|20)(?:\d?_+|(?![\d_]))", re.IGNORECASE)
 #: A question that asks for a date ("On what date was this agreement made?", "What is the date of
 #: this contract?", "When was it signed?"). "When does it take effect?" is not one: a contract
 #: answers it with a provision as often as with a date ("effective on the date a fully executed
@@ -253,6 +256,11 @@ def effective_blocks(hits: Sequence[Any]) -> list[Any]:
         if DATE.search(text) or (_EFFECTIVE.search(text) and not _DEFERS.search(text)):
             out.append(hit)
     return out
+
+
+def blank_dated(hits: Sequence[Any]) -> list[Any]:
+    """The hits whose text holds a date left blank (:data:`BLANK_DATE`), in the given order."""
+    return [hit for hit in hits if BLANK_DATE.search(str(hit.payload.get("page_content") or ""))]
 
 
 def date_ranking(hits: Sequence[Any]) -> list[Any]:

@@ -107,6 +107,7 @@ from pydantic import ConfigDict, PrivateAttr, SecretStr
 from folioflow.indexing.clause_ranking import (
     asks_date,
     asks_effect,
+    blank_dated,
     boilerplate_test,
     chunk_role,
     date_ranking,
@@ -361,11 +362,11 @@ class FolioRetriever(BaseRetriever):
                                         threshold=None, mmr_diversity=None)
                 blocks = [hit for hit, _ in found]
                 # for a date question, the block that holds a date (an exhibit's template, "made
-                # effective on [date]", can outrank the agreement's own); for "when does it take
+                # effective on [date]", can outrank the agreement's own), else the best; for "when does it take
                 # effect?", one that dates itself or says it is effective without deferring to a
                 # definition further on ("as of the Effective Date (as defined below)")
-                if dated:
-                    blocks = date_ranking(blocks)
+                if dated:  # none dated: one whose date is left blank ("made as of this __ day of , 20")
+                    blocks = date_ranking(blocks) or blank_dated(blocks)
                 elif effect:
                     blocks = effective_blocks(blocks)
                 lead = (blocks or [None])[0]

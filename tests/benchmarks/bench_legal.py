@@ -16,8 +16,10 @@ rules, glossary and constants, to check them on wordings they were not written f
 glossary's entries were written with :data:`QUESTIONS` in view).
 
 Hit: a returned chunk *holds* an excerpt when at least :data:`HOLD_SHARE` (half) of the excerpt's
-word trigrams appear in the chunk (words: lower-cased runs of letters and digits, in both texts;
-an excerpt of fewer than three words uses its words instead). The question's rank is the first
+word trigrams appear in the chunk (words: lower-cased runs of letters and digits, in both texts,
+an ordinal as its number, "15th" as "15"; an excerpt of fewer than three words uses its words
+instead). An excerpt without a letter or digit (a redaction mark, "[*]") is not used: no chunk
+could be seen to hold it. The question's rank is the first
 returned chunk (1-based) that holds any of the category's excerpts, in the shared store also only
 chunks of the asked contract. hit@1, hit@5 and MRR@5 (``1/rank``, 0 past 5) per category and overall.
 
@@ -193,11 +195,14 @@ CONFIGS: dict[str, dict] = {
 }
 
 _WORDS = re.compile(r"[a-z0-9]+")
+#: An ordinal's suffix: CUAD's text drops a superscript "th" that the PDF's text layer keeps
+#: ("April 15 , 2010" against "April 15th, 2010").
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased runs of letters and digits."""
-    return _WORDS.findall(text.lower())
+    """Lower-cased runs of letters and digits, ordinals as their number ("15th" -> "15")."""
+    return _WORDS.findall(_ORDINAL.sub(r"\1", text.lower()))
 
 
 def shingles(tokens: list[str]) -> set[tuple[str, ...]]:
@@ -260,7 +265,9 @@ def load_contracts(cuad: Path, limit: int | None) -> list[dict]:
         excerpts = {}
         for category in QUESTIONS:
             try:
-                found = [str(t) for t in ast.literal_eval(row.get(category) or "[]") if str(t).strip()]
+                # an excerpt without a letter or digit (a redaction mark, "[*]") no chunk can be
+                # seen to hold: not asked
+                found = [str(t) for t in ast.literal_eval(row.get(category) or "[]") if words(str(t))]
             except (ValueError, SyntaxError):
                 found = []
             if found:

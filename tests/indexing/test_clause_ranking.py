@@ -370,6 +370,26 @@ def test_a_take_effect_question_leads_with_a_party_block_only_when_it_dates_itse
     assert effective_blocks(others + answers) == answers
 
 
+def test_a_date_question_without_a_dated_party_block_gets_the_one_whose_date_is_blank():
+    """CUAD annotates a preamble's blank date as a form's agreement date ("made as of this day of ,
+    20"); a template's "[date]" and an undated preamble are not blank dates."""
+    from folioflow.indexing.clause_ranking import BLANK_DATE, blank_dated
+
+    class Hit:
+        def __init__(self, text):
+            self.id, self.payload = text[:20], {"page_content": text}
+
+    blanks = [Hit("Agreement, made as of this day of , 20 between Nationwide Fund Management LLC and the Trust."),
+              Hit("THIS ENDORSEMENT AGREEMENT is made and entered into effective this day of ___________________, "
+                  "19__, by and between SPORT-HALEY, INC. and the Professional."),
+              Hit("This Reseller Agreement is made as of this 14 day of SEPTEMBER, 200_ by and between TouchStar.")]
+    others = [Hit("This Sub-Distribution Agreement is made on [date] by and between [Distributor] and [Sub]."),
+              Hit("THIS CONTRACT is entered into by and between Enterprise Transportation Company and Shipper."),
+              Hit("THIS AGREEMENT is made this 1st day of April, 2007 by and between the Bank and the Employee.")]
+    assert blank_dated(others + blanks) == blanks
+    assert not BLANK_DATE.search("the first day of the month following delivery")
+
+
 def test_a_chunk_both_searches_rank_first_is_not_demoted_for_its_title(tmp_path, embedder):
     """The ranking property "a chunk ranked first by both dense and sparse search is ranked first by
     hybrid" holds against the general-provision demotion too: CUAD's endorsement agreement keeps its
