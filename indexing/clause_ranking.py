@@ -58,6 +58,7 @@ from typing import Any
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
 __all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date", "asks_effect", "blank_dated", "boilerplate_test",
+           "effect_clauses",
            "chunk_role", "date_ranking", "defines_named_term", "effective_blocks", "heading_ranking", "leading_role",
            "split_roles", "wanted_roles"]
 
@@ -72,6 +73,9 @@ DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:19|20)\d\d
 #: A date left blank in a dated form of words: "made as of this day of , 20", "this ____ day of
 #: __________, 19__", "this 14 day of SEPTEMBER, 200_" (CUAD annotates the blank as the answer).
 BLANK_DATE = re.compile(rf"\bday\s+of\s+(?:[_\s,]+|{_MONTH}\s*,?\s*)(?:19|20)(?:\d?_+|(?![\d_]))", re.IGNORECASE)
+#: A provision that dates the agreement's start: a take-effect word, then a calendar date in the same sentence.
+EFFECT_DATE = re.compile(rf"\b(?:commenc\w*|begins?|beginning|effective|takes?\s+effect|binding)\b[^.;]{{0,80}}?"
+                         rf"(?:{DATE.pattern})", re.IGNORECASE)
 #: A question that asks for a date ("On what date was this agreement made?", "What is the date of
 #: this contract?", "When was it signed?"). "When does it take effect?" is not one: a contract
 #: answers it with a provision as often as with a date ("effective on the date a fully executed
@@ -256,6 +260,14 @@ def effective_blocks(hits: Sequence[Any]) -> list[Any]:
         if DATE.search(text) or (_EFFECTIVE.search(text) and not _DEFERS.search(text)):
             out.append(hit)
     return out
+
+
+def effect_clauses(hits: Sequence[Any]) -> list[Any]:
+    """The hits whose text says the agreement commences, begins or is effective on a calendar date
+    ("The term of this Agreement will begin on February 1, 1998", "shall commence on December 1,
+    2001, which date shall be deemed the effective date", "Signed and effective this 25th day of
+    May, 1999"), in the given order (:data:`EFFECT_DATE`)."""
+    return [hit for hit in hits if EFFECT_DATE.search(str(hit.payload.get("page_content") or ""))]
 
 
 def blank_dated(hits: Sequence[Any]) -> list[Any]:

@@ -370,6 +370,29 @@ def test_a_take_effect_question_leads_with_a_party_block_only_when_it_dates_itse
     assert effective_blocks(others + answers) == answers
 
 
+def test_a_clause_that_dates_the_agreements_start_answers_when_it_takes_effect():
+    """A term clause that says when the agreement begins ("will begin on February 1, 1998") answers
+    "when does it take effect?" more exactly than the preamble's date of signing (CUAD: "dated as of
+    January 26, 1998"), so the retriever puts it first among the first fused chunks; a clause that
+    starts on "the Effective Date" without a date, or a preamble's date, is not one."""
+    from folioflow.indexing.clause_ranking import effect_clauses
+
+    class Hit:
+        def __init__(self, text):
+            self.id, self.payload = text[:30], {"page_content": text}
+
+    dating = [Hit("4. Term and Termination. The term of this Agreement (the \"Term\") will begin on February 1, 1998 "
+                  "and end on the first anniversary of the date of this Agreement."),
+              Hit("5. Term. The term of this Agreement shall commence on December 1, 2001, which date shall be deemed "
+                  "the effective date of this Agreement."),
+              Hit("Signed and effective this 25th day of May, 1999."),
+              Hit("1.7“Effective Date” shall mean December 5, 2014.")]
+    others = [Hit("This Promotion Agreement is dated as of January 26, 1998 between CNET, Inc. and the Company."),
+              Hit("2.1 Term. This Agreement shall commence on the Effective Date and shall be valid for five years."),
+              Hit("The licence commences on delivery. Payment is due on March 3, 2020.")]
+    assert effect_clauses(others + dating) == dating
+
+
 def test_a_date_question_without_a_dated_party_block_gets_the_one_whose_date_is_blank():
     """CUAD annotates a preamble's blank date as a form's agreement date ("made as of this day of ,
     20"); a template's "[date]" and an undated preamble are not blank dates."""
