@@ -13,7 +13,9 @@ naming it would count), written as a lawyer would ask it (not the category descr
 contract is asked a category's question when it has an excerpt there. ``--wordings alt`` asks
 :data:`ALT_QUESTIONS` instead: a second wording per category, written after the legal profile's
 rules, glossary and constants, to check them on wordings they were not written for (the
-glossary's entries were written with :data:`QUESTIONS` in view).
+glossary's entries were written with :data:`QUESTIONS` in view; later rules were written after
+reading these). ``--wordings third`` asks :data:`THIRD_QUESTIONS`, a checklist-style third wording
+written after every rule and constant was chosen and never used to choose one.
 
 Hit: a returned chunk *holds* an excerpt when at least :data:`HOLD_SHARE` (half) of the excerpt's
 word trigrams appear in the chunk (words: lower-cased runs of letters and digits, in both texts,
@@ -174,8 +176,54 @@ ALT_QUESTIONS = {
     "Unlimited/All-You-Can-Eat-License": "Is there any limit on the number of seats, installations or uses?",
     "Source Code Escrow": "Is the software's source code held by a third party for release in certain events?",
 }
+#: A third wording of each question (``--wordings third``), written on 2026-12-03 after every rule,
+#: glossary entry and constant of the legal profile had been chosen, and never used to choose one: a
+#: due-diligence checklist's terse style, which names the clause type as reviewers do ("Is there a
+#: ROFR, ROFO or ROFN?"). Its figures were measured once, on the code as submitted.
+THIRD_QUESTIONS = {
+    "Parties": "Name the contracting parties.",
+    "Agreement Date": "When was this contract signed?",
+    "Effective Date": "What is the commencement date of the agreement?",
+    "Expiration Date": "What is the end date of the term?",
+    "Renewal Term": "Is there an evergreen or auto-renewal provision?",
+    "Notice Period To Terminate Renewal": "What is the deadline to send a non-renewal notice?",
+    "Governing Law": "What is the choice-of-law provision?",
+    "Anti-Assignment": "Is consent required for an assignment of the contract?",
+    "Cap On Liability": "What is the limitation of liability?",
+    "Uncapped Liability": "Which claims are carved out of the liability cap?",
+    "Termination For Convenience": "Can the customer walk away without cause?",
+    "License Grant": "What is the scope of the license granted?",
+    "Non-Transferable License": "Is the license assignable or sublicensable?",
+    "Irrevocable Or Perpetual License": "Is the license granted in perpetuity?",
+    "Exclusivity": "Is there an exclusive dealing obligation?",
+    "Non-Compete": "Is there a non-competition covenant?",
+    "Competitive Restriction Exception": "What carve-outs apply to the non-compete or exclusivity?",
+    "No-Solicit Of Employees": "Is there an employee non-solicitation clause?",
+    "Audit Rights": "What audit rights does the agreement give?",
+    "Minimum Commitment": "Is there a minimum order quantity or purchase obligation?",
+    "Volume Restriction": "Is there a maximum volume or quantity limit?",
+    "Revenue/Profit Sharing": "What royalty or revenue share is payable?",
+    "Post-Termination Services": "What transition or wind-down obligations apply after termination?",
+    "Insurance": "What are the insurance requirements?",
+    "Ip Ownership Assignment": "Does the agreement assign IP rights to one party?",
+    "Covenant Not To Sue": "Is there a no-challenge clause for patents or marks?",
+    "Change Of Control": "Is there a change-of-control provision?",
+    "Rofr/Rofo/Rofn": "Is there a ROFR, ROFO or ROFN?",
+    "Warranty Duration": "What is the warranty period?",
+    "Liquidated Damages": "Is there a liquidated damages clause?",
+    "Third Party Beneficiary": "Are there any third-party beneficiaries?",
+    "Non-Disparagement": "Is there a non-disparagement obligation?",
+    "Most Favored Nation": "Is there a most-favoured-customer pricing clause?",
+    "No-Solicit Of Customers": "Is there a customer non-solicitation covenant?",
+    "Price Restrictions": "Are prices fixed or capped for the term?",
+    "Joint Ip Ownership": "Is there joint ownership of intellectual property?",
+    "Affiliate License-Licensor": "Does the grant include IP owned by the licensor's affiliates?",
+    "Affiliate License-Licensee": "Are the licensee's affiliates licensed too?",
+    "Unlimited/All-You-Can-Eat-License": "Is it an enterprise-wide or unlimited-use license?",
+    "Source Code Escrow": "Is there a source code escrow arrangement?",
+}
 #: The question sets ``--wordings`` chooses from.
-WORDINGS = {"main": QUESTIONS, "alt": ALT_QUESTIONS}
+WORDINGS = {"main": QUESTIONS, "alt": ALT_QUESTIONS, "third": THIRD_QUESTIONS}
 
 #: folioflow retriever settings scored side by side (FolioRetriever keyword arguments).
 CONFIGS: dict[str, dict] = {
@@ -453,8 +501,9 @@ def main() -> None:
                     help='more folioflow settings to score, JSON {"name": {FolioRetriever keyword arguments}}')
     ap.add_argument("--only", default=None, help="comma-separated names of the folioflow settings to score")
     ap.add_argument("--wordings", choices=sorted(WORDINGS), default="main",
-                    help="the question set: main (QUESTIONS) or alt (ALT_QUESTIONS, written to check the rules and "
-                         "the glossary on wordings they were not written for)")
+                    help="the question set: main (QUESTIONS), alt (ALT_QUESTIONS, written to check the rules and "
+                         "the glossary on wordings they were not written for) or third (THIRD_QUESTIONS, written "
+                         "after every constant was chosen, never tuned on)")
     ap.add_argument("--no-baseline", action="store_true", help="leave the LangChain baseline out (tuning runs)")
     args = ap.parse_args()
     if args.work is None:
