@@ -80,7 +80,11 @@ of contracts, every governing-law clause agrees with "which law governs the Pare
 One rule comes before it, with ``demote_roles`` (the ``legal`` profile) and ``lead_roles`` (default
 on): a question that asks for a contract's party block (who the parties are, when the agreement
 was made or takes effect) gets the best party block of the documents searched first
-(:mod:`folioflow.indexing.clause_ranking`).
+(:mod:`folioflow.indexing.clause_ranking`). With ``date_weight`` (the ``legal`` profile), a date
+question's block must hold a date (or, failing that, a blank one: "this __ day of ____, 20__"), a
+take-effect question's must date itself or say it is effective, and for a take-effect question a
+clause among the first :data:`EFFECT_CANDIDATES` fused chunks that dates the agreement's start
+("the Term will begin on February 1, 1998") comes before the block.
 
 Determinism: the same query on the same store gives the same ranking in every process. The query
 is embedded alone, in fp32 (:meth:`~folioflow.indexing.embedder.Embedder.encode_query`: bf16
