@@ -262,21 +262,26 @@ def effective_blocks(hits: Sequence[Any]) -> list[Any]:
     return out
 
 
+def _holding(hits: Sequence[Any], pattern: re.Pattern[str]) -> list[Any]:
+    """The hits whose text (payload ``page_content``) ``pattern`` finds, in the given order."""
+    return [hit for hit in hits if pattern.search(str(hit.payload.get("page_content") or ""))]
+
+
 def effect_clauses(hits: Sequence[Any]) -> list[Any]:
     """The hits whose text says the agreement commences, begins or is effective on a calendar date
     ("The term of this Agreement will begin on February 1, 1998", "shall commence on December 1,
     2001, which date shall be deemed the effective date", "Signed and effective this 25th day of
     May, 1999"), in the given order (:data:`EFFECT_DATE`)."""
-    return [hit for hit in hits if EFFECT_DATE.search(str(hit.payload.get("page_content") or ""))]
+    return _holding(hits, EFFECT_DATE)
 
 
 def blank_dated(hits: Sequence[Any]) -> list[Any]:
     """The hits whose text holds a date left blank (:data:`BLANK_DATE`), in the given order."""
-    return [hit for hit in hits if BLANK_DATE.search(str(hit.payload.get("page_content") or ""))]
+    return _holding(hits, BLANK_DATE)
 
 
 def date_ranking(hits: Sequence[Any]) -> list[Any]:
     """The hits whose text (payload ``page_content``) holds a calendar date (:data:`DATE`), in the
     given order: a date question's answer is a date ("dated November 28, 2001"), which a question's
     words rarely share, and a blank template's "[date]" is none."""
-    return [hit for hit in hits if DATE.search(hit.payload.get("page_content") or "")]
+    return _holding(hits, DATE)
