@@ -302,6 +302,13 @@ def test_a_date_question_gets_the_party_block_that_holds_a_date(tmp_path, embedd
     assert "[date]" in undated[0].page_content  # the case the rule is for: the blank form led before
 
 
+def _text_hit(text: str):
+    """A hit whose payload holds only ``text`` (its id: the text's start)."""
+    class Hit:
+        id, payload = text[:30], {"page_content": text}
+    return Hit()
+
+
 def test_the_glossary_wording_names_a_general_provision_and_a_defined_term():
     """CUAD: "Can anyone other than the parties enforce this agreement?" shares no term with a
     "5. Third-Party Beneficiary" title, but the legal glossary's drafting words ("third party
@@ -355,18 +362,14 @@ def test_a_take_effect_question_leads_with_a_party_block_only_when_it_dates_itse
     assert asks_effect("What is the effective date?") and asks_effect("When does it come into force?")
     assert not asks_effect("On what date was this agreement made?") and not asks_effect("Who are the parties?")
 
-    class Hit:
-        def __init__(self, text):
-            self.id, self.payload = text[:20], {"page_content": text}
-
-    answers = [Hit("This Agreement is entered into on April 15th, 2010 by and between Cargill and Bioamber."),
-               Hit("THIS ENDORSEMENT AGREEMENT is made and entered into effective this day of ________, 19__, by and "
+    answers = [_text_hit("This Agreement is entered into on April 15th, 2010 by and between Cargill and Bioamber."),
+               _text_hit("THIS ENDORSEMENT AGREEMENT is made and entered into effective this day of ________, 19__, by and "
                    "between SPORT-HALEY, INC. and the Professional."),
-               Hit("This Reseller Agreement is made as of this 14 day of SEPTEMBER, 200_ (the \"Effective Date\"), "
+               _text_hit("This Reseller Agreement is made as of this 14 day of SEPTEMBER, 200_ (the \"Effective Date\"), "
                    "by and between TouchStar and Reseller.")]
-    others = [Hit("This Manufacturing and Supply Agreement is entered into as of the Effective Date (as defined "
+    others = [_text_hit("This Manufacturing and Supply Agreement is entered into as of the Effective Date (as defined "
                   "below) by and between Apollo and the Establishment."),
-              Hit("Agreement, made as of this day of , 20 between Nationwide Fund Management LLC and the Trust.")]
+              _text_hit("Agreement, made as of this day of , 20 between Nationwide Fund Management LLC and the Trust.")]
     assert effective_blocks(others + answers) == answers
 
 
@@ -377,19 +380,15 @@ def test_a_clause_that_dates_the_agreements_start_answers_when_it_takes_effect()
     starts on "the Effective Date" without a date, or a preamble's date, is not one."""
     from folioflow.indexing.clause_ranking import effect_clauses
 
-    class Hit:
-        def __init__(self, text):
-            self.id, self.payload = text[:30], {"page_content": text}
-
-    dating = [Hit("4. Term and Termination. The term of this Agreement (the \"Term\") will begin on February 1, 1998 "
+    dating = [_text_hit("4. Term and Termination. The term of this Agreement (the \"Term\") will begin on February 1, 1998 "
                   "and end on the first anniversary of the date of this Agreement."),
-              Hit("5. Term. The term of this Agreement shall commence on December 1, 2001, which date shall be deemed "
+              _text_hit("5. Term. The term of this Agreement shall commence on December 1, 2001, which date shall be deemed "
                   "the effective date of this Agreement."),
-              Hit("Signed and effective this 25th day of May, 1999."),
-              Hit("1.7“Effective Date” shall mean December 5, 2014.")]
-    others = [Hit("This Promotion Agreement is dated as of January 26, 1998 between CNET, Inc. and the Company."),
-              Hit("2.1 Term. This Agreement shall commence on the Effective Date and shall be valid for five years."),
-              Hit("The licence commences on delivery. Payment is due on March 3, 2020.")]
+              _text_hit("Signed and effective this 25th day of May, 1999."),
+              _text_hit("1.7“Effective Date” shall mean December 5, 2014.")]
+    others = [_text_hit("This Promotion Agreement is dated as of January 26, 1998 between CNET, Inc. and the Company."),
+              _text_hit("2.1 Term. This Agreement shall commence on the Effective Date and shall be valid for five years."),
+              _text_hit("The licence commences on delivery. Payment is due on March 3, 2020.")]
     assert effect_clauses(others + dating) == dating
 
 
@@ -398,17 +397,13 @@ def test_a_date_question_without_a_dated_party_block_gets_the_one_whose_date_is_
     20"); a template's "[date]" and an undated preamble are not blank dates."""
     from folioflow.indexing.clause_ranking import BLANK_DATE, blank_dated
 
-    class Hit:
-        def __init__(self, text):
-            self.id, self.payload = text[:20], {"page_content": text}
-
-    blanks = [Hit("Agreement, made as of this day of , 20 between Nationwide Fund Management LLC and the Trust."),
-              Hit("THIS ENDORSEMENT AGREEMENT is made and entered into effective this day of ___________________, "
+    blanks = [_text_hit("Agreement, made as of this day of , 20 between Nationwide Fund Management LLC and the Trust."),
+              _text_hit("THIS ENDORSEMENT AGREEMENT is made and entered into effective this day of ___________________, "
                   "19__, by and between SPORT-HALEY, INC. and the Professional."),
-              Hit("This Reseller Agreement is made as of this 14 day of SEPTEMBER, 200_ by and between TouchStar.")]
-    others = [Hit("This Sub-Distribution Agreement is made on [date] by and between [Distributor] and [Sub]."),
-              Hit("THIS CONTRACT is entered into by and between Enterprise Transportation Company and Shipper."),
-              Hit("THIS AGREEMENT is made this 1st day of April, 2007 by and between the Bank and the Employee.")]
+              _text_hit("This Reseller Agreement is made as of this 14 day of SEPTEMBER, 200_ by and between TouchStar.")]
+    others = [_text_hit("This Sub-Distribution Agreement is made on [date] by and between [Distributor] and [Sub]."),
+              _text_hit("THIS CONTRACT is entered into by and between Enterprise Transportation Company and Shipper."),
+              _text_hit("THIS AGREEMENT is made this 1st day of April, 2007 by and between the Bank and the Employee.")]
     assert blank_dated(others + blanks) == blanks
     assert not BLANK_DATE.search("the first day of the month following delivery")
 
