@@ -57,10 +57,9 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date", "asks_effect", "blank_dated", "boilerplate_test",
-           "effect_clauses",
-           "chunk_role", "date_ranking", "defines_named_term", "effective_blocks", "heading_ranking", "leading_role",
-           "split_roles", "wanted_roles"]
+__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date",
+           "asks_effect", "blank_dated", "boilerplate_test", "chunk_role", "date_ranking", "defines_named_term",
+           "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -185,7 +184,7 @@ def split_roles(ranked: Sequence[tuple[Any, float]], wanted: Iterable[str],
     demoted: list = []
     for pair in ranked:
         role = chunk_role(pair[0].payload)
-        if role == DEFINITIONS and asked and defines_named_term(str(pair[0].payload.get("page_content") or ""), asked):
+        if role == DEFINITIONS and asked and defines_named_term(_text(pair[0]), asked):
             role = None
         out = (role is not None and role not in wanted) or (role is None and demote is not None and demote(pair[0]))
         (demoted if out else keep).append(pair)
@@ -254,17 +253,18 @@ def effective_blocks(hits: Sequence[Any]) -> list[Any]:
     effect, in the given order: those that hold a calendar date (:data:`DATE`), or say "effective"
     ("entered into effective this __ day of ____", ``(the "Effective Date")``) without deferring to
     a definition further on ("as of the Effective Date (as defined below)")."""
-    out = []
-    for hit in hits:
-        text = str(hit.payload.get("page_content") or "")
-        if DATE.search(text) or (_EFFECTIVE.search(text) and not _DEFERS.search(text)):
-            out.append(hit)
-    return out
+    return [hit for hit in hits if DATE.search(text := _text(hit)) or
+            (_EFFECTIVE.search(text) and not _DEFERS.search(text))]
+
+
+def _text(hit: Any) -> str:
+    """A hit's text (payload ``page_content``; "" when absent)."""
+    return str(hit.payload.get("page_content") or "")
 
 
 def _holding(hits: Sequence[Any], pattern: re.Pattern[str]) -> list[Any]:
-    """The hits whose text (payload ``page_content``) ``pattern`` finds, in the given order."""
-    return [hit for hit in hits if pattern.search(str(hit.payload.get("page_content") or ""))]
+    """The hits whose text ``pattern`` finds, in the given order."""
+    return [hit for hit in hits if pattern.search(_text(hit))]
 
 
 def effect_clauses(hits: Sequence[Any]) -> list[Any]:

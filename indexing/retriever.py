@@ -371,13 +371,11 @@ class FolioRetriever(BaseRetriever):
                                         mode=mode, depth=LEAD_FETCH if dated or effect else 1, fetch_k=LEAD_FETCH,
                                         threshold=None, mmr_diversity=None)
                 blocks = [hit for hit, _ in found]
-                # for a date question, the block that holds a date (an exhibit's template, "made
-                # effective on [date]", can outrank the agreement's own), else the best; for "when does it take
-                # effect?", one that dates itself or says it is effective without deferring to a
-                # definition further on ("as of the Effective Date (as defined below)")
-                if dated:  # none dated: one whose date is left blank ("made as of this __ day of , 20")
+                if dated:  # the block that holds a date (an exhibit's template, "made effective on [date]",
+                    # can outrank the agreement's own), else one whose date is left blank ("this __ day of , 20")
                     blocks = date_ranking(blocks) or blank_dated(blocks)
-                elif effect:
+                elif effect:  # one that dates itself or says it is effective without deferring to a
+                    # definition further on ("as of the Effective Date (as defined below)")
                     blocks = effective_blocks(blocks)
                 lead = (blocks or [None])[0]
                 if effect:  # a clause that dates the start ("the Term will begin on February 1, 1998")
