@@ -15,6 +15,11 @@ The sparse weight (``glossary_sparse_weight``) is the weight of the BM25 ranking
 fusion of a question the profile's glossary expanded (the dense ranking weighs 1; a question left
 as asked is fused with equal weights).
 
+Hybrid fusion (``fusion``): ``convex`` in the legal profile, ``rrf`` in the others (retriever
+docstring). In a contract, the clause a question asks for is often far ahead in one search (BM25 on
+its drafting words) and unplaced in the other; rank fusion counts only places, so chunks placed
+moderately in both passed it. FinanceBench was not measured with convex fusion.
+
 The route weight is the weight of the search inside the documents a question names
 (title routing) in its fusion with the unrestricted search: in a store of filings, a question
 naming a company and a fiscal year is answered by that filing, and above about 1.7 the named
@@ -62,19 +67,20 @@ _FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d
 def profile_options(name: str) -> dict[str, Any]:
     """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
     ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``, ``route_weight``,
-    ``glossary_sparse_weight``, ``date_weight``. Raises ``ValueError`` for another name."""
+    ``glossary_sparse_weight``, ``date_weight``, ``fusion``. Raises ``ValueError`` for another name."""
     from folioflow.indexing.retriever import PAGE_DECAY
 
     table: dict[str, dict[str, Any]] = {
         "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
                     "heading_weight": 0.0, "route_weight": FINANCE_ROUTE_WEIGHT, "glossary_sparse_weight": 1.0,
-                    "date_weight": 0.0},
+                    "date_weight": 0.0, "fusion": "rrf"},
         "legal": {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
                   "heading_weight": LEGAL_HEADING_WEIGHT, "route_weight": LEGAL_ROUTE_WEIGHT,
-                  "glossary_sparse_weight": LEGAL_SPARSE_WEIGHT, "date_weight": LEGAL_DATE_WEIGHT},
+                  "glossary_sparse_weight": LEGAL_SPARSE_WEIGHT, "date_weight": LEGAL_DATE_WEIGHT,
+                  "fusion": "convex"},
         "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
                     "heading_weight": 0.0, "route_weight": 1.0, "glossary_sparse_weight": 1.0,
-                    "date_weight": 0.0}}
+                    "date_weight": 0.0, "fusion": "rrf"}}
     if name not in table:
         raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
     return table[name]

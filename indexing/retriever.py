@@ -6,16 +6,18 @@ LCEL chain (``retriever | format_docs | prompt | llm``). It returns LangChain ``
 ``path``, ``page_start``/``page_end`` (1-based, inclusive), ``heading_path``, ``kind``, ``score``
 and ``search_score``, so answers can cite pages. ``score`` is the score the results are ranked by
 (best first, never increasing down the list); ``search_score`` is the score of the mode (cosine,
-BM25 or Qdrant's RRF) from the search that found the chunk. They are equal unless title routing
+BM25 or the hybrid fusion's) from the search that found the chunk. They are equal unless title routing
 or hybrid page scoring re-ranked the results (below). One exception: with ``mmr=True`` the order is MMR's (relevance
 traded against diversity, whose objective Qdrant does not return) and both scores are the chunk's
 dense similarity to the question, which need not decrease. ``score_threshold`` applies to the
 mode's score, inside Qdrant.
 
 Modes: ``dense`` (cosine on the embedding), ``sparse`` (BM25 with Qdrant's IDF) and ``hybrid``
-(both, fused by Reciprocal Rank Fusion, ``sum 1/(RRF_K + rank)``: the retriever runs the dense and
-the sparse search and fuses them itself, ties broken by point id, so that the fusion is the same
-in every process). A question the glossary expanded (below) has its sparse ranking weighted
+(both, fused by Reciprocal Rank Fusion, ``sum 1/(RRF_K + rank)``, or with ``fusion="convex"``
+(profile ``legal``) by a weighted sum of each search's scores divided by its best score
+(:func:`~folioflow.indexing.routing.fuse_scores`): the retriever runs the dense and the sparse
+search and fuses them itself, ties broken by point id, so that the fusion is the same in every
+process). A question the glossary expanded (below) has its sparse ranking weighted
 ``glossary_sparse_weight`` in that fusion (profile ``legal`` 1.5, else 1: ``sum w/(RRF_K + rank)``):
 the expansion is the documents' own drafting words, which BM25 matches exactly (the dense query
 keeps them too: without them it ranked worse). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
@@ -125,7 +127,7 @@ from folioflow.indexing.clause_ranking import (
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
 from folioflow.indexing.profiles import infer_profile, profile_options
-from folioflow.indexing.routing import TitleRouter, fuse_rankings
+from folioflow.indexing.routing import TitleRouter, fuse_rankings, fuse_scores
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import SearchFilter
 from folioflow.ocr.errors import ConfigurationError, FolioflowError, TenancyError
@@ -137,10 +139,10 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight")
+                "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight", "fusion")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
-                 "route_weight", "glossary_sparse_weight", "date_weight")
+                 "route_weight", "glossary_sparse_weight", "date_weight", "fusion")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: For "when does it take effect?" (legal profile), the first fused chunks searched for a clause that
@@ -158,6 +160,10 @@ PAGE_DECAY = 0.3
 PAGE_CANDIDATES = 40
 #: Reciprocal Rank Fusion constant of hybrid search (``1 / (RRF_K + rank)``, Cormack et al. 2009; Qdrant's default).
 RRF_K = 60
+#: Weight of the dense ranking in convex hybrid fusion (``fusion="convex"``; the sparse ranking
+#: weighs 1, or ``glossary_sparse_weight``): chosen on the tuning half of the legal benchmark, where
+#: 0.6 to 0.9 ranked alike (docs/benchmarks.md).
+CONVEX_DENSE_WEIGHT = 0.7
 #: Seconds a title router is reused before the registry is read again (new documents get routed).
 ROUTER_REFRESH_S = 60.0
 #: Title routers kept at once (one per tenant and sources filter).
@@ -223,6 +229,10 @@ class FolioRetriever(BaseRetriever):
     #: Weight of the sparse (BM25) ranking in the hybrid fusion of a question the glossary expanded
     #: (the dense ranking weighs 1; a question it leaves as asked is fused with weights 1 and 1).
     glossary_sparse_weight: float = 1.0
+    #: How hybrid search fuses the dense and the sparse ranking: ``rrf`` (Reciprocal Rank Fusion, by
+    #: rank) or ``convex`` (a weighted sum of each search's scores divided by its best score, the
+    #: dense one weighted :data:`CONVEX_DENSE_WEIGHT`; by how far ahead a chunk is, not only its place).
+    fusion: Literal["rrf", "convex"] = "rrf"
     #: With ``demote_roles``: weight of the ranking of the candidates that hold a calendar date, fused
     #: in for a question that asks for a date, such as when a contract was made or signed
     #: (clause_ranking ``asks_date``; 0: off); its party block leads then only when it holds a date.
@@ -329,7 +339,8 @@ class FolioRetriever(BaseRetriever):
             depth = max(depth, RERANK_CANDIDATES)
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None,
-                      sparse_weight=float(opts["glossary_sparse_weight"]) if searched != query else 1.0)
+                      sparse_weight=float(opts["glossary_sparse_weight"]) if searched != query else 1.0,
+                      fusion=opts["fusion"])
         ranked, unanimous = self._search(dense, sparse, flt, **search)
         router = self._router(opts["tenant"], opts["sources"]) if opts["route_titles"] else None
         routed = router.route(query) if router is not None and not opts["doc_ids"] and not opts["mmr"] else None
@@ -430,7 +441,8 @@ class FolioRetriever(BaseRetriever):
         refused = [key for key, default in (("mmr", False), ("fetch_k", None), ("score_threshold", None),
                                             ("kinds", None), ("page_from", None), ("page_to", None))
                    if opts[key] != default]
-        refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight") if key in given]
+        refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight", "fusion")
+                    if key in given]
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")
         glossary = None
@@ -462,12 +474,16 @@ class FolioRetriever(BaseRetriever):
 
     def _search(self, dense: Any, sparse: Any, flt: SearchFilter, *, mode: str, depth: int, fetch_k: int,
                 threshold: float | None, mmr_diversity: float | None,
-                sparse_weight: float = 1.0) -> tuple[list[tuple[Any, float]], Any]:
+                sparse_weight: float = 1.0, fusion: str = "rrf") -> tuple[list[tuple[Any, float]], Any]:
         """``([(hit, score)] best first, the hit ranked first by both dense and sparse search or
         None)``. Hybrid without MMR runs the dense and the sparse search (``fetch_k`` each) and
-        fuses them here by Reciprocal Rank Fusion, :data:`RRF_K`, so that ties are broken the same
-        way in every process (by score, then point id), the sparse ranking weighted ``sparse_weight``
-        (the dense one 1); ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
+        fuses them here, so that ties are broken the same way in every process (by score, then point
+        id): ``fusion="rrf"`` by Reciprocal Rank Fusion, :data:`RRF_K`, the sparse ranking weighted
+        ``sparse_weight`` (the dense one 1); ``"convex"`` by
+        :func:`~folioflow.indexing.routing.fuse_scores`, the dense ranking weighted
+        :data:`CONVEX_DENSE_WEIGHT` and the sparse one ``sparse_weight``, scaled by
+        ``1 / (RRF_K + 1)`` so that a score is on the scale of the rank-fusion bonuses added after
+        it. A chunk ranked first by both searches is first either way. ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
         if mode != "hybrid" or mmr_diversity is not None:
             hits = self.store.search(dense, sparse, mode=mode, k=depth, filter=flt, score_threshold=threshold,
                                      mmr_diversity=mmr_diversity, fetch_k=fetch_k)
@@ -476,7 +492,11 @@ class FolioRetriever(BaseRetriever):
             return [(hit, hit.score) for hit in hits], None
         by_dense = _stable(self.store.search(dense, None, mode="dense", k=fetch_k, filter=flt))
         by_sparse = _stable(self.store.search(None, sparse, mode="sparse", k=fetch_k, filter=flt))
-        fused = fuse_rankings([by_dense, by_sparse], k=RRF_K, weights=(1.0, sparse_weight))[:depth]
+        if fusion == "convex":
+            fused = fuse_scores([by_dense, by_sparse], weights=(CONVEX_DENSE_WEIGHT, sparse_weight),
+                                scale=1.0 / (RRF_K + 1))[:depth]
+        else:
+            fused = fuse_rankings([by_dense, by_sparse], k=RRF_K, weights=(1.0, sparse_weight))[:depth]
         scored = [(replace(hit, score=score), score) for hit, score in fused
                   if threshold is None or score >= threshold]
         agreed = by_dense[0].id if by_dense and by_sparse and by_dense[0].id == by_sparse[0].id else None

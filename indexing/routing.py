@@ -85,7 +85,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TICKER_PAGES", "TitleRouter", "fuse_rankings", "question_periods", "stored_tickers", "tickers_in", "title_terms"]
+__all__ = ["TICKER_PAGES", "TitleRouter", "fuse_rankings", "fuse_scores", "question_periods", "stored_tickers", "tickers_in", "title_terms"]
 
 _WORD = re.compile(r"[0-9A-Za-z]+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -429,6 +429,29 @@ class TitleRouter:
         if len(best) > self.max_documents or len(best) == len(self.terms):
             return None
         return best
+
+
+def fuse_scores(rankings: Sequence[Sequence[Any]], weights: Sequence[float] | None = None,
+                scale: float = 1.0) -> list[tuple[Any, float]]:
+    """Convex combination of normalised scores (Bruch, Gai and Ingber, "An Analysis of Fusion
+    Functions for Hybrid Retrieval", ACM TOIS 2023) of rankings of hits that have an ``id`` and a
+    ``score``: ``score(id) = scale * sum over rankings of w * score / max score``, each ranking's
+    scores divided by its best one (their theoretical minimum, 0 for cosine and BM25, stays 0; a
+    ranking whose best score is not positive is divided by 1), a hit absent from a ranking adding 0
+    there, ``w`` the ranking's weight (``weights``, default 1 each). Unlike :func:`fuse_rankings`,
+    how far ahead a hit is counts, not only its place. Returns ``(hit, score)`` best first. The hit
+    kept for an id is the first one seen. Ties keep first-seen order."""
+    scores: dict[Any, float] = {}
+    hits: dict[Any, Any] = {}
+    for i, ranking in enumerate(rankings):
+        w = 1.0 if weights is None else float(weights[i])
+        top = max((float(hit.score) for hit in ranking), default=0.0)
+        span = top if top > 0 else 1.0
+        for hit in ranking:
+            scores[hit.id] = scores.get(hit.id, 0.0) + scale * w * float(hit.score) / span
+            hits.setdefault(hit.id, hit)
+    order = sorted(scores, key=lambda i: -scores[i])
+    return [(hits[i], scores[i]) for i in order]
 
 
 def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60,

@@ -78,11 +78,12 @@ def test_a_chunk_first_in_dense_and_sparse_is_first_in_hybrid(store, embedder):
         # page_decay=5: page 1's five definitions would outscore the clause's page on their sum
         for decay in (0.0, 0.3, 5.0):
             for distinct in (True, False):
-                docs = FolioRetriever(store=store, embedder=embedder, k=5, glossary=glossary).invoke(
-                    CLAUSE, page_decay=decay, distinct_pages=distinct)
-                assert docs[0].id == dense[0].id, (glossary, decay, distinct)
-                scores = [d.metadata["score"] for d in docs]
-                assert scores == sorted(scores, reverse=True)
+                for fusion in ("rrf", "convex"):
+                    docs = FolioRetriever(store=store, embedder=embedder, k=5, glossary=glossary).invoke(
+                        CLAUSE, page_decay=decay, distinct_pages=distinct, fusion=fusion)
+                    assert docs[0].id == dense[0].id, (glossary, decay, distinct, fusion)
+                    scores = [d.metadata["score"] for d in docs]
+                    assert scores == sorted(scores, reverse=True)
 
 
 def test_without_the_agreement_rule_page_scoring_would_lose_the_clause(store, embedder):
@@ -149,8 +150,8 @@ _QUERY_SCRIPT = textwrap.dedent("""
     embedder = Embedder(device="cpu")
     out = []
     for query in json.loads(sys.argv[2]):
-        for mode in ("dense", "sparse", "hybrid"):
-            docs = FolioRetriever(store=store, embedder=embedder, k=6, mode=mode).invoke(query)
+        for mode, fusion in (("dense", "rrf"), ("sparse", "rrf"), ("hybrid", "rrf"), ("hybrid", "convex")):
+            docs = FolioRetriever(store=store, embedder=embedder, k=6, mode=mode, fusion=fusion).invoke(query)
             out.append([[d.id, d.metadata["score"]] for d in docs])
     store.close()
     print(json.dumps(out))
@@ -172,4 +173,4 @@ def test_the_same_query_ranks_the_same_in_fresh_processes(store, embedder, tmp_p
                              capture_output=True, text=True, env=env, timeout=300, check=True)
         runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
     assert runs[0] == runs[1]
-    assert all(runs[0]) and all(len(r) == 6 for r in runs[0][2::3])  # every query found chunks; hybrid: k
+    assert all(runs[0]) and all(len(r) == 6 for r in runs[0][2::4] + runs[0][3::4])  # found chunks; hybrid: k

@@ -6,7 +6,14 @@ import pytest
 
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.retriever import FolioRetriever
-from folioflow.indexing.routing import TitleRouter, fuse_rankings, question_periods, tickers_in, title_terms
+from folioflow.indexing.routing import (
+    TitleRouter,
+    fuse_rankings,
+    fuse_scores,
+    question_periods,
+    tickers_in,
+    title_terms,
+)
 from folioflow.indexing.store import SearchHit, StoreSettings, open_store
 from folioflow.ocr.schema import source_title
 
@@ -69,6 +76,23 @@ def test_fuse_rankings_is_reciprocal_rank_fusion():
     fused = fuse_rankings([a, b], k=60)
     assert [hit.id for hit, _ in fused] == ["y", "x", "z"]
     assert abs(fused[0][1] - (1 / 62 + 1 / 61)) < 1e-12 and fused[0][0].score == 0.8  # first-seen hit kept
+
+
+def test_fuse_scores_is_a_convex_combination_of_max_normalised_scores():
+    dense = [SearchHit("m1", 0.62, {}), SearchHit("m2", 0.60, {}), SearchHit("m3", 0.5, {}),
+             SearchHit("clause", 0.31, {})]
+    sparse = [SearchHit("clause", 18.0, {}), SearchHit("m2", 6.0, {}), SearchHit("m1", 5.0, {})]
+    fused = fuse_scores([dense, sparse], weights=(0.7, 1.0))
+    # far ahead in BM25 (18 against 6) outweighs being placed second and third in both
+    assert [hit.id for hit, _ in fused] == ["clause", "m2", "m1", "m3"]
+    assert abs(fused[0][1] - (0.7 * 0.31 / 0.62 + 1.0)) < 1e-12 and fused[0][0].score == 0.31  # first-seen hit
+    assert [hit.id for hit, _ in fuse_rankings([dense, sparse])] == ["m1", "m2", "clause", "m3"]  # by places only
+    scaled = fuse_scores([dense, sparse], weights=(0.7, 1.0), scale=0.5)
+    assert [s for _, s in scaled] == [s * 0.5 for _, s in fused]
+    assert fuse_scores([[SearchHit("a", 0.0, {})], []]) == [(SearchHit("a", 0.0, {}), 0.0)]  # no division by 0
+    both = fuse_scores([[SearchHit("a", 0.5, {}), SearchHit("b", 0.49, {})],
+                        [SearchHit("a", 3.0, {}), SearchHit("b", 2.9, {})]], weights=(5.0, 0.1))
+    assert both[0][0].id == "a"  # first in both is first whatever the weights
 
 
 def _statement(cogs_label: str, figure: str):
