@@ -113,6 +113,8 @@ def test_retriever_through_the_server_equals_local(served):
         assert [(d.page_content, {k: d.metadata[k] for k in SHARED_KEYS}) for d in got] == expected
     with pytest.raises(ConfigurationError, match="page_from"):
         named.invoke(QUESTION, page_from=2)
+    with pytest.raises(ConfigurationError, match="fusion"):  # the server fuses as its profile says
+        named.invoke(QUESTION, fusion="rrf")
 
 
 def test_ingest_through_the_server(served, tmp_path):
