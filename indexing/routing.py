@@ -81,7 +81,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -441,17 +441,12 @@ def fuse_scores(rankings: Sequence[Sequence[Any]], weights: Sequence[float] | No
     there, ``w`` the ranking's weight (``weights``, default 1 each). Unlike :func:`fuse_rankings`,
     how far ahead a hit is counts, not only its place. Returns ``(hit, score)`` best first. The hit
     kept for an id is the first one seen. Ties keep first-seen order."""
-    scores: dict[Any, float] = {}
-    hits: dict[Any, Any] = {}
-    for i, ranking in enumerate(rankings):
-        w = 1.0 if weights is None else float(weights[i])
+    def terms(ranking: Sequence[Any], w: float) -> Iterable[tuple[Any, float]]:
         top = max((float(hit.score) for hit in ranking), default=0.0)
         span = top if top > 0 else 1.0
-        for hit in ranking:
-            scores[hit.id] = scores.get(hit.id, 0.0) + scale * w * float(hit.score) / span
-            hits.setdefault(hit.id, hit)
-    order = sorted(scores, key=lambda i: -scores[i])
-    return [(hits[i], scores[i]) for i in order]
+        return ((hit, scale * w * float(hit.score) / span) for hit in ranking)
+
+    return _weighted_sum(rankings, weights, terms)
 
 
 def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60,
@@ -460,12 +455,22 @@ def fuse_rankings(rankings: Sequence[Sequence[Any]], k: int = 60,
     have an ``id``: ``score(id) = sum over rankings of w / (k + rank)``, rank 1-based, ``w`` the
     ranking's weight (``weights``, default 1 each). Returns ``(hit, score)`` best first. The hit
     kept for an id is the first one seen. Ties keep first-seen order."""
+    return _weighted_sum(rankings, weights,
+                         lambda ranking, w: ((hit, w / (k + rank)) for rank, hit in enumerate(ranking, start=1)))
+
+
+def _weighted_sum(rankings: Sequence[Sequence[Any]], weights: Sequence[float] | None,
+                  terms: Callable[[Sequence[Any], float], Iterable[tuple[Any, float]]]) -> list[tuple[Any, float]]:
+    """The fusion of :func:`fuse_rankings` and :func:`fuse_scores`: each hit's ``id`` scored the sum
+    of the ``(hit, term)`` pairs ``terms(ranking, w)`` gives for it over ``rankings``, ``w`` the
+    ranking's weight (``weights``, default 1 each). Returns ``(hit, score)`` best first, the first
+    hit seen for an id kept, ties in first-seen order."""
     scores: dict[Any, float] = {}
     hits: dict[Any, Any] = {}
     for i, ranking in enumerate(rankings):
         w = 1.0 if weights is None else float(weights[i])
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + w / (k + rank)
+        for hit, term in terms(ranking, w):
+            scores[hit.id] = scores.get(hit.id, 0.0) + term
             hits.setdefault(hit.id, hit)
     order = sorted(scores, key=lambda i: -scores[i])
     return [(hits[i], scores[i]) for i in order]
