@@ -57,7 +57,7 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "asks_date",
+__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE", "asks_date",
            "asks_effect", "blank_dated", "boilerplate_test", "chunk_role", "date_ranking", "defines_named_term",
            "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
 
@@ -89,13 +89,25 @@ _EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
 #: A preamble that leaves its effective date to a definition: "as of the Effective Date (as defined below)".
 _DEFERS = re.compile(r"\beffective\s+date\W{0,3}\(?\s*as\s+defined\b", re.IGNORECASE)
 #: Question words that ask for the party block (who the parties are, when the agreement was made).
-_ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\b|\bwho\s+(?:are|is|were|was)\b.*\bpart(?:y|ies)\b|"
-                           r"\bbetween\s+whom\b|\bdated?\b|\b(?:was|is)\s+(?:this\s+|the\s+)?(?:agreement\s+|contract\s+)?"
-                           r"(?:made|entered\s+into|signed|executed)\b|\beffective\b|\btakes?\s+effect\b",
-                           re.IGNORECASE)
+#: "was this agreement", "is the contract", "the agreement was", "it was": the agreement as the
+#: subject of "made", "signed", ... ("before a deal is made" is not about the agreement).
+_AGREEMENT_WAS = (r"(?:(?:was|is)\s+(?:(?:this|the)\s+(?:agreement|contract)|it)|(?:agreement|contract|it)\s+(?:was|is))"
+                  r"\s+")
+_ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\s+(?:this|the|that)\s+(?:\w+\s+)?(?:agreement|contract)\b|"
+                           r"\bwho\s+(?:are|is|were|was)\s+(?!not\b)(?:\w+\s+){0,2}part(?:y|ies)\b|"
+                           r"\bcontracting\s+part(?:y|ies)\b|\b(?:who|which\s+\w+)\s+(?:entered|(?:are|were)\s+bound)\b|"
+                           rf"\bbetween\s+whom\b|\bdated?\b|\b{_AGREEMENT_WAS}(?:made|entered\s+into|signed|executed)\b|"
+                           r"\beffective\b|\btakes?\s+effect\b", re.IGNORECASE)
 #: Question words that ask for the signature blocks.
 _ASKS_SIGNATURE = re.compile(r"\bwho\s+signed\b|\bsign(?:ed|ature|atory|atories)\b|\bexecut(?:ed|ion)\b|\bdated?\b|"
-                             r"\b(?:was|is)\s+(?:this\s+|the\s+)?(?:agreement\s+|contract\s+)?made\b", re.IGNORECASE)
+                             rf"\b{_AGREEMENT_WAS}made\b", re.IGNORECASE)
+#: A date that is not the agreement's: "the end date", "the termination date", "a payment due date",
+#: "on what date does it expire", "by what date must the payment be made". Left out of a question
+#: before it is read for the date it was made or for a role ("What is the expiration date?" does
+#: not ask for the party block).
+OTHER_DATE = re.compile(r"\b(?:end(?:ing)?|expir\w*|expiry|terminat\w*|renewal|payment|due|delivery|closing|milestone|"
+                        r"shipment|invoice|deadline)\s+date\b|\bdate\b(?:\s+(?!and\b)[\w']+){0,5}?\s+"
+                        r"(?:expir\w*|ends?|terminat\w*|renew\w*|pay\w*|paid|deliver\w*)\b", re.IGNORECASE)
 #: Question words that ask for the defined terms.
 _ASKS_DEFINITIONS = re.compile(r"\bdefin(?:e|ed|es|ition|itions)\b|\bmeaning\b|\bwhat\s+(?:does|do)\b.*\bmean\b|"
                                r"\bmeans\b", re.IGNORECASE)
@@ -118,7 +130,9 @@ GENERIC_WORDS = ("agreement", "agreements", "party", "parties", "contract", "thi
 
 
 def wanted_roles(question: str) -> frozenset[str]:
-    """The roles ``question`` asks for (see the module docstring); empty for a clause question."""
+    """The roles ``question`` asks for (see the module docstring); empty for a clause question.
+    A date that is not the agreement's (:data:`OTHER_DATE`) asks for none."""
+    question = OTHER_DATE.sub(" ", question)
     out = set()
     if _ASKS_PARTIES.search(question):
         out.add(PARTIES)
@@ -239,7 +253,7 @@ def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], I
 
 def asks_date(question: str) -> bool:
     """True when ``question`` asks for a date (on what date a contract was made or signed)."""
-    return bool(_ASKS_DATE.search(question))
+    return bool(_ASKS_DATE.search(OTHER_DATE.sub(" ", question)))
 
 
 def asks_effect(question: str) -> bool:

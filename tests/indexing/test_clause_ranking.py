@@ -135,6 +135,43 @@ def test_a_question_that_asks_for_the_parties_or_the_date_gets_the_party_block_f
     assert len(found) == len(ids) and all(h.payload["metadata"]["extra"][ROLE] == PARTIES for h in found)
 
 
+#: Questions that name the agreement's date or its parties in another sense: another date (the end
+#: of the term, a payment's), a deal made with someone else, a person who is not a party.
+OTHER_SENSE_QUESTIONS = ["What is the expiration date of this agreement?", "On what date does the agreement expire?",
+                         "What is the end date of the term?", "What is the termination date?",
+                         "By what date must the first milestone payment be made?",
+                         "What is the payment due date for invoices?",
+                         "Must the company offer the opportunity to the other party before a deal is made with others?",
+                         "Does the agreement give rights to anyone who is not a party?",
+                         "Does the agreement restrict the parties to exclusive dealing?"]
+
+
+def test_a_question_about_another_date_or_another_party_asks_for_no_role(contract_store, embedder):
+    """"What is the expiration date?" named a date and got the party block (the date of signing)
+    first; "before a deal is made with others" read as "when was it made", "who is not a party" as
+    "who is a party". They ask for no role and no date of making; questions that do still do, in
+    other words too."""
+    from folioflow.indexing.clause_ranking import OTHER_DATE, asks_date
+
+    for question in OTHER_SENSE_QUESTIONS:
+        assert not wanted_roles(question) and not asks_date(question), question
+    assert OTHER_DATE.search("What is the end date of the term?") and not OTHER_DATE.search(
+        "What is the date of this contract and when does it end?")
+    assert asks_date("What is the date of this contract and when does it end?")
+    for question in ("Which entities entered into this contract?", "Name the contracting parties.",
+                     "Who is a party to the agreement?", "Who are the two parties to this contract?"):
+        assert leading_role(wanted_roles(question)) == PARTIES, question
+    for question in ("When was it signed?", "What date was this contract entered into?",
+                     "When was the agreement executed?"):
+        assert asks_date(question) and PARTIES in wanted_roles(question), question
+    store, ids, chunks_of = contract_store
+    retriever = FolioRetriever(store=store, embedder=embedder)  # profile auto: legal
+    for style, doc_id in ids.items():
+        docs = retriever.invoke("What is the expiration date of this agreement?", doc_ids=[doc_id], k=3)
+        assert _role(docs[0]) != PARTIES and "continue for three years" in docs[0].page_content, \
+            (style, [d.page_content[:60] for d in docs])
+
+
 def test_clause_titles_that_match_the_question_come_first(contract_store, embedder):
     store, ids, chunks_of = contract_store
     encoder = BM25Encoder()
