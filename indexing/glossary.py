@@ -225,7 +225,9 @@ LEGAL_SEMANTIC_MARGIN = 0.05
 #: module docstring): the concept is matched in the question's wording, the expansion is drafting
 #: language common to commercial agreements. No entry names a contract or a party.
 LEGAL = Glossary([
-    (r"\bexclusiv\w*|\bdeal\w* with (any )?others?\b|\bsole (and exclusive )?(supplier|distributor|provider|source)\b",
+    (r"\bexclusiv\w*|\bdeal\w* with (any )?others?\b|\bsole (and exclusive )?(supplier|distributor|provider|source)\b|"
+     r"\b(work\w*|deal\w*|do\w* business|contract\w*) with (any )?(other|competing|third[- ]party) (suppliers?|distributors?|"
+     r"customers?|vendors?|manufacturers?|resellers?)\b",
      "exclusive right; exclusivity; sole and exclusive; shall not appoint, sell to or deal with any other person in "
      "the territory",
      "Exclusivity: exclusive dealing, a sole supplier, distributor or provider, exclusive rights in a territory."),
@@ -312,7 +314,7 @@ LEGAL = Glossary([
     (r"\baffiliates?\b|\bsubsidiar\w*",
      "affiliates and subsidiaries; licensed rights held or controlled by its affiliates",
      "Affiliates: licenses or rights extended to affiliates and subsidiaries."),
-    (r"\bperpetual\b|\birrevocable\b",
+    (r"\bperpetu\w*|\birrevocabl\w*",
      "perpetual, irrevocable, fully paid-up, royalty-free license",
      "Perpetual or irrevocable license that does not end and cannot be revoked."),
     (r"\bunlimited\b.{0,40}\b(users?|copies|uses?|number)\b|\benterprise[- ]wide\b",
@@ -321,6 +323,15 @@ LEGAL = Glossary([
     (r"\bescrow\b|\bsource code\b",
      "source code escrow agreement: deposit the source code with the escrow agent; release conditions",
      "Source code escrow: deposit of source code with an escrow agent and its release conditions."),
+    (r"\blicen[cs]es?\b.{0,40}\bgrant\w*|\bgrant\w*\b.{0,40}\blicen[cs]es?\b|\bscope of the licen[cs]e|\brights? to use\b",
+     "hereby grants a non-exclusive, worldwide license to use, make, have made, sell and import; grant of license; "
+     "grant of rights",
+     "License grant: the rights licensed, to whom, their scope, field and territory."),
+    (r"\bminimum\b.{0,40}\b(purchas|order|sales?\b|sell|buy|volume|quantit|commit|units?\b|amount|royalt|fee|charge|payment)\w*|"
+     r"\b(buy|sell|purchas|order)\w*\b.{0,40}\bat least\b|\btake[- ]or[- ]pay\b|\bpurchase (obligation|commitment)s?\b",
+     "a minimum of; at least; not less than; minimum quantities, orders or purchases per year; minimum royalty, fee "
+     "or charge; quotas; shortfall",
+     "Minimum commitment: a minimum quantity, volume or amount a party must buy, sell or pay for over a period."),
     (r"\bsublicens\w*|\btransfer\w*\b.{0,40}\blicen[cs]\w*|\blicen[cs]\w*\b.{0,40}\btransfer\w*",
      "non-transferable, non-sublicensable license; may not sublicense, assign or transfer its rights",
      "Non-transferable license: whether a licensee may sublicense or transfer its license rights."),

@@ -105,6 +105,17 @@ def test_legal_glossary_appends_drafting_wording_to_clause_questions():
                      "When does the term commence?"):
         assert any("shall become effective on" in m for m in LEGAL.matches(question)), question
     assert LEGAL.matches("On what date was this agreement made?") == []  # a date question: the date rule
+    # the license granted, and a minimum to buy, sell or pay, however the question words them
+    for question in ("What license does the agreement grant, and to whom?", "What is the scope of the license granted?",
+                     "What rights to use the software does the customer get?"):
+        assert any("hereby grants" in m for m in LEGAL.matches(question)), question
+    for question in ("Is there a minimum purchase commitment?", "Must the distributor buy at least 500 units a year?",
+                     "Is there a minimum annual royalty?", "Is it a take-or-pay contract?"):
+        assert any("a minimum of" in m for m in LEGAL.matches(question)), question
+    assert not any("a minimum of" in m for m in LEGAL.matches("What is the minimum insurance coverage?"))
+    assert any("perpetual" in m for m in LEGAL.matches("Is the license granted in perpetuity?"))
+    assert any("sole and exclusive" in m for m in LEGAL.matches(
+        "Is the reseller prevented from working with other suppliers?"))
     assert LEGAL.matches("What was the FY2018 COGS for 3M?") == []
     assert FINANCE.matches("Is a party restricted from competing with the other?") == []
 
