@@ -57,7 +57,7 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE", "asks_date",
+__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE", "RENEWAL", "START_DATE", "asks_date",
            "asks_effect", "blank_dated", "boilerplate_test", "chunk_role", "date_ranking", "defines_named_term",
            "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
 
@@ -73,7 +73,9 @@ DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:19|20)\d\d
 #: __________, 19__", "this 14 day of SEPTEMBER, 200_" (CUAD annotates the blank as the answer).
 BLANK_DATE = re.compile(rf"\bday\s+of\s+(?:[_\s,]+|{_MONTH}\s*,?\s*)(?:19|20)(?:\d?_+|(?![\d_]))", re.IGNORECASE)
 #: A provision that dates the agreement's start: a take-effect word, then a calendar date in the same sentence.
-EFFECT_DATE = re.compile(rf"\b(?:commenc\w*|begins?|beginning|effective|takes?\s+effect|binding)\b[^.;]{{0,80}}?"
+#: A date after an end word is the end's ("commence on the Effective Date and conclude on October 31, 2010").
+EFFECT_DATE = re.compile(rf"\b(?:commenc\w*|begins?|beginning|effective|takes?\s+effect|binding)\b"
+                         r"(?:(?!\b(?:conclud\w*|ends?|ending|expir\w*|terminat\w*|until|through)\b)[^.;]){0,80}?"
                          rf"(?:{DATE.pattern})", re.IGNORECASE)
 #: A question that asks for a date ("On what date was this agreement made?", "What is the date of
 #: this contract?", "When was it signed?"). "When does it take effect?" is not one: a contract
@@ -83,7 +85,10 @@ _ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:\w+\s+){0,2}date\b|\bdate\s+(?:o
                         r"\bwhen\b.*\b(?:made|dated|signed|executed|entered)\b|\bdated\b", re.IGNORECASE)
 
 #: A question that asks when a contract takes effect or commences.
-_ASKS_EFFECT = re.compile(r"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|\bcomes?\s+into\s+force\b|"
+#: The date a contract starts: "the effective date", "the commencement date", "its start date".
+START_DATE = re.compile(r"\b(?:effective|commencement|start(?:ing)?)\s+date\b", re.IGNORECASE)
+_ASKS_EFFECT = re.compile(r"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|\bstart(?:ing)?\s+date\b|"
+                          r"\bcomes?\s+into\s+force\b|"
                           r"\bgo(?:es)?\s+into\s+effect\b", re.IGNORECASE)
 _EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
 #: A preamble that leaves its effective date to a definition: "as of the Effective Date (as defined below)".
@@ -252,8 +257,10 @@ def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], I
 
 
 def asks_date(question: str) -> bool:
-    """True when ``question`` asks for a date (on what date a contract was made or signed)."""
-    return bool(_ASKS_DATE.search(OTHER_DATE.sub(" ", question)))
+    """True when ``question`` asks for a date (on what date a contract was made or signed). The
+    date of another event (:data:`OTHER_DATE`) is not one, nor is the date it starts
+    (:data:`START_DATE`: a take-effect question, :func:`asks_effect`)."""
+    return bool(_ASKS_DATE.search(START_DATE.sub(" ", OTHER_DATE.sub(" ", question))))
 
 
 def asks_effect(question: str) -> bool:
@@ -285,8 +292,27 @@ def effect_clauses(hits: Sequence[Any]) -> list[Any]:
     """The hits whose text says the agreement commences, begins or is effective on a calendar date
     ("The term of this Agreement will begin on February 1, 1998", "shall commence on December 1,
     2001, which date shall be deemed the effective date", "Signed and effective this 25th day of
-    May, 1999"), in the given order (:data:`EFFECT_DATE`)."""
-    return _holding(hits, EFFECT_DATE)
+    May, 1999"), in the given order (:data:`EFFECT_DATE`). A date after an end word ("and conclude on
+    October 31, 2010") is not the start, nor is a renewal's ("may renew this Agreement for one
+    additional five year period that shall begin on January 1, 2005": :data:`RENEWAL`, earlier in
+    the same sentence)."""
+    return [hit for hit in hits if _dates_start(_text(hit))]
+
+
+def _dates_start(text: str) -> bool:
+    """Whether ``text`` dates the agreement's start (:func:`effect_clauses`)."""
+    return any(not RENEWAL.search(_sentence_before(text, match.start())) for match in EFFECT_DATE.finditer(text))
+
+
+#: A renewal or extension of the term: its start is not the agreement's.
+RENEWAL = re.compile(r"\brenew\w*|\bextension\b|\bextended\b|\badditional\s+(?:\w+\s+){0,2}(?:term|period)s?\b",
+                     re.IGNORECASE)
+
+
+def _sentence_before(text: str, end: int) -> str:
+    """The part of ``text``'s sentence (from the last ``.``, ``;`` or line break) before offset ``end``."""
+    start = max(text.rfind(mark, 0, end) for mark in ".;\n") + 1
+    return text[start:end]
 
 
 def blank_dated(hits: Sequence[Any]) -> list[Any]:

@@ -425,8 +425,26 @@ def test_a_clause_that_dates_the_agreements_start_answers_when_it_takes_effect()
               _text_hit("1.7“Effective Date” shall mean December 5, 2014.")]
     others = [_text_hit("This Promotion Agreement is dated as of January 26, 1998 between CNET, Inc. and the Company."),
               _text_hit("2.1 Term. This Agreement shall commence on the Effective Date and shall be valid for five years."),
-              _text_hit("The licence commences on delivery. Payment is due on March 3, 2020.")]
+              _text_hit("The licence commences on delivery. Payment is due on March 3, 2020."),
+              # the date an end word or a renewal dates
+              _text_hit("1. Term. The term of this Agreement shall commence on the Effective Date and conclude on "
+                        "October 31, 2010, unless terminated earlier."),
+              _text_hit("8.1 The Company may renew this Agreement for one additional five year period that shall begin "
+                        "on January 1, 2005 and end on December 31, 2009.")]
     assert effect_clauses(others + dating) == dating
+
+
+def test_a_question_for_the_effective_or_commencement_date_is_a_take_effect_question():
+    """"What is the effective date?" and "the commencement date" ask when the agreement starts (a
+    term clause or the preamble, :func:`asks_effect`), not when it was signed (:func:`asks_date`);
+    they still ask for the party block."""
+    from folioflow.indexing.clause_ranking import asks_date, asks_effect
+
+    for question in ("What is the effective date of this agreement?", "What is the commencement date of the agreement?",
+                     "What is the start date of the contract?"):
+        assert asks_effect(question) and not asks_date(question), question
+        assert leading_role(wanted_roles(question)) == PARTIES, question
+    assert asks_date("What is the date of this agreement?") and not asks_effect("What is the date of this agreement?")
 
 
 def test_a_date_question_without_a_dated_party_block_gets_the_one_whose_date_is_blank():
