@@ -315,7 +315,10 @@ class FolioRetriever(BaseRetriever):
         mode = opts["mode"]
         wants_dense = mode in ("dense", "hybrid") or opts["mmr"]
         own = None  # the question's own vector: the glossary matches its entries by meaning with it
-        if glossary is not None and getattr(glossary, "semantic", False) and self.embedder is not None:
+        # a question that asks for a contract's parties, date or signatures has its own rules (clause_ranking):
+        # matched by meaning, "What is the date of this contract?" drew the term clause's drafting words
+        by_meaning = not (opts["demote_roles"] and not opts["mmr"] and wanted_roles(query))
+        if glossary is not None and getattr(glossary, "semantic", False) and self.embedder is not None and by_meaning:
             own = self._embed_query(query)
             searched = glossary.expand(query, own, self.embedder.encode, str(getattr(self.embedder, "model_name", "")))
         else:

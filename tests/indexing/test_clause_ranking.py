@@ -17,6 +17,7 @@ from folioflow.indexing.clause_ranking import (
     split_roles,
     wanted_roles,
 )
+from folioflow.indexing.glossary import LEGAL, Glossary
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.registry import DocumentRecord
 from folioflow.indexing.retriever import FolioRetriever
@@ -518,3 +519,38 @@ def test_a_chunk_both_searches_rank_first_is_not_demoted_for_its_title(tmp_path,
 
     assert boilerplate_test(LEGAL.expand(question), lambda text: encoder.encode_query(text).indices)(Hit())
     assert hybrid[0].id == by_dense[0].id, [d.page_content[:60] for d in hybrid]
+
+
+class _CountingGlossary(Glossary):
+    """The legal glossary's entries, counting how often a question is matched by meaning."""
+
+    def __init__(self):
+        super().__init__([(e.pattern.pattern, e.expansion, e.concept) for e in LEGAL.entries], name="counting",
+                         semantic_threshold=LEGAL.semantic_threshold, semantic_margin=LEGAL.semantic_margin)
+        self.by_meaning = 0
+
+    def closest(self, query_vector, encode, model=""):
+        self.by_meaning += 1
+        return super().closest(query_vector, encode, model)
+
+
+def test_a_question_for_the_parties_or_the_date_is_not_expanded_by_meaning(contract_store, embedder):
+    """Matched by meaning, "What is the date of this contract?" drew the term clause's drafting
+    words (the closest concept), which pulled term clauses above the preamble; a question that
+    asks for a role keeps to the glossary's keyword patterns, a clause question is still matched
+    by meaning."""
+    store, ids, _ = contract_store
+    glossary = _CountingGlossary()
+    question = "What is the date of this contract?"
+    assert glossary.closest(embedder.encode_query(question), embedder.encode, "test-minilm") is not None
+    retriever = FolioRetriever(store=store, embedder=embedder, glossary=glossary)  # profile auto: legal
+    glossary.by_meaning = 0
+    for q in (question, "Who are the parties to this agreement?", "Which companies signed this contract?"):
+        assert wanted_roles(q)
+        retriever.invoke(q, doc_ids=[ids["run_in"]], k=3)
+    assert glossary.by_meaning == 0
+    retriever.invoke("Which jurisdiction's rules control the interpretation of the deal?", doc_ids=[ids["run_in"]], k=3)
+    assert glossary.by_meaning == 1
+    # with role demotion off (another profile's settings), the question is matched by meaning as before
+    FolioRetriever(store=store, embedder=embedder, glossary=glossary, demote_roles=False).invoke(question, k=3)
+    assert glossary.by_meaning == 2
