@@ -100,7 +100,7 @@ _AGREEMENT_WAS = (r"(?:(?:was|is)\s+(?:(?:this|the)\s+(?:agreement|contract)|it)
                   r"\s+")
 _ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\s+(?:this|the|that)\s+(?:\w+\s+)?(?:agreement|contract)\b|"
                            r"\bwho\s+(?:are|is|were|was)\s+(?!not\b)(?:\w+\s+){0,2}part(?:y|ies)\b|"
-                           r"\bcontracting\s+part(?:y|ies)\b|\b(?:who|which\s+\w+)\s+(?:entered|(?:are|were)\s+bound)\b|"
+                           r"\bcontracting\s+part(?:y|ies)\b|\b(?:who|which\s+\w+)\s+(?:entered|signed|executed|(?:are|were)\s+bound)\b|"
                            rf"\bbetween\s+whom\b|\bdated?\b|\b{_AGREEMENT_WAS}(?:made|entered\s+into|signed|executed)\b|"
                            r"\beffective\b|\btakes?\s+effect\b", re.IGNORECASE)
 #: Question words that ask for the signature blocks.

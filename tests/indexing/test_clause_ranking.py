@@ -160,7 +160,8 @@ def test_a_question_about_another_date_or_another_party_asks_for_no_role(contrac
         "What is the date of this contract and when does it end?")
     assert asks_date("What is the date of this contract and when does it end?")
     for question in ("Which entities entered into this contract?", "Name the contracting parties.",
-                     "Who is a party to the agreement?", "Who are the two parties to this contract?"):
+                     "Who is a party to the agreement?", "Who are the two parties to this contract?",
+                     "Which companies signed this contract?"):
         assert leading_role(wanted_roles(question)) == PARTIES, question
     for question in ("When was it signed?", "What date was this contract entered into?",
                      "When was the agreement executed?"):
