@@ -333,7 +333,7 @@ LEGAL = Glossary([
      "or charge; quotas; shortfall",
      "Minimum commitment: a minimum quantity, volume or amount a party must buy, sell or pay for over a period."),
     (r"\bsublicens\w*|\btransfer\w*\b.{0,40}\blicen[cs]\w*|\blicen[cs]\w*\b.{0,40}\btransfer\w*",
-     "non-transferable, non-sublicensable license; may not sublicense, assign or transfer its rights",
+     "non-transferable, non-sublicensable license; the license may not be sublicensed or transferred",
      "Non-transferable license: whether a licensee may sublicense or transfer its license rights."),
     (r"\brenew\w*",
      "shall automatically renew for successive renewal terms unless either party gives written notice of "
