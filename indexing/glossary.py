@@ -324,9 +324,10 @@ LEGAL = Glossary([
      "source code escrow agreement: deposit the source code with the escrow agent; release conditions",
      "Source code escrow: deposit of source code with an escrow agent and its release conditions."),
     (r"\blicen[cs]es?\b.{0,40}\bgrant\w*|\bgrant\w*\b.{0,40}\blicen[cs]es?\b|\bscope of the licen[cs]e|\brights? to use\b",
-     "hereby grants a non-exclusive, worldwide license to use, make, have made, sell and import; grant of license; "
+     "hereby grants a non-exclusive, non-transferable, royalty-free, worldwide license to use; grant of license; "
      "grant of rights",
-     "License grant: the rights licensed, to whom, their scope, field and territory."),
+     "License grant: the rights a licensee gets to use the licensor's software, technology, patents or trademarks, "
+     "their scope, field and territory."),
     (r"\bminimum\b.{0,40}\b(purchas|order|sales?\b|sell|buy|volume|quantit|commit|units?\b|amount|royalt|fee|charge|payment)\w*|"
      r"\b(buy|sell|purchas|order)\w*\b.{0,40}\bat least\b|\btake[- ]or[- ]pay\b|\bpurchase (obligation|commitment)s?\b",
      "a minimum of; at least; not less than; minimum quantities, orders or purchases per year; minimum royalty, fee "
