@@ -219,7 +219,7 @@ FINANCE = Glossary([
 #: entry expands a question its patterns missed (:meth:`Glossary.expand`).
 LEGAL_SEMANTIC_THRESHOLD = 0.45
 #: How much the closest concept's similarity must exceed the second closest's.
-LEGAL_SEMANTIC_MARGIN = 0.05
+LEGAL_SEMANTIC_MARGIN = 0.025
 
 #: Contract clauses as lawyers ask about them, followed by the words contracts draft them in (see
 #: module docstring): the concept is matched in the question's wording, the expansion is drafting
