@@ -100,11 +100,12 @@ _AGREEMENT_WAS = (r"(?:(?:was|is)\s+(?:(?:this|the)\s+(?:agreement|contract)|it)
                   r"\s+")
 _ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\s+(?:this|the|that)\s+(?:\w+\s+)?(?:agreement|contract)\b|"
                            r"\bwho\s+(?:are|is|were|was)\s+(?!not\b)(?:\w+\s+){0,2}part(?:y|ies)\b|"
-                           r"\bcontracting\s+part(?:y|ies)\b|\b(?:who|which\s+\w+)\s+(?:entered|signed|executed|(?:are|were)\s+bound)\b|"
+                           r"\bcontracting\s+part(?:y|ies)\b|\bwho\s+(?:are|were)\s+(?:the\s+)?(?:companies|entities|"
+                           r"firms|businesses|signatories|counterpart(?:y|ies))\b|\b(?:who|which\s+\w+)\s+(?:entered|signed|executed|(?:are|were)\s+bound)\b|"
                            rf"\bbetween\s+whom\b|\bdated?\b|\b{_AGREEMENT_WAS}(?:made|entered\s+into|signed|executed)\b|"
                            r"\beffective\b|\btakes?\s+effect\b", re.IGNORECASE)
 #: Question words that ask for the signature blocks.
-_ASKS_SIGNATURE = re.compile(r"\bwho\s+signed\b|\bsign(?:ed|ature|atory|atories)\b|\bexecut(?:ed|ion)\b|\bdated?\b|"
+_ASKS_SIGNATURE = re.compile(r"\bwho\s+signed\b|\bsign(?:ed|ing|ature|atory|atories)\b|\bexecut(?:ed|ion)\b|\bdated?\b|"
                              rf"\b{_AGREEMENT_WAS}made\b", re.IGNORECASE)
 #: A date that is not the agreement's: "the end date", "the termination date", "a payment due date",
 #: "on what date does it expire", "by what date must the payment be made". Left out of a question
@@ -259,7 +260,10 @@ def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], I
 def asks_date(question: str) -> bool:
     """True when ``question`` asks for a date (on what date a contract was made or signed). The
     date of another event (:data:`OTHER_DATE`) is not one, nor is the date it starts
-    (:data:`START_DATE`: a take-effect question, :func:`asks_effect`)."""
+    (:data:`START_DATE`) or any question that asks when it takes effect (:func:`asks_effect`: "From
+    what date does it take effect?")."""
+    if _ASKS_EFFECT.search(question):
+        return False
     return bool(_ASKS_DATE.search(START_DATE.sub(" ", OTHER_DATE.sub(" ", question))))
 
 

@@ -161,7 +161,7 @@ def test_a_question_about_another_date_or_another_party_asks_for_no_role(contrac
     assert asks_date("What is the date of this contract and when does it end?")
     for question in ("Which entities entered into this contract?", "Name the contracting parties.",
                      "Who is a party to the agreement?", "Who are the two parties to this contract?",
-                     "Which companies signed this contract?"):
+                     "Which companies signed this contract?", "Who are the companies signing this agreement?"):
         assert leading_role(wanted_roles(question)) == PARTIES, question
     for question in ("When was it signed?", "What date was this contract entered into?",
                      "When was the agreement executed?"):
@@ -443,7 +443,7 @@ def test_a_question_for_the_effective_or_commencement_date_is_a_take_effect_ques
     from folioflow.indexing.clause_ranking import asks_date, asks_effect
 
     for question in ("What is the effective date of this agreement?", "What is the commencement date of the agreement?",
-                     "What is the start date of the contract?"):
+                     "What is the start date of the contract?", "From what date does this agreement take effect?"):
         assert asks_effect(question) and not asks_date(question), question
         assert leading_role(wanted_roles(question)) == PARTIES, question
     assert asks_date("What is the date of this agreement?") and not asks_effect("What is the date of this agreement?")
