@@ -57,8 +57,8 @@ from typing import Any
 
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
-__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE", "RENEWAL", "START_DATE", "asks_date",
-           "asks_effect", "blank_dated", "boilerplate_test", "chunk_role", "date_ranking", "defines_named_term",
+__all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE",
+           "RENEWAL", "START_DATE", "asks_date", "asks_effect", "blank_dated", "boilerplate_test", "chunk_role", "date_ranking", "defines_named_term",
            "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
@@ -77,6 +77,9 @@ BLANK_DATE = re.compile(rf"\bday\s+of\s+(?:[_\s,]+|{_MONTH}\s*,?\s*)(?:19|20)(?:
 EFFECT_DATE = re.compile(rf"\b(?:commenc\w*|begins?|beginning|effective|takes?\s+effect|binding)\b"
                          r"(?:(?!\b(?:conclud\w*|ends?|ending|expir\w*|terminat\w*|until|through)\b)[^.;]){0,80}?"
                          rf"(?:{DATE.pattern})", re.IGNORECASE)
+#: A renewal or extension of the term: its start is not the agreement's.
+RENEWAL = re.compile(r"\brenew\w*|\bextension\b|\bextended\b|\badditional\s+(?:\w+\s+){0,2}(?:term|period)s?\b",
+                     re.IGNORECASE)
 #: A question that asks for a date ("On what date was this agreement made?", "What is the date of
 #: this contract?", "When was it signed?"). "When does it take effect?" is not one: a contract
 #: answers it with a provision as often as with a date ("effective on the date a fully executed
@@ -84,24 +87,25 @@ EFFECT_DATE = re.compile(rf"\b(?:commenc\w*|begins?|beginning|effective|takes?\s
 _ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:\w+\s+){0,2}date\b|\bdate\s+(?:of|on)\s+(?:this|the)\b|"
                         r"\bwhen\b.*\b(?:made|dated|signed|executed|entered)\b|\bdated\b", re.IGNORECASE)
 
-#: A question that asks when a contract takes effect or commences.
 #: The date a contract starts: "the effective date", "the commencement date", "its start date".
 START_DATE = re.compile(r"\b(?:effective|commencement|start(?:ing)?)\s+date\b", re.IGNORECASE)
+#: A question that asks when a contract takes effect or commences.
 _ASKS_EFFECT = re.compile(r"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|\bstart(?:ing)?\s+date\b|"
                           r"\bcomes?\s+into\s+force\b|"
                           r"\bgo(?:es)?\s+into\s+effect\b", re.IGNORECASE)
 _EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
 #: A preamble that leaves its effective date to a definition: "as of the Effective Date (as defined below)".
 _DEFERS = re.compile(r"\beffective\s+date\W{0,3}\(?\s*as\s+defined\b", re.IGNORECASE)
-#: Question words that ask for the party block (who the parties are, when the agreement was made).
 #: "was this agreement", "is the contract", "the agreement was", "it was": the agreement as the
 #: subject of "made", "signed", ... ("before a deal is made" is not about the agreement).
 _AGREEMENT_WAS = (r"(?:(?:was|is)\s+(?:(?:this|the)\s+(?:agreement|contract)|it)|(?:agreement|contract|it)\s+(?:was|is))"
                   r"\s+")
+#: Question words that ask for the party block (who the parties are, when the agreement was made).
 _ASKS_PARTIES = re.compile(r"\bparties\s+(?:to|of)\s+(?:this|the|that)\s+(?:\w+\s+)?(?:agreement|contract)\b|"
                            r"\bwho\s+(?:are|is|were|was)\s+(?!not\b)(?:\w+\s+){0,2}part(?:y|ies)\b|"
                            r"\bcontracting\s+part(?:y|ies)\b|\bwho\s+(?:are|were)\s+(?:the\s+)?(?:companies|entities|"
-                           r"firms|businesses|signatories|counterpart(?:y|ies))\b|\b(?:who|which\s+\w+)\s+(?:entered|signed|executed|(?:are|were)\s+bound)\b|"
+                           r"firms|businesses|signatories|counterpart(?:y|ies))\b|"
+                           r"\b(?:who|which\s+\w+)\s+(?:entered|signed|executed|(?:are|were)\s+bound)\b|"
                            rf"\bbetween\s+whom\b|\bdated?\b|\b{_AGREEMENT_WAS}(?:made|entered\s+into|signed|executed)\b|"
                            r"\beffective\b|\btakes?\s+effect\b", re.IGNORECASE)
 #: Question words that ask for the signature blocks.
@@ -307,10 +311,6 @@ def _dates_start(text: str) -> bool:
     """Whether ``text`` dates the agreement's start (:func:`effect_clauses`)."""
     return any(not RENEWAL.search(_sentence_before(text, match.start())) for match in EFFECT_DATE.finditer(text))
 
-
-#: A renewal or extension of the term: its start is not the agreement's.
-RENEWAL = re.compile(r"\brenew\w*|\bextension\b|\bextended\b|\badditional\s+(?:\w+\s+){0,2}(?:term|period)s?\b",
-                     re.IGNORECASE)
 
 
 def _sentence_before(text: str, end: int) -> str:
