@@ -58,8 +58,8 @@ from typing import Any
 from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
 __all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE",
-           "RENEWAL", "START_DATE", "asks_date", "asks_effect", "blank_dated", "boilerplate_test", "chunk_role", "date_ranking", "defines_named_term",
-           "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
+           "RENEWAL", "START_DATE", "asks_date", "asks_effect", "blank_dated", "boilerplate_test", "chunk_role",
+           "date_ranking", "defines_named_term", "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -89,8 +89,8 @@ _ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:\w+\s+){0,2}date\b|\bdate\s+(?:o
 
 #: The date a contract starts: "the effective date", "the commencement date", "its start date".
 START_DATE = re.compile(r"\b(?:effective|commencement|start(?:ing)?)\s+date\b", re.IGNORECASE)
-#: A question that asks when a contract takes effect or commences.
-_ASKS_EFFECT = re.compile(r"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|\bstart(?:ing)?\s+date\b|"
+#: A question that asks when a contract takes effect or commences (or names its :data:`START_DATE`).
+_ASKS_EFFECT = re.compile(rf"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|{START_DATE.pattern}|"
                           r"\bcomes?\s+into\s+force\b|"
                           r"\bgo(?:es)?\s+into\s+effect\b", re.IGNORECASE)
 _EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
@@ -263,12 +263,9 @@ def heading_ranking(hits: Sequence[Any], question: str, terms: Callable[[str], I
 
 def asks_date(question: str) -> bool:
     """True when ``question`` asks for a date (on what date a contract was made or signed). The
-    date of another event (:data:`OTHER_DATE`) is not one, nor is the date it starts
-    (:data:`START_DATE`) or any question that asks when it takes effect (:func:`asks_effect`: "From
-    what date does it take effect?")."""
-    if _ASKS_EFFECT.search(question):
-        return False
-    return bool(_ASKS_DATE.search(START_DATE.sub(" ", OTHER_DATE.sub(" ", question))))
+    date of another event (:data:`OTHER_DATE`) is not one, nor is a question that asks when it takes
+    effect (:func:`asks_effect`: "What is the effective date?", "From what date does it take effect?")."""
+    return not asks_effect(question) and bool(_ASKS_DATE.search(OTHER_DATE.sub(" ", question)))
 
 
 def asks_effect(question: str) -> bool:
@@ -310,7 +307,6 @@ def effect_clauses(hits: Sequence[Any]) -> list[Any]:
 def _dates_start(text: str) -> bool:
     """Whether ``text`` dates the agreement's start (:func:`effect_clauses`)."""
     return any(not RENEWAL.search(_sentence_before(text, match.start())) for match in EFFECT_DATE.finditer(text))
-
 
 
 def _sentence_before(text: str, end: int) -> str:

@@ -315,10 +315,11 @@ class FolioRetriever(BaseRetriever):
         mode = opts["mode"]
         wants_dense = mode in ("dense", "hybrid") or opts["mmr"]
         own = None  # the question's own vector: the glossary matches its entries by meaning with it
+        demote = bool(opts["demote_roles"]) and not opts["mmr"]
+        wanted = wanted_roles(query) if demote else frozenset()
         # a question that asks for a contract's parties, date or signatures has its own rules (clause_ranking):
         # matched by meaning, "What is the date of this contract?" drew the term clause's drafting words
-        by_meaning = not (opts["demote_roles"] and not opts["mmr"] and wanted_roles(query))
-        if glossary is not None and getattr(glossary, "semantic", False) and self.embedder is not None and by_meaning:
+        if glossary is not None and getattr(glossary, "semantic", False) and self.embedder is not None and not wanted:
             own = self._embed_query(query)
             searched = glossary.expand(query, own, self.embedder.encode, str(getattr(self.embedder, "model_name", "")))
         else:
@@ -335,7 +336,6 @@ class FolioRetriever(BaseRetriever):
         depth = k * DISTINCT_PAGES_FETCH if distinct else k
         if aggregate:
             depth = max(depth, PAGE_CANDIDATES)
-        demote = bool(opts["demote_roles"]) and not opts["mmr"]
         heading_weight = float(opts["heading_weight"] or 0.0) if not opts["mmr"] else 0.0
         fetch_k = max(opts["fetch_k"] or 0, depth)
         if demote or heading_weight:  # re-rank more of the same fusion (each search still fetches fetch_k)
@@ -368,7 +368,6 @@ class FolioRetriever(BaseRetriever):
         demoted: list[tuple[Any, float]] = []
         lead = effect_lead = None
         if demote:  # role chunks the question does not ask for go after every substantive chunk
-            wanted = wanted_roles(query)
             # the glossary's drafting words count as asked: "third party beneficiaries" for "Can anyone
             # other than the parties enforce this agreement?"
             boilerplate = (boilerplate_test(searched, lambda text: self._encoder().encode_query(text).indices)
