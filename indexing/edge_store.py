@@ -21,6 +21,7 @@ from folioflow.indexing.store import (
     PENDING,
     PENDING_SINCE,
     PENDING_VALUE,
+    SENTENCES,
     SPARSE,
     ChunkStore,
     DataDirLock,
@@ -118,7 +119,10 @@ class EdgeStore(ChunkStore):
 
         def create() -> None:
             if self.chunks is None:
-                cfg = qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+                maxsim = qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim)
+                cfg = qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine),
+                                             SENTENCES: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine,
+                                                                            multivector_config=maxsim)},
                                     sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
                 shard = qe.EdgeShard.create(str(self.root / self.collection), cfg)
                 for key in KEYWORD_FIELDS:
@@ -149,6 +153,8 @@ class EdgeStore(ChunkStore):
             vec: dict[str, Any] = {DENSE: p.dense.tolist()}
             if p.sparse is not None and len(p.sparse):
                 vec[SPARSE] = qe.SparseVector(p.sparse.indices, p.sparse.values)
+            if p.sentences is not None:
+                vec[SENTENCES] = p.sentences.tolist()
             out.append(qe.Point(p.id, vec, p.payload))
         for i in range(0, len(out), self.settings.batch_size):
             self._wrap("upsert", shard.update, qe.UpdateOperation.upsert_points(out[i:i + self.settings.batch_size]))
@@ -215,6 +221,8 @@ class EdgeStore(ChunkStore):
                 query = qe.Mmr(dense.tolist(), 1.0 - mmr_diversity, fetch_k, using=DENSE)
         elif mmr_diversity is not None:
             query = qe.Mmr(dense.tolist(), 1.0 - mmr_diversity, fetch_k, using=DENSE)
+        elif mode == "sentences":
+            query = qe.Query.Nearest([dense.tolist()], using=SENTENCES)
         else:
             query = dq if mode == "dense" else sq
         req = qe.QueryRequest(limit=k, query=query, prefetches=prefetches, filter=f, with_payload=True,

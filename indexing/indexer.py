@@ -17,11 +17,17 @@ import numpy as np
 
 from folioflow.chunking.headers import furniture_text
 from folioflow.chunking.schema import Chunk, pack_token_ids
+from folioflow.chunking.sentences import sentence_spans
+from folioflow.indexing.profiles import infer_profile
 from folioflow.indexing.registry import DocumentRecord
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import ChunkStore
+from folioflow.ocr.schema import source_title
 
-__all__ = ["IndexResult", "Indexer"]
+__all__ = ["SENTENCE_VECTORS", "IndexResult", "Indexer"]
+
+#: Values of :class:`Indexer`'s ``sentence_vectors``.
+SENTENCE_VECTORS = ("auto", "always", "never")
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +54,23 @@ class Indexer:
     :class:`~folioflow.ocr.errors.ConfigurationError`. ``use_token_ids``: hand the chunks' ``token_ids`` to
     the embedder when every chunk has them; only for chunks counted with this embedder's own
     tokenizer (``Embedder.token_counter()``, as the pipeline builds its chunker).
+
+    ``sentence_vectors``: which documents also get a vector per sentence of each chunk (the store's
+    :data:`~folioflow.indexing.store.SENTENCES` multivector, searched by the ``legal`` retrieval
+    profile): ``auto`` (default) those whose title reads as a contract
+    (:func:`~folioflow.indexing.profiles.infer_profile` gives ``legal``), ``always``, ``never``.
+    A clause question is often answered by one sentence of a chunk that holds several clauses; the
+    sentences cost about one more embedding of the document's text. Collections created before
+    sentence vectors existed get none.
     """
 
-    def __init__(self, embedder, store: ChunkStore, sparse: BM25Encoder | None = None, use_token_ids: bool = False):
+    def __init__(self, embedder, store: ChunkStore, sparse: BM25Encoder | None = None, use_token_ids: bool = False,
+                 sentence_vectors: str = "auto"):
+        if sentence_vectors not in SENTENCE_VECTORS:
+            raise ValueError(f"sentence_vectors must be one of {', '.join(SENTENCE_VECTORS)}, not {sentence_vectors!r}")
         self.embedder, self.store, self._sparse = embedder, store, sparse
         self.use_token_ids = use_token_ids
+        self.sentence_vectors = sentence_vectors
         self._counter = None
         self._ready = False
 
@@ -93,12 +111,43 @@ class Indexer:
         # the sparse index also searches the chunk's page headers/footers (kept out of its text and
         # embedding): an invoice or matter number printed only in a running header is findable
         sparse = self.sparse.encode_documents([_sparse_text(c) for c in chunks])
+        sentences = self._sentence_vectors(chunks) if chunks and self._wants_sentences(record) else None
         t1 = time.perf_counter()
         # ``record.errors`` stay: those of pages that failed while the rest of the document landed.
         record = record.model_copy(update={"embedding_model": self.embedder.model_name, "status": "indexed"})
-        res = self.store.replace_document(record, chunks, dense, sparse)
+        res = self.store.replace_document(record, chunks, dense, sparse, sentences)
         t2 = time.perf_counter()
         return IndexResult(record.doc_id, len(chunks), res.upserted, res.deleted, t1 - t0, t2 - t1)
+
+    def _wants_sentences(self, record: DocumentRecord) -> bool:
+        """Whether ``record``'s chunks get sentence vectors (class docstring, ``sentence_vectors``)."""
+        if self.sentence_vectors == "never" or not self.store.sentence_vectors:
+            return False
+        if self.sentence_vectors == "always":
+            return True
+        title = source_title(record.path or record.uri, record.metadata.get("meta.title"))
+        return infer_profile([title]) == "legal"
+
+    def _sentence_vectors(self, chunks: Sequence[Chunk]) -> list[np.ndarray | None]:
+        """Per chunk, the (n, dim) vectors of the sentences of its text
+        (:func:`~folioflow.chunking.sentences.sentence_spans`), or None when it has no text; one
+        ``encode`` call for the document."""
+        texts: list[str] = []
+        owners: list[int] = []
+        for i, chunk in enumerate(chunks):
+            for start, end in sentence_spans(chunk.text):
+                sentence = chunk.text[start:end].strip()
+                if sentence:
+                    texts.append(sentence)
+                    owners.append(i)
+        out: list[np.ndarray | None] = [None] * len(chunks)
+        if not texts:
+            return out
+        vectors = self.embedder.encode(texts)
+        owner = np.asarray(owners)
+        for i in set(owners):
+            out[i] = vectors[owner == i]
+        return out
 
     def _ids_match(self, chunk: Chunk) -> bool:
         """Whether ``chunk.token_ids`` are this embedder's tokenizer's ids of its text (one text

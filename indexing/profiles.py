@@ -15,6 +15,11 @@ The sparse weight (``glossary_sparse_weight``) is the weight of the BM25 ranking
 fusion of a question the profile's glossary expanded (the dense ranking weighs 1; a question left
 as asked is fused with equal weights).
 
+Sentence search (``sentence_weight``, :data:`LEGAL_SENTENCE_WEIGHT` in the legal profile, 0 in the
+others): a third ranking in hybrid fusion, the question against each chunk's best sentence, for
+collections whose contracts were indexed with sentence vectors (the indexer's ``sentence_vectors``:
+by default the documents whose title reads as a contract).
+
 Hybrid fusion (``fusion``): ``convex`` in the legal profile, ``rrf`` in the others (retriever
 docstring). In a contract, the clause a question asks for is often far ahead in one search (BM25 on
 its drafting words) and unplaced in the other; rank fusion counts only places, so chunks placed
@@ -67,20 +72,20 @@ _FINANCE = re.compile(r"(?<![a-z])(10-?k|10-?q|20-?f|40-?f|8-?k)(?![a-z0-9]|\.\d
 def profile_options(name: str) -> dict[str, Any]:
     """The retriever options of profile ``name`` (``finance``, ``legal`` or ``general``): ``glossary``,
     ``distinct_pages``, ``page_decay``, ``demote_roles``, ``heading_weight``, ``route_weight``,
-    ``glossary_sparse_weight``, ``date_weight``, ``fusion``. Raises ``ValueError`` for another name."""
+    ``glossary_sparse_weight``, ``date_weight``, ``fusion``, ``sentence_weight``. Raises ``ValueError`` for another name."""
     from folioflow.indexing.retriever import PAGE_DECAY
 
     table: dict[str, dict[str, Any]] = {
         "finance": {"glossary": FINANCE, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": False,
                     "heading_weight": 0.0, "route_weight": FINANCE_ROUTE_WEIGHT, "glossary_sparse_weight": 1.0,
-                    "date_weight": 0.0, "fusion": "rrf"},
+                    "date_weight": 0.0, "fusion": "rrf", "sentence_weight": 0.0},
         "legal": {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0, "demote_roles": True,
                   "heading_weight": LEGAL_HEADING_WEIGHT, "route_weight": LEGAL_ROUTE_WEIGHT,
                   "glossary_sparse_weight": LEGAL_SPARSE_WEIGHT, "date_weight": LEGAL_DATE_WEIGHT,
-                  "fusion": "convex"},
+                  "fusion": "convex", "sentence_weight": LEGAL_SENTENCE_WEIGHT},
         "general": {"glossary": None, "distinct_pages": True, "page_decay": PAGE_DECAY, "demote_roles": True,
                     "heading_weight": 0.0, "route_weight": 1.0, "glossary_sparse_weight": 1.0,
-                    "date_weight": 0.0, "fusion": "rrf"}}
+                    "date_weight": 0.0, "fusion": "rrf", "sentence_weight": 0.0}}
     if name not in table:
         raise ValueError(f"unknown retrieval profile {name!r}: use one of {', '.join(PROFILE_NAMES)}")
     return table[name]
@@ -129,3 +134,9 @@ def infer_profile(titles: Iterable[str]) -> str:
     if finance * 2 > len(titles):
         return "finance"
     return "general"
+#: Weight of the search of each chunk's best sentence in the hybrid fusion of the legal profile
+#: (retriever ``sentence_weight``; the dense chunk ranking weighs
+#: :data:`~folioflow.indexing.retriever.CONVEX_DENSE_WEIGHT`): a clause question is often answered
+#: by one sentence of a chunk that holds several clauses, whose chunk vector is about all of them.
+#: Chosen on the tuning half of the legal benchmark, main wording (0.5 against 1; docs/benchmarks.md).
+LEGAL_SENTENCE_WEIGHT = 0.5

@@ -27,6 +27,7 @@ from folioflow.indexing.store import (
     PENDING,
     PENDING_SINCE,
     PENDING_VALUE,
+    SENTENCES,
     SPARSE,
     ChunkStore,
     DataDirLock,
@@ -130,7 +131,10 @@ class QdrantClientStore(ChunkStore):
         if not self._has(self.collection):
             hnsw = m.HnswConfigDiff(payload_m=16, m=0) if s.tenancy and not self.local else None
             self._call("collection creation", self.client.create_collection, self.collection,
-                       vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
+                       vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE),
+                                       SENTENCES: m.VectorParams(size=dim, distance=m.Distance.COSINE,
+                                                                 multivector_config=m.MultiVectorConfig(
+                                                                     comparator=m.MultiVectorComparator.MAX_SIM))},
                        sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
                        shard_number=s.shard_number, replication_factor=s.replication_factor,
                        write_consistency_factor=s.write_consistency_factor, hnsw_config=hnsw)
@@ -189,6 +193,8 @@ class QdrantClientStore(ChunkStore):
             vec: dict[str, Any] = {DENSE: p.dense.tolist()}
             if p.sparse is not None and len(p.sparse):
                 vec[SPARSE] = m.SparseVector(indices=p.sparse.indices, values=p.sparse.values)
+            if p.sentences is not None:
+                vec[SENTENCES] = p.sentences.tolist()
             structs.append(m.PointStruct(id=p.id, vector=vec, payload=p.payload))
         parallel = s.parallel if not self.local and len(structs) > 4 * s.batch_size else 1
         self._call("upload", self.client.upload_points, self.collection, structs, batch_size=s.batch_size,
@@ -258,6 +264,8 @@ class QdrantClientStore(ChunkStore):
                 query, using = m.NearestQuery(nearest=dvec, mmr=mmr), DENSE
         elif mode == "dense":
             query, using = (m.NearestQuery(nearest=dvec, mmr=mmr) if mmr else dvec), DENSE
+        elif mode == "sentences":
+            query, using = [dvec], SENTENCES
         else:
             query, using = svec, SPARSE
         res = self._call("query", self.client.query_points, self.collection, query=query, using=using,

@@ -139,10 +139,10 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight", "fusion")
+                "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
-                 "route_weight", "glossary_sparse_weight", "date_weight", "fusion")
+                 "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: For "when does it take effect?" (legal profile), the first fused chunks searched for a clause that
@@ -233,6 +233,11 @@ class FolioRetriever(BaseRetriever):
     #: rank) or ``convex`` (a weighted sum of each search's scores divided by its best score, the
     #: dense one weighted :data:`CONVEX_DENSE_WEIGHT`; by how far ahead a chunk is, not only its place).
     fusion: Literal["rrf", "convex"] = "rrf"
+    #: Weight, in hybrid fusion, of a third search: the question's dense vector against each chunk's
+    #: best sentence (the store's sentence vectors, :class:`~folioflow.indexing.indexer.Indexer`
+    #: ``sentence_vectors``; chunks without them are not in it). 0: off, and off in a collection
+    #: without sentence vectors.
+    sentence_weight: float = 0.0
     #: With ``demote_roles``: weight of the ranking of the candidates that hold a calendar date, fused
     #: in for a question that asks for a date, such as when a contract was made or signed
     #: (clause_ranking ``asks_date``; 0: off); its party block leads then only when it holds a date.
@@ -343,7 +348,7 @@ class FolioRetriever(BaseRetriever):
         search = dict(mode=mode, depth=depth, fetch_k=fetch_k, threshold=opts["score_threshold"],
                       mmr_diversity=opts["mmr_diversity"] if opts["mmr"] else None,
                       sparse_weight=float(opts["glossary_sparse_weight"]) if searched != query else 1.0,
-                      fusion=opts["fusion"])
+                      fusion=opts["fusion"], sentence_weight=float(opts["sentence_weight"] or 0.0))
         ranked, unanimous = self._search(dense, sparse, flt, **search)
         router = self._router(opts["tenant"], opts["sources"]) if opts["route_titles"] else None
         routed = router.route(query) if router is not None and not opts["doc_ids"] and not opts["mmr"] else None
@@ -443,7 +448,8 @@ class FolioRetriever(BaseRetriever):
         refused = [key for key, default in (("mmr", False), ("fetch_k", None), ("score_threshold", None),
                                             ("kinds", None), ("page_from", None), ("page_to", None))
                    if opts[key] != default]
-        refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight", "fusion")
+        refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight", "fusion",
+                                    "sentence_weight")
                     if key in given]
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")
@@ -476,7 +482,8 @@ class FolioRetriever(BaseRetriever):
 
     def _search(self, dense: Any, sparse: Any, flt: SearchFilter, *, mode: str, depth: int, fetch_k: int,
                 threshold: float | None, mmr_diversity: float | None,
-                sparse_weight: float = 1.0, fusion: str = "rrf") -> tuple[list[tuple[Any, float]], Any]:
+                sparse_weight: float = 1.0, fusion: str = "rrf",
+                sentence_weight: float = 0.0) -> tuple[list[tuple[Any, float]], Any]:
         """``([(hit, score)] best first, the hit ranked first by both dense and sparse search or
         None)``. Hybrid without MMR runs the dense and the sparse search (``fetch_k`` each) and
         fuses them here, so that ties are broken the same way in every process (by score, then point
@@ -485,7 +492,11 @@ class FolioRetriever(BaseRetriever):
         :func:`~folioflow.indexing.routing.fuse_scores`, the dense ranking weighted
         :data:`CONVEX_DENSE_WEIGHT` and the sparse one ``sparse_weight``, scaled by
         ``1 / (RRF_K + 1)`` so that a score is on the scale of the rank-fusion bonuses added after
-        it. A chunk ranked first by both searches is first either way. ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's, ties ordered by point id."""
+        it. With ``sentence_weight`` and a store that has sentence vectors, a third ranking, the
+        dense query against each chunk's best sentence (``fetch_k``), is fused with that weight.
+        A chunk ranked first by both the dense and the sparse search is first either way.
+        ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's,
+        ties ordered by point id."""
         if mode != "hybrid" or mmr_diversity is not None:
             hits = self.store.search(dense, sparse, mode=mode, k=depth, filter=flt, score_threshold=threshold,
                                      mmr_diversity=mmr_diversity, fetch_k=fetch_k)
@@ -494,11 +505,14 @@ class FolioRetriever(BaseRetriever):
             return [(hit, hit.score) for hit in hits], None
         by_dense = _stable(self.store.search(dense, None, mode="dense", k=fetch_k, filter=flt))
         by_sparse = _stable(self.store.search(None, sparse, mode="sparse", k=fetch_k, filter=flt))
+        rankings, weights = [by_dense, by_sparse], [CONVEX_DENSE_WEIGHT if fusion == "convex" else 1.0, sparse_weight]
+        if sentence_weight > 0 and self.store.sentence_vectors:
+            rankings.append(_stable(self.store.search(dense, None, mode="sentences", k=fetch_k, filter=flt)))
+            weights.append(sentence_weight)
         if fusion == "convex":
-            fused = fuse_scores([by_dense, by_sparse], weights=(CONVEX_DENSE_WEIGHT, sparse_weight),
-                                scale=1.0 / (RRF_K + 1))[:depth]
+            fused = fuse_scores(rankings, weights=weights, scale=1.0 / (RRF_K + 1))[:depth]
         else:
-            fused = fuse_rankings([by_dense, by_sparse], k=RRF_K, weights=(1.0, sparse_weight))[:depth]
+            fused = fuse_rankings(rankings, k=RRF_K, weights=weights)[:depth]
         scored = [(replace(hit, score=score), score) for hit, score in fused
                   if threshold is None or score >= threshold]
         agreed = by_dense[0].id if by_dense and by_sparse and by_dense[0].id == by_sparse[0].id else None

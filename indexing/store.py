@@ -114,6 +114,10 @@ log = logging.getLogger(__name__)
 EMBEDDED_DEFAULT = "edge"
 #: Names of the two vectors of every chunk point.
 DENSE, SPARSE = "dense", "bm25"
+#: Named multivector of a chunk's sentence vectors (one per sentence, the same embedding model as
+#: :data:`DENSE`), compared with MaxSim: a dense query scores a chunk by its best sentence. Only
+#: collections created with it (record key ``sentence_vectors``) have it; a point may have none.
+SENTENCES = "sentences"
 #: Payload key marking a point written but not yet committed (searches never return it), and the
 #: POSIX time it was written at.
 PENDING, PENDING_SINCE = "folioflow_state", "folioflow_pending_since"
@@ -121,6 +125,8 @@ PENDING, PENDING_SINCE = "folioflow_state", "folioflow_pending_since"
 PENDING_VALUE = "pending"
 
 Mode = Literal["dense", "sparse", "hybrid"]
+#: The modes of :meth:`ChunkStore.search`: the retriever's and ``sentences`` (:data:`SENTENCES`).
+StoreMode = Literal["dense", "sparse", "hybrid", "sentences"]
 
 
 class StoreSettings(BaseModel):
@@ -190,12 +196,14 @@ class SearchHit:
 
 @dataclass
 class PointData:
-    """A point to upsert: ``dense`` (dim,) float32, ``sparse`` or None, ``payload``."""
+    """A point to upsert: ``dense`` (dim,) float32, ``sparse`` or None, ``payload``; ``sentences``
+    (n, dim) float32, one row per sentence of the chunk, or None (no :data:`SENTENCES` vector)."""
 
     id: str
     dense: np.ndarray
     sparse: SparseVec | None
     payload: dict[str, Any]
+    sentences: np.ndarray | None = None
 
 
 @dataclass
@@ -337,7 +345,7 @@ class ChunkStore(ABC):
     def _count(self, flt: SearchFilter | None, pending: bool = False) -> int:
         """Committed points matching ``flt`` (with ``pending``: pending ones only)."""
     @abstractmethod
-    def _search(self, dense: np.ndarray | None, sparse: SparseVec | None, mode: Mode, k: int,
+    def _search(self, dense: np.ndarray | None, sparse: SparseVec | None, mode: StoreMode, k: int,
                 flt: SearchFilter | None, score_threshold: float | None, mmr_diversity: float | None,
                 fetch_k: int, rrf_k: int) -> list[SearchHit]: ...
     @abstractmethod
@@ -370,7 +378,7 @@ class ChunkStore(ABC):
         self._create_collections(dim)
         info = {"kind": "collection", "model": model, "dimension": dim, "sparse": sparse or {},
                 "schema": REGISTRY_SCHEMA, "created_at": datetime.now(UTC).isoformat(),
-                "tenancy": self.settings.tenancy}
+                "tenancy": self.settings.tenancy, "sentence_vectors": True}
         self._reg_put(COLLECTION_RECORD_ID, info)
         self._info = info
         return info
@@ -381,6 +389,12 @@ class ChunkStore(ABC):
         written) with it: it is recorded with the collection, so a process that forgets the
         setting still cannot search without a tenant."""
         return bool(self.settings.tenancy or (self.collection_info() or {}).get("tenancy"))
+
+    @property
+    def sentence_vectors(self) -> bool:
+        """Whether the collection holds the :data:`SENTENCES` multivector (collections created
+        before it existed do not: their chunks are searched by their chunk vectors alone)."""
+        return bool((self.collection_info() or {}).get("sentence_vectors"))
 
     def collection_info(self) -> dict[str, Any] | None:
         """The collection record (model, dimension, sparse settings), or None before creation."""
@@ -443,10 +457,13 @@ class ChunkStore(ABC):
                     and (model is None or rec.embedding_model in (None, model)))
 
     def replace_document(self, record: DocumentRecord, chunks: Sequence[Chunk], dense: np.ndarray,
-                         sparse: Sequence[SparseVec] | None) -> ReplaceResult:
+                         sparse: Sequence[SparseVec] | None,
+                         sentences: Sequence[np.ndarray | None] | None = None) -> ReplaceResult:
         """Make ``record.doc_id``'s points exactly ``chunks``: upsert, delete stale, write record.
 
-        ``dense``: (len(chunks), dim) float32; ``sparse``: one vector per chunk or None. Raises
+        ``dense``: (len(chunks), dim) float32; ``sparse``: one vector per chunk or None;
+        ``sentences``: per chunk an (n, dim) float32 array of its sentences' vectors or None, or
+        None for none at all (kept only when the collection has :attr:`sentence_vectors`). Raises
         :class:`TenancyError` (tenancy on, no tenant), ``ValueError`` (shapes, foreign chunks),
         :class:`StoreError` (backend)."""
         if self.tenancy and not record.tenant:
@@ -454,10 +471,14 @@ class ChunkStore(ABC):
         if len(dense) != len(chunks) or (sparse is not None and len(sparse) != len(chunks)):
             raise ValueError(f"{len(chunks)} chunks but {len(dense)} dense / "
                              f"{'no' if sparse is None else len(sparse)} sparse vectors")
+        if sentences is not None and len(sentences) != len(chunks):
+            raise ValueError(f"{len(chunks)} chunks but {len(sentences)} sentence vector sets")
+        if not self.sentence_vectors:
+            sentences = None
         if any(c.doc_id != record.doc_id for c in chunks):
             raise ValueError(f"chunks of another document passed for {record.doc_id}")
         points = [PointData(c.id, np.asarray(dense[i], dtype=np.float32), sparse[i] if sparse is not None else None,
-                            chunk_payload(c, record)) for i, c in enumerate(chunks)]
+                            chunk_payload(c, record), _sentence_rows(sentences, i)) for i, c in enumerate(chunks)]
         new_ids = {p.id for p in points}
         committed = self._ids_where(record.doc_id, committed=True)
         same = [p for p in points if p.id in committed]
@@ -524,24 +545,30 @@ class ChunkStore(ABC):
         """Committed (searchable) points in the chunk collection (matching ``flt``)."""
         return self._count(flt)
 
-    def search(self, dense: np.ndarray | None = None, sparse: SparseVec | None = None, *, mode: Mode = "dense",
+    def search(self, dense: np.ndarray | None = None, sparse: SparseVec | None = None, *, mode: StoreMode = "dense",
                k: int = 10, filter: SearchFilter | None = None, score_threshold: float | None = None,
                mmr_diversity: float | None = None, fetch_k: int | None = None, rrf_k: int = 60) -> list[SearchHit]:
         """Top ``k`` chunks for a query, best first.
 
         ``mode``: ``dense`` (needs ``dense``), ``sparse`` (needs ``sparse``) or ``hybrid`` (both,
         fused server-side with Reciprocal Rank Fusion, ``score = sum 1/(rrf_k + rank)``, over
-        ``fetch_k`` candidates per vector). ``mmr_diversity`` in [0, 1] re-ranks candidates by
+        ``fetch_k`` candidates per vector) or ``sentences`` (needs ``dense``: cosine of the query
+        with each chunk's best sentence, :data:`SENTENCES`; only chunks that have sentence vectors,
+        none in a collection without them). ``mmr_diversity`` in [0, 1] re-ranks candidates by
         Maximal Marginal Relevance on the dense vector (0: relevance only). ``score_threshold``
         drops hits scoring below it. Pending points (a write not yet committed) are never returned.
         Raises :class:`TenancyError` when tenancy is on and ``filter.tenant`` is missing: the
         tenant condition is then always part of the query."""
         if self.tenancy and (filter is None or not filter.tenant):
             raise TenancyError("tenancy is on: a search must name its tenant")
-        if mode in ("dense", "hybrid") and dense is None or mode in ("sparse", "hybrid") and sparse is None:
+        if mode in ("dense", "hybrid", "sentences") and dense is None or mode in ("sparse", "hybrid") and sparse is None:
             raise ValueError(f"mode {mode!r} needs {'a dense' if dense is None else 'a sparse'} query vector")
         if mmr_diversity is not None and dense is None:
             raise ValueError("MMR needs the dense query vector")
+        if mode == "sentences" and mmr_diversity is not None:
+            raise ValueError("MMR re-ranks on the chunk vector: not with mode 'sentences'")
+        if mode == "sentences" and not self.sentence_vectors:
+            return []
         fetch_k = max(fetch_k or 4 * k, k)
         return self._search(None if dense is None else np.asarray(dense, dtype=np.float32), sparse, mode, k, filter,
                             score_threshold, mmr_diversity, fetch_k, rrf_k)
@@ -580,3 +607,9 @@ def open_store(settings: StoreSettings | None = None) -> ChunkStore:
 
         return QdrantClientStore(settings, local=backend == "local")
     raise ConfigurationError(f"unknown store backend {backend!r}")
+
+
+def _sentence_rows(sentences: Sequence[np.ndarray | None] | None, i: int) -> np.ndarray | None:
+    """Chunk ``i``'s sentence vectors as (n, dim) float32, or None when it has none."""
+    rows = None if sentences is None else sentences[i]
+    return None if rows is None or not len(rows) else np.asarray(rows, dtype=np.float32)
