@@ -337,14 +337,60 @@ FIFTH_QUESTIONS = {
     "Source Code Escrow": "Is the vendor required to lodge its source code with an independent custodian for release if the vendor goes bankrupt or stops supporting the software?",
 }
 
+#: A sixth wording, written like the fifth by another helper (2026-12-04, later session), kept out of
+#: view and measured once, on the final code: the held-out wording (module docstring).
+SIXTH_QUESTIONS = {
+    "Parties": "Who are the companies actually signing this agreement?",
+    "Agreement Date": "What date is on the agreement itself?",
+    "Effective Date": "When does this deal actually kick in?",
+    "Expiration Date": "How long does the first term run before it ends?",
+    "Renewal Term": "Does it roll over automatically, and for how long each time?",
+    "Notice Period To Terminate Renewal": "How far ahead do we have to tell them if we don't want it to renew?",
+    "Governing Law": "Which state's or country's law applies to disputes?",
+    "Anti-Assignment": "Can either side hand this agreement off to someone else without the other's okay?",
+    "Cap On Liability": "Is there a maximum amount either party can be on the hook for?",
+    "Uncapped Liability": "What claims fall outside the damages limit?",
+    "Termination For Convenience": "Can we walk away without a reason, and on what notice?",
+    "License Grant": "What rights to use the other side's IP or materials are being given?",
+    "Non-Transferable License": "Is the licensee allowed to sublicense or pass the license on to others?",
+    "Irrevocable Or Perpetual License": "is any license permanent or impossible to take back",
+    "Exclusivity": "Are we locked into dealing only with each other?",
+    "Non-Compete": "Does the contract stop either party from going into a competing business?",
+    "Competitive Restriction Exception": "Are there any carve-outs that let a party compete or deal with others despite the restrictions?",
+    "No-Solicit Of Employees": "can we hire their people or are we barred from poaching staff",
+    "Audit Rights": "Does one side get to inspect the other's books and records?",
+    "Minimum Commitment": "Is there a minimum amount that has to be bought or ordered?",
+    "Volume Restriction": "What happens if usage or quantities go over the allowed limit?",
+    "Revenue/Profit Sharing": "Do we have to split revenue, profits or pay royalties to the other side?",
+    "Post-Termination Services": "What still has to be done after the contract ends, like transition or wind-down support?",
+    "Insurance": "What insurance coverage does each party have to carry?",
+    "Ip Ownership Assignment": "Who ends up owning the IP developed during the relationship?",
+    "Covenant Not To Sue": "Is a party barred from suing over or challenging the other's patents or IP?",
+    "Change Of Control": "What happens if one of the parties gets acquired or merges?",
+    "Rofr/Rofo/Rofn": "Is there a right of first refusal or first shot at negotiating a deal?",
+    "Warranty Duration": "How long do the warranties last?",
+    "Liquidated Damages": "are there fixed damages or termination fees spelled out in advance",
+    "Third Party Beneficiary": "Can anyone who isn't a party enforce this contract?",
+    "Non-Disparagement": "Are we prohibited from badmouthing the other party?",
+    "Most Favored Nation": "Is there a guarantee that we get pricing or terms at least as good as anyone else?",
+    "No-Solicit Of Customers": "Does the contract restrict going after the other party's customers?",
+    "Price Restrictions": "Can prices be increased during the term, and are there limits on changes?",
+    "Joint Ip Ownership": "Is any intellectual property co-owned by both sides?",
+    "Affiliate License-Licensor": "Does the license include IP owned by the licensor's affiliates?",
+    "Affiliate License-Licensee": "Can the licensee's affiliates or subsidiaries use the license too?",
+    "Unlimited/All-You-Can-Eat-License": "Is usage unlimited, like an enterprise-wide license with no caps on users or seats?",
+    "Source Code Escrow": "Is source code held in escrow, and when can it be released?",
+}
+
 WORDINGS = {"main": QUESTIONS, "alt": ALT_QUESTIONS, "third": THIRD_QUESTIONS, "fourth": FOURTH_QUESTIONS,
-            "fifth": FIFTH_QUESTIONS}
+            "fifth": FIFTH_QUESTIONS, "sixth": SIXTH_QUESTIONS}
 
 #: folioflow retriever settings scored side by side (FolioRetriever keyword arguments).
 CONFIGS: dict[str, dict] = {
     "folioflow defaults (profile auto: legal)": {},
     "folioflow legal without the legal glossary and the routed-search weight": {"profile": "legal", "glossary": None,
                                                                                "route_weight": 1.0},
+    "folioflow legal without the sentence search": {"profile": "legal", "sentence_weight": 0.0},
     "folioflow legal without the date rule": {"profile": "legal", "date_weight": 0.0},
     "folioflow legal with BM25 weight 1 for expanded questions (before legal4)": {"profile": "legal",
                                                                                    "glossary_sparse_weight": 1.0},
