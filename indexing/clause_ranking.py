@@ -116,8 +116,9 @@ _ASKS_SIGNATURE = re.compile(r"\bwho\s+signed\b|\bsign(?:ed|ing|ature|atory|ator
 #: before it is read for the date it was made or for a role ("What is the expiration date?" does
 #: not ask for the party block).
 OTHER_DATE = re.compile(r"\b(?:end(?:ing)?|expir\w*|expiry|terminat\w*|renewal|payment|due|delivery|closing|milestone|"
-                        r"shipment|invoice|deadline)\s+date\b|\bdate\b(?:\s+(?!and\b)[\w']+){0,5}?\s+"
-                        r"(?:expir\w*|ends?|terminat\w*|renew\w*|pay\w*|paid|deliver\w*)\b", re.IGNORECASE)
+                        r"shipment|invoice|deadline)\s+date\b|\bdate\b(?:\s+(?!and\b)[\w']+){0,8}?\s+"
+                        r"(?:expir\w*|ends?|terminat\w*|renew\w*|pay\w*|paid|deliver\w*|lapses?|runs?\s+out|"
+                        r"finish\w*|conclude[sd]?|come\s+to\s+an\s+end)\b", re.IGNORECASE)
 #: Question words that ask for the defined terms.
 _ASKS_DEFINITIONS = re.compile(r"\bdefin(?:e|ed|es|ition|itions)\b|\bmeaning\b|\bwhat\s+(?:does|do)\b.*\bmean\b|"
                                r"\bmeans\b", re.IGNORECASE)

@@ -226,6 +226,8 @@ LEGAL_SEMANTIC_MARGIN = 0.025
 #: language common to commercial agreements. No entry names a contract or a party.
 LEGAL = Glossary([
     (r"\bexclusiv\w*|\bdeal\w* with (any )?others?\b|\bsole (and exclusive )?(supplier|distributor|provider|source)\b|"
+     r"\b(deal\w*|work\w*|do\w* business) (only|solely) with\b|"
+     r"\b(buy\w*|purchas\w*|sell\w*|sourc\w*) (from|to) (anyone|anybody|any ?one) else\b|"
      r"\b(work\w*|deal\w*|do\w* business|contract\w*) with (any )?(other|competing|third[- ]party) (suppliers?|distributors?|"
      r"customers?|vendors?|manufacturers?|resellers?)\b",
      "exclusive right; exclusivity; sole and exclusive; shall not appoint, sell to or deal with any other person in "
@@ -266,7 +268,9 @@ LEGAL = Glossary([
     (r"\b(audit|inspect)\w*",
      "audit, inspect and examine the books, records and accounts during normal business hours upon notice",
      "Audit rights: inspecting and examining books, records and accounts."),
-    (r"\bassign\w*\b.{0,60}\bconsent\b|\bconsent\b.{0,60}\bassign\w*",
+    (r"\bassign\w*\b.{0,60}\b(consent|approv\w*|permission)\b|\b(consent|approv\w*|permission)\b.{0,60}\bassign\w*|"
+     r"\b(transfer\w*|hand\w* over)\b.{0,20}\b(rights|obligations|agreement|contract)\b.{0,90}\b(consent|approv\w*|"
+     r"permission)\b",
      "may not assign or transfer this agreement, by operation of law or otherwise, without prior written consent",
      "Anti-assignment: transferring the contract to another company requires prior written consent."),
     (r"\bfor convenience\b|\bwithout cause\b",
@@ -302,7 +306,7 @@ LEGAL = Glossary([
     (r"\bmost[- ]favou?red\b|\bas good as\b|\bno less favou?rable\b",
      "most favored terms: prices and terms no less favorable than those offered to any other customer; lower price",
      "Most favored nation: prices or terms no worse than those given to any other customer."),
-    (r"\bsolicit\w*\b.{0,60}\b(employees?|personnel|staff)\b|\bhir(e|ing)\b.{0,60}\bemployees?\b",
+    (r"\b(solicit\w*|poach\w*|recruit\w*|hir(e|ing))\b.{0,60}\b(employees?|personnel|staff|workers?)\b",
      "shall not solicit, recruit, hire or employ any employee of the other party",
      "Non-solicitation of employees: no recruiting or hiring away of the other side's staff."),
     (r"\bsolicit\w*\b.{0,60}\b(customers?|clients?)\b|\btak\w* away\b.{0,30}\bcustomers?\b",
@@ -314,7 +318,8 @@ LEGAL = Glossary([
     (r"\baffiliates?\b|\bsubsidiar\w*",
      "affiliates and subsidiaries; licensed rights held or controlled by its affiliates",
      "Affiliates: licenses or rights extended to affiliates and subsidiaries."),
-    (r"\bperpetu\w*|\birrevocabl\w*",
+    (r"\bperpetu\w*|\birrevocabl\w*|\bpermanent\w*|\b(revok\w*|take\w* back)\b.{0,40}\blicen[cs]\w*|"
+     r"\blicen[cs]\w*.{0,60}\b(revok\w*|take\w* back)\b",
      "perpetual, irrevocable, fully paid-up, royalty-free license",
      "Perpetual or irrevocable license that does not end and cannot be revoked."),
     (r"\bunlimited\b.{0,40}\b(users?|copies|uses?|number)\b|\benterprise[- ]wide\b",
@@ -333,7 +338,7 @@ LEGAL = Glossary([
      "a minimum of; at least; not less than; minimum quantities, orders or purchases per year; minimum royalty, fee "
      "or charge; quotas; shortfall",
      "Minimum commitment: a minimum quantity, volume or amount a party must buy, sell or pay for over a period."),
-    (r"\bsublicens\w*|\btransfer\w*\b.{0,40}\blicen[cs]\w*|\blicen[cs]\w*\b.{0,40}\btransfer\w*",
+    (r"\bsub-?licen[cs]\w*|\btransfer\w*\b.{0,40}\blicen[cs]\w*|\blicen[cs]\w*\b.{0,40}\btransfer\w*",
      "non-transferable, non-sublicensable license; the license may not be sublicensed or transferred",
      "Non-transferable license: whether a licensee may sublicense or transfer its license rights."),
     (r"\brenew\w*",

@@ -140,6 +140,8 @@ def test_a_question_that_asks_for_the_parties_or_the_date_gets_the_party_block_f
 #: of the term, a payment's), a deal made with someone else, a person who is not a party.
 OTHER_SENSE_QUESTIONS = ["What is the expiration date of this agreement?", "On what date does the agreement expire?",
                          "What is the end date of the term?", "What is the termination date?",
+                         "On what date does the original term of this agreement come to an end?",
+                         "What date does the initial term run out?",
                          "By what date must the first milestone payment be made?",
                          "What is the payment due date for invoices?",
                          "Must the company offer the opportunity to the other party before a deal is made with others?",

@@ -116,6 +116,23 @@ def test_legal_glossary_appends_drafting_wording_to_clause_questions():
     assert any("perpetual" in m for m in LEGAL.matches("Is the license granted in perpetuity?"))
     assert any("sole and exclusive" in m for m in LEGAL.matches(
         "Is the reseller prevented from working with other suppliers?"))
+    # the words lawyers also use for exclusivity, assignment, hiring away staff, a license for good
+    # (found in a later wording set's questions: each concept, asked otherwise)
+    for question, words in (("Must the distributor deal only with the supplier?", "sole and exclusive"),
+                            ("Is the buyer barred from buying from anyone else?", "sole and exclusive"),
+                            ("Can a party transfer its rights under the contract without the other's approval?",
+                             "may not assign"),
+                            ("Can either party assign the agreement without permission?", "may not assign"),
+                            ("Is either side barred from poaching the other's personnel?", "shall not solicit, recruit"),
+                            ("May the vendor recruit the customer's staff?", "shall not solicit, recruit"),
+                            ("Is the license granted permanently?", "perpetual, irrevocable"),
+                            ("Can the licensor revoke the license?", "perpetual, irrevocable"),
+                            ("May the licensee grant sub-licences?", "non-sublicensable")):
+        assert any(words in m for m in LEGAL.matches(question)), question
+    for question in ("Who may the supplier sell to?", "Must the parties keep the terms confidential?",
+                     "Can the customer hire consultants?", "Is there a permanent establishment clause?"):
+        assert not any(words in m for m in LEGAL.matches(question) for words in
+                       ("sole and exclusive", "may not assign", "shall not solicit, recruit")), question
     assert LEGAL.matches("What was the FY2018 COGS for 3M?") == []
     assert FINANCE.matches("Is a party restricted from competing with the other?") == []
 
