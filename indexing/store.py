@@ -1,7 +1,9 @@
 """The chunk store: one indexing interface over Qdrant server, qdrant-client local mode and Qdrant Edge.
 
 Collections. A chunk collection (default ``folioflow``) with a named dense vector ``dense``
-(cosine) and a sparse vector ``bm25`` with Qdrant's IDF modifier (:mod:`folioflow.indexing.sparse`), payload
+(cosine), a named multivector ``sentences`` (cosine, MaxSim: a chunk's sentence vectors, contracts
+only, :class:`~folioflow.indexing.indexer.Indexer`) and a sparse vector ``bm25`` with Qdrant's IDF
+modifier (:mod:`folioflow.indexing.sparse`), payload
 indexes created at creation, before any upload (:mod:`folioflow.indexing.payload`); and its documents
 registry ``<collection>__documents`` (:mod:`folioflow.indexing.registry`). Point ids are
 :func:`folioflow.chunking.schema.point_id` (uuid5 of doc id, chunk index, chunk content hash).
