@@ -140,14 +140,11 @@ class Indexer:
                 if sentence:
                     texts.append(sentence)
                     owners.append(i)
-        out: list[np.ndarray | None] = [None] * len(chunks)
         if not texts:
-            return out
-        vectors = self.embedder.encode(texts)
-        owner = np.asarray(owners)
-        for i in set(owners):
-            out[i] = vectors[owner == i]
-        return out
+            return [None] * len(chunks)
+        vectors = self.embedder.encode(texts)  # rows in chunk order: split by each chunk's sentence count
+        counts = np.bincount(np.asarray(owners), minlength=len(chunks))
+        return [rows if len(rows) else None for rows in np.split(vectors, np.cumsum(counts)[:-1])]
 
     def _ids_match(self, chunk: Chunk) -> bool:
         """Whether ``chunk.token_ids`` are this embedder's tokenizer's ids of its text (one text

@@ -117,6 +117,12 @@ LEGAL_SPARSE_WEIGHT = 1.5
 #: "made effective on [date]", had outranked the agreement's own preamble). Chosen on the tuning
 #: half of the legal benchmark (docs/benchmarks.md): 0.5, 1 and 2 score alike there.
 LEGAL_DATE_WEIGHT = 1.0
+#: Weight of the search of each chunk's best sentence in the hybrid fusion of the legal profile
+#: (retriever ``sentence_weight``; the dense chunk ranking weighs
+#: :data:`~folioflow.indexing.retriever.CONVEX_DENSE_WEIGHT`): a clause question is often answered
+#: by one sentence of a chunk that holds several clauses, whose chunk vector is about all of them.
+#: Chosen on the tuning half of the legal benchmark, main wording (0.3 to 0.7 alike, 1 lower; docs/benchmarks.md).
+LEGAL_SENTENCE_WEIGHT = 0.5
 
 
 def infer_profile(titles: Iterable[str]) -> str:
@@ -134,9 +140,3 @@ def infer_profile(titles: Iterable[str]) -> str:
     if finance * 2 > len(titles):
         return "finance"
     return "general"
-#: Weight of the search of each chunk's best sentence in the hybrid fusion of the legal profile
-#: (retriever ``sentence_weight``; the dense chunk ranking weighs
-#: :data:`~folioflow.indexing.retriever.CONVEX_DENSE_WEIGHT`): a clause question is often answered
-#: by one sentence of a chunk that holds several clauses, whose chunk vector is about all of them.
-#: Chosen on the tuning half of the legal benchmark, main wording (0.5 against 1; docs/benchmarks.md).
-LEGAL_SENTENCE_WEIGHT = 0.5

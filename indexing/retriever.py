@@ -506,7 +506,7 @@ class FolioRetriever(BaseRetriever):
         by_dense = _stable(self.store.search(dense, None, mode="dense", k=fetch_k, filter=flt))
         by_sparse = _stable(self.store.search(None, sparse, mode="sparse", k=fetch_k, filter=flt))
         rankings, weights = [by_dense, by_sparse], [CONVEX_DENSE_WEIGHT if fusion == "convex" else 1.0, sparse_weight]
-        if sentence_weight > 0 and self.store.sentence_vectors:
+        if sentence_weight > 0:  # empty in a collection without sentence vectors (ChunkStore.search)
             rankings.append(_stable(self.store.search(dense, None, mode="sentences", k=fetch_k, filter=flt)))
             weights.append(sentence_weight)
         if fusion == "convex":
