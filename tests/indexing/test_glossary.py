@@ -173,6 +173,46 @@ def test_the_legal_glossary_matches_clause_concepts_by_meaning(embedder):
     q = "Is the vendor barred from selling rival goods?"
     assert FINANCE.expand(q, embedder.encode_query(q), embedder.encode) == q
 
+def test_the_legal_glossary_expands_a_question_like_its_closest_example_question(embedder):
+    """A question that no pattern matches takes the expansions that the patterns give the canonical
+    wording of the example question closest to it in meaning; a question closest to an example that
+    the patterns expand to nothing (who the parties are) stays as asked, and the concepts are not
+    consulted for it; a glossary without examples falls back to the concepts."""
+    from folioflow.indexing.glossary import LEGAL, Glossary
+    from folioflow.indexing.glossary_examples import LEGAL_EXAMPLES
+
+    def vector(question: str):
+        return embedder.encode_query(question)
+
+    # every canonical question either matches a pattern or is one of the two that expand nothing
+    assert [q for q in LEGAL_EXAMPLES if not LEGAL.matches(q)] == [
+        "Who are the parties to this agreement?", "On what date was this agreement made?"]
+    assert len(LEGAL.examples) == sum(1 + len(set(w) - {q}) for q, w in LEGAL_EXAMPLES.items())
+    for question, drafting in {"Can either side hire away the other's people?": "shall not solicit",
+                               "Is there a ceiling on what either side can be made to pay in damages?":
+                                   "limitation of liability",
+                               "Can the licensee pass its rights on to someone else?": "non-transferable"}.items():
+        assert LEGAL.matches(question) == [], question
+        expansions = LEGAL.closest_example(vector(question), embedder.encode, "test-minilm")
+        assert expansions is not None and len(expansions) == 1 and drafting in expansions[0], (question, expansions)
+        lines = LEGAL.expand(question, vector(question), embedder.encode, "test-minilm").split("\n")
+        assert lines == [question, *expansions]
+    # a category the patterns give two entries: both expansions
+    keep = LEGAL.closest_example(vector("Who gets to keep the inventions?"), embedder.encode, "test-minilm")
+    assert keep is not None and len(keep) == 2 and "sole property of" in keep[0] and "jointly owned" in keep[1]
+    poach = "Can either side hire away the other's people?"
+    # closest to a parties question: the example decides, and it expands nothing
+    signed = "Which businesses entered into this contract with each other?"
+    assert LEGAL.matches(signed) == [] and LEGAL.closest_example(vector(signed), embedder.encode, "test-minilm") == ()
+    assert LEGAL.expand(signed, vector(signed), embedder.encode, "test-minilm") == signed
+    concepts_only = Glossary([(e.pattern.pattern, e.expansion, e.concept) for e in LEGAL.entries],
+                             semantic_threshold=LEGAL.semantic_threshold, semantic_margin=LEGAL.semantic_margin)
+    assert concepts_only.examples == [] and concepts_only.closest_example(vector(poach), embedder.encode) is None
+    # far from every example (below the threshold): no example decides
+    weather = "What will the weather be in Lisbon tomorrow?"
+    assert LEGAL.closest_example(vector(weather), embedder.encode, "test-minilm") is None
+
+
 #: A distribution agreement's clauses, drafted as such agreements are: [(clause title, text)].
 DISTRIBUTION_CLAUSES = [
     ("1. Appointment", "Supplier appoints Distributor as a distributor of the Products in the Territory for the Term. "
