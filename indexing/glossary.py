@@ -65,12 +65,12 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from folioflow.indexing.glossary_examples import LEGAL_EXAMPLES
 from folioflow.ocr.errors import ConfigurationError
 
-__all__ = ["FINANCE", "LEGAL", "Glossary", "GlossaryEntry", "load_glossary"]
+__all__ = ["FINANCE", "LEGAL", "Example", "Glossary", "GlossaryEntry", "load_glossary"]
 
 
 def _unit(vector: Any) -> Any:
@@ -78,6 +78,16 @@ def _unit(vector: Any) -> Any:
 
     v = np.asarray(vector, dtype=np.float32).reshape(-1)
     return v / (np.linalg.norm(v) or 1.0)
+
+
+class Example(NamedTuple):
+    """An example question of a :class:`Glossary`: ``question``, a wording of ``canonical`` (a
+    question of the glossary's examples, possibly ``question`` itself), and ``expansions``, what the
+    glossary's patterns append to ``canonical`` (possibly none)."""
+
+    question: str
+    canonical: str
+    expansions: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -123,11 +133,11 @@ class Glossary:
             except re.error as exc:
                 raise ConfigurationError(f"glossary {name!r}: bad pattern {pattern!r}: {exc}") from exc
         self.entries: list[GlossaryEntry] = compiled
-        #: ``(example question, the expansions it takes)``, canonical questions first.
-        self.examples: list[tuple[str, tuple[str, ...]]] = []
+        #: The example questions, each canonical question before its other wordings.
+        self.examples: list[Example] = []
         for canonical, wordings in (examples or {}).items():
             expansions = tuple(self.matches(canonical))
-            self.examples += [(q, expansions) for q in dict.fromkeys([canonical, *wordings])]
+            self.examples += [Example(q, canonical, expansions) for q in dict.fromkeys([canonical, *wordings])]
         self._vectors: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -159,26 +169,25 @@ class Glossary:
     def example_vectors(self, encode: Callable[[Sequence[str]], Any], model: str = "") -> Any:
         """The L2-normalised vectors of :attr:`examples`' questions, (n examples, dimension) float32 in
         their order; embedded and cached like :meth:`concept_vectors`."""
-        return self._unit_vectors("examples\0" + model, [q for q, _ in self.examples], encode)
+        return self._unit_vectors("examples\0" + model, [e.question for e in self.examples], encode)
 
     def closest_example(self, query_vector: Any, encode: Callable[[Sequence[str]], Any],
-                        model: str = "") -> tuple[str, ...] | None:
-        """The expansions (possibly none: ``()``) of the example question closest in meaning to the
-        question (``query_vector``, (dimension,)), when its cosine similarity is at least
-        ``example_threshold`` and exceeds the closest example with other expansions' by
-        ``example_margin``; else None (no examples, or none close enough)."""
+                        model: str = "") -> Example | None:
+        """The example question closest in meaning to the question (``query_vector``, (dimension,)),
+        when its cosine similarity is at least ``example_threshold`` and exceeds that of the closest
+        example with other expansions by ``example_margin``; else None (no examples, or none close
+        enough). Its ``expansions`` may be none (``()``)."""
         import numpy as np
 
         if not self.examples or query_vector is None:
             return None
         sims = self.example_vectors(encode, model) @ _unit(query_vector)
         order = np.argsort(-sims, kind="stable")
-        best = int(order[0])
-        expansions = self.examples[best][1]
-        second = next((float(sims[i]) for i in order if self.examples[int(i)][1] != expansions), -1.0)
-        if float(sims[best]) < self.example_threshold or float(sims[best]) - second < self.example_margin:
+        best = self.examples[int(order[0])]
+        second = next((float(sims[i]) for i in order if self.examples[int(i)].expansions != best.expansions), -1.0)
+        if float(sims[order[0]]) < self.example_threshold or float(sims[order[0]]) - second < self.example_margin:
             return None
-        return expansions
+        return best
 
     def closest(self, query_vector: Any, encode: Callable[[Sequence[str]], Any], model: str = "") -> str | None:
         """The expansion of the entry whose concept is closest in meaning to the question, when its
@@ -208,7 +217,7 @@ class Glossary:
         if not extra and encode is not None and query_vector is not None and self.semantic:
             example = self.closest_example(query_vector, encode, model)
             if example is not None:
-                extra = list(example)
+                extra = list(example.expansions)
             else:
                 near = self.closest(query_vector, encode, model)
                 extra = [near] if near is not None else []

@@ -193,17 +193,21 @@ def test_the_legal_glossary_expands_a_question_like_its_closest_example_question
                                    "limitation of liability",
                                "Can the licensee pass its rights on to someone else?": "non-transferable"}.items():
         assert LEGAL.matches(question) == [], question
-        expansions = LEGAL.closest_example(vector(question), embedder.encode, "test-minilm")
-        assert expansions is not None and len(expansions) == 1 and drafting in expansions[0], (question, expansions)
+        example = LEGAL.closest_example(vector(question), embedder.encode, "test-minilm")
+        assert example is not None and LEGAL.matches(example.canonical) == list(example.expansions)
+        expansions = example.expansions
+        assert len(expansions) == 1 and drafting in expansions[0], (question, expansions)
         lines = LEGAL.expand(question, vector(question), embedder.encode, "test-minilm").split("\n")
         assert lines == [question, *expansions]
     # a category the patterns give two entries: both expansions
-    keep = LEGAL.closest_example(vector("Who gets to keep the inventions?"), embedder.encode, "test-minilm")
-    assert keep is not None and len(keep) == 2 and "sole property of" in keep[0] and "jointly owned" in keep[1]
+    keep = LEGAL.closest_example(vector("Who gets to keep the inventions?"), embedder.encode, "test-minilm").expansions
+    assert len(keep) == 2 and "sole property of" in keep[0] and "jointly owned" in keep[1]
     poach = "Can either side hire away the other's people?"
     # closest to a parties question: the example decides, and it expands nothing
     signed = "Which businesses entered into this contract with each other?"
-    assert LEGAL.matches(signed) == [] and LEGAL.closest_example(vector(signed), embedder.encode, "test-minilm") == ()
+    parties = LEGAL.closest_example(vector(signed), embedder.encode, "test-minilm")
+    assert LEGAL.matches(signed) == [] and parties is not None and parties.expansions == ()
+    assert parties.canonical == "Who are the parties to this agreement?"
     assert LEGAL.expand(signed, vector(signed), embedder.encode, "test-minilm") == signed
     concepts_only = Glossary([(e.pattern.pattern, e.expansion, e.concept) for e in LEGAL.entries],
                              semantic_threshold=LEGAL.semantic_threshold, semantic_margin=LEGAL.semantic_margin)
