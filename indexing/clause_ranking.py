@@ -89,10 +89,13 @@ _ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:\w+\s+){0,2}date\b|\bdate\s+(?:o
 
 #: The date a contract starts: "the effective date", "the commencement date", "its start date".
 START_DATE = re.compile(r"\b(?:effective|commencement|start(?:ing)?)\s+date\b", re.IGNORECASE)
+#: A contract's start in the words of "in force": "enters into force", "from what date is it in force"
+#: (a start word before "in force" or "in effect"; "How long does it remain in force?" asks for its term).
+IN_FORCE = re.compile(r"\b(?:enters?|entered|entry)\s+into\s+(?:force|effect)\b|"
+                      r"\b(?:from|since|as\s+of|starting)\b[^?.;]{0,40}\bin\s+(?:force|effect)\b", re.IGNORECASE)
 #: A question that asks when a contract takes effect or commences (or names its :data:`START_DATE`).
 _ASKS_EFFECT = re.compile(rf"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|{START_DATE.pattern}|"
-                          r"\bcomes?\s+into\s+force\b|"
-                          r"\bgo(?:es)?\s+into\s+effect\b", re.IGNORECASE)
+                          rf"\bcomes?\s+into\s+force\b|\bgo(?:es)?\s+into\s+effect\b|{IN_FORCE.pattern}", re.IGNORECASE)
 _EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
 #: A preamble that leaves its effective date to a definition: "as of the Effective Date (as defined below)".
 _DEFERS = re.compile(r"\beffective\s+date\W{0,3}\(?\s*as\s+defined\b", re.IGNORECASE)
@@ -145,7 +148,7 @@ def wanted_roles(question: str) -> frozenset[str]:
     A date that is not the agreement's (:data:`OTHER_DATE`) asks for none."""
     question = OTHER_DATE.sub(" ", question)
     out = set()
-    if _ASKS_PARTIES.search(question):
+    if _ASKS_PARTIES.search(question) or IN_FORCE.search(question):  # a preamble dates its agreement
         out.add(PARTIES)
     if _ASKS_SIGNATURE.search(question):
         out.add(SIGNATURE)

@@ -452,6 +452,26 @@ def test_a_question_for_the_effective_or_commencement_date_is_a_take_effect_ques
     assert asks_date("What is the date of this agreement?") and not asks_effect("What is the date of this agreement?")
 
 
+
+def test_a_question_for_when_a_contract_is_in_force_is_a_take_effect_question():
+    """"From what date is the contract in force?" asks when it takes effect, not when it was signed;
+    BM25 alone matched its "force" to the Force Majeure clause, so the legal glossary appends the
+    effective-date wording. "How long does it remain in force?" asks for the term: neither."""
+    from folioflow.indexing.clause_ranking import asks_date, asks_effect
+    from folioflow.indexing.glossary import LEGAL
+
+    effective = next(e.expansion for e in LEGAL.entries if e.pattern.search("When does this agreement take effect?"))
+    for question in ("From what date is the contract in force?", "When does the agreement enter into force?",
+                     "As of when is this contract in effect?", "Since when has the agreement been in force?"):
+        assert asks_effect(question) and not asks_date(question), question
+        assert leading_role(wanted_roles(question)) == PARTIES, question
+        assert effective in LEGAL.matches(question), question
+    for question in ("How long does the agreement remain in force?", "Does the license stay in effect after termination?",
+                     "Which provisions are in force during the renewal term?"):
+        assert not asks_effect(question) and PARTIES not in wanted_roles(question), question
+        assert effective not in LEGAL.matches(question), question
+
+
 def test_a_date_question_without_a_dated_party_block_gets_the_one_whose_date_is_blank():
     """CUAD annotates a preamble's blank date as a form's agreement date ("made as of this day of ,
     20"); a template's "[date]" and an undated preamble are not blank dates."""
