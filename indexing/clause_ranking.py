@@ -93,6 +93,17 @@ START_DATE = re.compile(r"\b(?:effective|commencement|start(?:ing)?)\s+date\b", 
 #: (a start word before "in force" or "in effect"; "How long does it remain in force?" asks for its term).
 IN_FORCE = re.compile(r"\b(?:enters?|entered|entry)\s+into\s+(?:force|effect)\b|"
                       r"\b(?:from|since|as\s+of|starting)\b[^?.;]{0,40}\bin\s+(?:force|effect)\b", re.IGNORECASE)
+#: The agreement itself starting: "When does the agreement start?", "When does this contract become
+#: binding?", "On which day does the agreement begin?" (read with :data:`_ENDS` and :data:`RENEWAL`:
+#: "When does the contract begin a renewal term?" asks for a renewal, not its start).
+AGREEMENT_STARTS = re.compile(r"\b(?:agreement|contract|deal)(?:'s)?\s+(?:\w+\s+){0,2}?(?:start|begin|become\s+"
+                              r"(?:binding|operative|valid|enforceable))\w*|\b(?:agreement|contract|deal)\s+"
+                              r"(?:becomes?|is)\s+(?:binding|operative|valid|enforceable)\b", re.IGNORECASE)
+#: Words of a contract's end, which a question about its start does not hold.
+_ENDS = re.compile(r"\b(?:end|ends|ended|ending|expir\w*|terminat\w*|lapse\w*|after)\b", re.IGNORECASE)
+#: Words that ask for a time ("when", "what date", "from", "as of"): "Is the agreement binding on
+#: affiliates?" does not ask when it starts.
+_WHEN = re.compile(r"\bwhen\b|\bdate\b|\bday\b|\bfrom\b|\bsince\b|\bas\s+of\b", re.IGNORECASE)
 #: A question that asks when a contract takes effect or commences (or names its :data:`START_DATE`).
 _ASKS_EFFECT = re.compile(rf"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|{START_DATE.pattern}|"
                           rf"\bcomes?\s+into\s+force\b|\bgo(?:es)?\s+into\s+effect\b|{IN_FORCE.pattern}", re.IGNORECASE)
@@ -148,7 +159,7 @@ def wanted_roles(question: str) -> frozenset[str]:
     A date that is not the agreement's (:data:`OTHER_DATE`) asks for none."""
     question = OTHER_DATE.sub(" ", question)
     out = set()
-    if _ASKS_PARTIES.search(question) or IN_FORCE.search(question):  # a preamble dates its agreement
+    if _ASKS_PARTIES.search(question) or IN_FORCE.search(question) or _asks_start(question):  # a preamble dates it
         out.add(PARTIES)
     if _ASKS_SIGNATURE.search(question):
         out.add(SIGNATURE)
@@ -274,8 +285,15 @@ def asks_date(question: str) -> bool:
 
 def asks_effect(question: str) -> bool:
     """True when ``question`` asks when a contract takes effect ("When does this agreement take
-    effect?", "What is its effective date?", "When does the term commence?")."""
-    return bool(_ASKS_EFFECT.search(question))
+    effect?", "What is its effective date?", "When does the term commence?", "From what date is it in
+    force?", "When does the contract begin?")."""
+    return bool(_ASKS_EFFECT.search(question)) or _asks_start(question)
+
+
+def _asks_start(question: str) -> bool:
+    """Whether ``question`` asks when the agreement itself starts (:data:`AGREEMENT_STARTS`)."""
+    return (bool(AGREEMENT_STARTS.search(question)) and bool(_WHEN.search(question)) and not _ENDS.search(question)
+            and not RENEWAL.search(question))
 
 
 def effective_blocks(hits: Sequence[Any]) -> list[Any]:

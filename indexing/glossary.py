@@ -425,7 +425,9 @@ LEGAL = Glossary([
      "Term and expiration: how long the contract runs, its initial term and when it expires."),
     (r"\btakes?\s+effect\b|\beffective\s+date\b|\bcommenc\w*|\bbecomes?\s+effective\b|\bcomes?\s+into\s+force\b|"
      r"\bgo(?:es)?\s+into\s+effect\b|\b(?:enters?|entered|entry)\s+into\s+(?:force|effect)\b|"
-     r"\b(?:from|since|as\s+of|starting)\b[^?.;]{0,40}\bin\s+(?:force|effect)\b",
+     r"\b(?:from|since|as\s+of|starting)\b[^?.;]{0,40}\bin\s+(?:force|effect)\b|"
+     r"^(?!.*\b(?:renew\w*|expir\w*|terminat\w*|end|ends|after)\b).*\b(?:when|date|day|from|since)\b.*"
+     r"\b(?:agreement|contract|deal)(?:'s)?\s+(?:\w+\s+){0,2}?(?:start|begin|become\s+(?:binding|operative|valid))",
      "the Effective Date; this agreement shall be effective as of; shall become effective on; the term shall "
      "commence on; shall begin on"),  # no concept: by meaning, "On what date was it made?" would match it
     (r"\b(law|laws)\b.{0,30}\bgovern\w*|\bgovern\w*\b.{0,30}\b(law|laws)\b|\bchoice of law\b",
