@@ -171,6 +171,23 @@ class Glossary:
         their order; embedded and cached like :meth:`concept_vectors`."""
         return self._unit_vectors("examples\0" + model, [e.question for e in self.examples], encode)
 
+    def near_examples(self, query_vector: Any, encode: Callable[[Sequence[str]], Any], model: str = "") -> list[Example]:
+        """The example questions whose cosine similarity to the question (``query_vector``, (dimension,))
+        is at least ``example_threshold`` and within ``example_margin`` of the closest one's, closest
+        first; empty when there are no examples or none is close enough. :meth:`closest_example`
+        decides when they all expand alike; a caller may also read what their canonical wordings share
+        (the retriever: the roles they ask for)."""
+        import numpy as np
+
+        if not self.examples or query_vector is None:
+            return []
+        sims = self.example_vectors(encode, model) @ _unit(query_vector)
+        order = np.argsort(-sims, kind="stable")
+        best = float(sims[order[0]])
+        if best < self.example_threshold:
+            return []
+        return [self.examples[int(i)] for i in order if float(sims[i]) > best - self.example_margin]
+
     def closest_example(self, query_vector: Any, encode: Callable[[Sequence[str]], Any],
                         model: str = "") -> Example | None:
         """The example question closest in meaning to the question (``query_vector``, (dimension,)),

@@ -322,11 +322,29 @@ class FolioRetriever(BaseRetriever):
         own = None  # the question's own vector: the glossary matches its entries by meaning with it
         demote = bool(opts["demote_roles"]) and not opts["mmr"]
         wanted = wanted_roles(query) if demote else frozenset()
+        reading = query  # the wording the role and date rules read (clause_ranking)
+        semantic = bool(glossary is not None and glossary.semantic and self.embedder is not None)
+        model = str(getattr(self.embedder, "model_name", ""))
+        if semantic and demote and not wanted and glossary is not None and not glossary.matches(query):
+            # worded unlike every rule ("When does this deal kick in?"), a question is read as the canonical
+            # wording of the example questions closest to it in meaning when they share one, else asks for
+            # the roles that all their canonical wordings ask for (the party block, for an agreement's
+            # date of signing and its effective date alike)
+            own = self._embed_query(query)
+            near = glossary.near_examples(own, self.embedder.encode, model)
+            canonical = {example.canonical for example in near}
+            if len(canonical) == 1:
+                reading = near[0].canonical
+                wanted = wanted_roles(reading)
+            elif canonical:
+                wanted = frozenset.intersection(*(wanted_roles(c) for c in canonical))
         # a question that asks for a contract's parties, date or signatures has its own rules (clause_ranking):
         # matched by meaning, "What is the date of this contract?" drew the term clause's drafting words
-        if glossary is not None and getattr(glossary, "semantic", False) and self.embedder is not None and not wanted:
-            own = self._embed_query(query)
-            searched = glossary.expand(query, own, self.embedder.encode, str(getattr(self.embedder, "model_name", "")))
+        if semantic and glossary is not None and not wanted:
+            own = self._embed_query(query) if own is None else own
+            searched = glossary.expand(query, own, self.embedder.encode, model)
+        elif reading != query and glossary is not None:  # searched with the canonical wording's expansions
+            searched = "\n".join([query, *glossary.matches(reading)])
         else:
             searched = glossary.expand(query) if glossary is not None else query
         if not wants_dense:
@@ -367,7 +385,7 @@ class FolioRetriever(BaseRetriever):
         if heading_weight:  # when the question names documents, only their clauses gain
             ranked = _match_headings(ranked, query, heading_weight, self._encoder(), set(routed or ()))
         date_weight = float(opts["date_weight"] or 0.0) if demote else 0.0
-        dated = date_weight > 0 and asks_date(query)
+        dated = date_weight > 0 and asks_date(reading)
         if dated:  # a date question's answer holds a date, a word the question does not share
             ranked = _fuse_bonus(ranked, date_ranking([hit for hit, _ in ranked]), date_weight)
         demoted: list[tuple[Any, float]] = []
@@ -384,7 +402,7 @@ class FolioRetriever(BaseRetriever):
                 unanimous = None
             role = leading_role(wanted) if opts["lead_roles"] else None
             if role is not None:  # the party block a question asks for comes first (of the named documents)
-                effect = date_weight > 0 and not dated and asks_effect(query)
+                effect = date_weight > 0 and not dated and asks_effect(reading)
                 found, _ = self._search(dense, sparse, replace(flt, doc_ids=routed or flt.doc_ids, roles=[role]),
                                         mode=mode, depth=LEAD_FETCH if dated or effect else 1, fetch_k=LEAD_FETCH,
                                         threshold=None, mmr_diversity=None)

@@ -599,3 +599,26 @@ def test_a_question_for_the_parties_or_the_date_is_not_expanded_by_meaning(contr
     # with role demotion off (another profile's settings), the question is matched by meaning as before
     FolioRetriever(store=store, embedder=embedder, glossary=glossary, demote_roles=False).invoke(question, k=3)
     assert glossary.by_meaning == 2
+
+
+def test_a_question_no_rule_reads_is_read_by_its_closest_example_questions(contract_store, embedder):
+    """"When does the deal kick in?" matches no rule and no glossary pattern; its closest example
+    questions are the signing-date and the take-effect questions, which both ask for the party block:
+    it comes first. With a glossary without example questions, the question is a clause question and
+    the party block goes after every clause."""
+    from folioflow.indexing.clause_ranking import asks_date, asks_effect
+
+    store, ids, chunks_of = contract_store
+    question = "When does the deal kick in?"
+    assert not wanted_roles(question) and not asks_date(question) and not asks_effect(question)
+    assert not LEGAL.matches(question)
+    near = LEGAL.near_examples(embedder.encode_query(question), embedder.encode, "test-minilm")
+    assert {e.canonical for e in near} == {"On what date was this agreement made?", "When does this agreement take effect?"}
+    without = Glossary([(e.pattern.pattern, e.expansion, e.concept) for e in LEGAL.entries],
+                       semantic_threshold=LEGAL.semantic_threshold, semantic_margin=LEGAL.semantic_margin)
+    for style, doc_id in ids.items():
+        preamble = next(c.text for c in chunks_of[style] if c.metadata.get(ROLE) == PARTIES)
+        docs = FolioRetriever(store=store, embedder=embedder).invoke(question, doc_ids=[doc_id], k=5)
+        assert docs[0].page_content == preamble, (style, _role(docs[0]))
+        plain = FolioRetriever(store=store, embedder=embedder, glossary=without).invoke(question, doc_ids=[doc_id], k=5)
+        assert preamble not in [d.page_content for d in plain[:3]], style
