@@ -242,8 +242,13 @@ class Glossary:
 
     @classmethod
     def from_file(cls, path: str | Path) -> Glossary:
-        """Read a JSON (``.json``) or YAML (other suffixes) list of ``{"pattern", "expansion"}``
-        mappings. Raises :class:`~folioflow.ocr.errors.ConfigurationError` for an unreadable file or entry."""
+        """Read a JSON (``.json``) or YAML (other suffixes) glossary: a list of ``{"pattern",
+        "expansion"}`` mappings, each with an optional ``"concept"``; or a mapping with that list as
+        ``"entries"`` and optional ``"examples"`` (canonical question -> list of other wordings, as
+        the ``examples`` argument). Entries with concepts, or examples, are matched by meaning
+        with the legal glossary's thresholds (:data:`LEGAL_SEMANTIC_THRESHOLD`,
+        :data:`LEGAL_EXAMPLE_THRESHOLD` and their margins). Raises
+        :class:`~folioflow.ocr.errors.ConfigurationError` for an unreadable file or entry."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -253,10 +258,18 @@ class Glossary:
                 import yaml
 
                 data = yaml.safe_load(text)
-            pairs = [(item["pattern"], item["expansion"]) for item in data]
+            items = data["entries"] if isinstance(data, dict) else data
+            entries = [(item["pattern"], item["expansion"], item.get("concept")) for item in items]
+            raw = (data.get("examples") or {}) if isinstance(data, dict) else {}
+            examples = {str(canonical): [str(q) for q in (wordings or [])] for canonical, wordings in raw.items()}
+            if any(isinstance(w, str) for w in raw.values()):
+                raise ValueError("examples: each canonical question needs a list of wordings")
         except Exception as exc:  # OSError, JSON/YAML errors, entries that are not {pattern, expansion}
             raise ConfigurationError(f"cannot read glossary {path}: {exc}".splitlines()[0]) from exc
-        return cls(pairs, name=str(path))
+        semantic = bool(examples) or any(concept for *_, concept in entries)
+        return cls(entries, name=str(path), semantic_threshold=LEGAL_SEMANTIC_THRESHOLD if semantic else None,
+                   semantic_margin=LEGAL_SEMANTIC_MARGIN, examples=examples,
+                   example_threshold=LEGAL_EXAMPLE_THRESHOLD, example_margin=LEGAL_EXAMPLE_MARGIN)
 
     def __repr__(self) -> str:
         return f"Glossary({self.name!r}, {len(self.entries)} entries)"

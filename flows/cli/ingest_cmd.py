@@ -219,7 +219,7 @@ def query(
     mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
     profile: Annotated[str, typer.Option("--profile", help="Ranking defaults: auto (the collection's, inferred from its documents' file names and shown by `folioflow status`), finance, legal or general")] = "auto",
     distinct_pages: Annotated[bool | None, typer.Option("--distinct-pages/--all-chunks", help="At most one chunk per page (the best ranked; further chunks of those pages fill up to k), or the plain chunk ranking [default: the profile's]")] = None,
-    glossary: Annotated[str | None, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), legal (clause concepts followed by contract drafting words), none, or a JSON/YAML file of {pattern, expansion} entries [default: the profile's]")] = None,
+    glossary: Annotated[str | None, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), legal (clause concepts followed by contract drafting words), none, or a JSON/YAML file of {pattern, expansion} entries, optionally with concepts and example questions (docs/python.md) [default: the profile's]")] = None,
     route_titles: Annotated[bool, typer.Option("--route-titles/--no-route-titles", help="Also search inside the documents whose titles (file names, or `title` metadata) the question names, and fuse the two rankings")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table")] = False,
     doc_id: Annotated[list[str] | None, typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,

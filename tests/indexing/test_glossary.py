@@ -53,6 +53,36 @@ def test_glossary_files_and_specs(tmp_path):
         Glossary.from_file((tmp_path / "legal.json").with_suffix(".txt"))  # no such file either
 
 
+def test_a_glossary_file_with_example_questions_matches_by_meaning(tmp_path, embedder):
+    """A user's glossary file may hold example questions (canonical question -> other wordings) and
+    concepts: a question no pattern matches then takes the expansion of the closest example, as
+    with the legal glossary; a file of patterns alone matches by keyword only."""
+    (tmp_path / "lease.yaml").write_text(
+        "entries:\n"
+        "  - pattern: '\\bsubordinat\\w*'\n"
+        "    expansion: subordination and non-disturbance; subordinate to any mortgage or deed of trust\n"
+        "  - pattern: '\\bcommon area\\w*'\n"
+        "    expansion: common area maintenance charges; CAM; operating expenses\n"
+        "examples:\n"
+        "  Is the lease subordinate to the landlord's mortgage?:\n"
+        "    - Does the bank's loan on the building come ahead of the tenant's rights?\n"
+        "  What are the common area charges?:\n"
+        "    - How much does the tenant pay for upkeep of the lobby and parking lot?\n")
+    glossary = load_glossary(tmp_path / "lease.yaml")
+    assert glossary.semantic and len(glossary.examples) == 4
+    question = "Does the tenant contribute to cleaning the shared hallways and car park?"
+    assert glossary.matches(question) == []
+    expanded = glossary.expand(question, embedder.encode_query(question), embedder.encode, "test-minilm")
+    assert expanded.split("\n") == [question, "common area maintenance charges; CAM; operating expenses"]
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps([{"pattern": r"\bCAM\b", "expansion": "common area maintenance"}]))
+    assert not load_glossary(plain).semantic
+    assert load_glossary(plain).expand(question, embedder.encode_query(question), embedder.encode) == question
+    (tmp_path / "bad.yaml").write_text("entries: []\nexamples:\n  What is the rent?: How much is the rent?\n")
+    with pytest.raises(ConfigurationError, match="needs a list of wordings"):
+        load_glossary(tmp_path / "bad.yaml")
+
+
 def test_an_abbreviation_finds_the_statement_only_with_the_glossary(tmp_path, embedder):
     item7, item8 = ["Item 7. Management's Discussion and Analysis"], ["Item 8. Financial Statements"]
     parts = [
