@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from folioflow.indexing.clause_ranking import IN_FORCE
 from folioflow.indexing.glossary_examples import LEGAL_EXAMPLES
 from folioflow.ocr.errors import ConfigurationError
 
@@ -192,19 +193,13 @@ class Glossary:
                         model: str = "") -> Example | None:
         """The example question closest in meaning to the question (``query_vector``, (dimension,)),
         when its cosine similarity is at least ``example_threshold`` and exceeds that of the closest
-        example with other expansions by ``example_margin``; else None (no examples, or none close
-        enough). Its ``expansions`` may be none (``()``)."""
-        import numpy as np
-
-        if not self.examples or query_vector is None:
+        example with other expansions by ``example_margin`` (every one of :meth:`near_examples`
+        expands alike); else None (no examples, or none close enough). Its ``expansions`` may be
+        none (``()``)."""
+        near = self.near_examples(query_vector, encode, model)
+        if not near or any(example.expansions != near[0].expansions for example in near):
             return None
-        sims = self.example_vectors(encode, model) @ _unit(query_vector)
-        order = np.argsort(-sims, kind="stable")
-        best = self.examples[int(order[0])]
-        second = next((float(sims[i]) for i in order if self.examples[int(i)].expansions != best.expansions), -1.0)
-        if float(sims[order[0]]) < self.example_threshold or float(sims[order[0]]) - second < self.example_margin:
-            return None
-        return best
+        return near[0]
 
     def closest(self, query_vector: Any, encode: Callable[[Sequence[str]], Any], model: str = "") -> str | None:
         """The expansion of the entry whose concept is closest in meaning to the question, when its
@@ -454,8 +449,7 @@ LEGAL = Glossary([
      "until expiration",
      "Term and expiration: how long the contract runs, its initial term and when it expires."),
     (r"\btakes?\s+effect\b|\beffective\s+date\b|\bcommenc\w*|\bbecomes?\s+effective\b|\bcomes?\s+into\s+force\b|"
-     r"\bgo(?:es)?\s+into\s+effect\b|\b(?:enters?|entered|entry)\s+into\s+(?:force|effect)\b|"
-     r"\b(?:from|since|as\s+of|starting)\b[^?.;]{0,40}\bin\s+(?:force|effect)\b|"
+     rf"\bgo(?:es)?\s+into\s+effect\b|{IN_FORCE.pattern}|"
      r"^(?!.*\b(?:renew\w*|expir\w*|terminat\w*|end|ends|after)\b).*\b(?:when|date|day|from|since)\b.*"
      r"\b(?:agreement|contract|deal)(?:'s)?\s+(?:\w+\s+){0,2}?(?:start|begin|become\s+(?:binding|operative|valid))",
      "the Effective Date; this agreement shall be effective as of; shall become effective on; the term shall "

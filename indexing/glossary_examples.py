@@ -3,11 +3,11 @@
 :data:`LEGAL_EXAMPLES` maps a question that the legal glossary's keyword patterns match (its
 *canonical* wording) to other wordings of the same question, as lawyers and business readers ask
 it. A question that no pattern matches is expanded as the canonical question of the example
-closest to it in meaning (:meth:`~folioflow.indexing.glossary.Glossary.closest`): "Can they poach
-our staff?" near "Is a party barred from hiring the other's employees?" gets the
-non-solicitation expansion that the patterns give the latter. A canonical question that no pattern
-matches (the parties, the date an agreement was made) expands nothing, and neither does a
-question whose closest example is one of its wordings: such a question is not a clause question.
+closest to it in meaning (:meth:`~folioflow.indexing.glossary.Glossary.closest_example`): "Can
+either side hire away the other's people?", near a wording of "May a party solicit or hire the
+other party's employees?", gets the non-solicitation expansion that the patterns give the latter. A canonical question that no pattern matches (the parties, the date an agreement was
+made) expands nothing, and so does a question whose closest example is one of its wordings: such
+a question is not a clause question.
 
 Source: the canonical questions are the main wording of folioflow's legal benchmark
 (``tests/benchmarks/bench_legal.py``, one question per CUAD clause category), the other wordings
