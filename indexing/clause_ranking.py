@@ -104,6 +104,11 @@ _ENDS = re.compile(r"\b(?:end|ends|ended|ending|expir\w*|terminat\w*|lapse\w*|af
 #: Words that ask for a time ("when", "what date", "from", "as of"): "Is the agreement binding on
 #: affiliates?" does not ask when it starts.
 _WHEN = re.compile(r"\bwhen\b|\bdate\b|\bday\b|\bfrom\b|\bsince\b|\bas\s+of\b", re.IGNORECASE)
+#: A question that asks when the agreement itself starts: :data:`AGREEMENT_STARTS` in a question that
+#: asks for a time (:data:`_WHEN`) and holds no word of an end (:data:`_ENDS`) or a renewal
+#: (:data:`RENEWAL`). The legal glossary's take-effect entry uses the same pattern.
+STARTS_QUESTION = re.compile(rf"^(?![\s\S]*(?:{_ENDS.pattern}|{RENEWAL.pattern}))(?=[\s\S]*(?:{_WHEN.pattern}))"
+                             rf"[\s\S]*(?:{AGREEMENT_STARTS.pattern})", re.IGNORECASE)
 #: A question that asks when a contract takes effect or commences (or names its :data:`START_DATE`).
 _ASKS_EFFECT = re.compile(rf"\btakes?\s+effect\b|\beffective\b|\bcommenc\w*|{START_DATE.pattern}|"
                           rf"\bcomes?\s+into\s+force\b|\bgo(?:es)?\s+into\s+effect\b|{IN_FORCE.pattern}", re.IGNORECASE)
@@ -291,9 +296,8 @@ def asks_effect(question: str) -> bool:
 
 
 def _asks_start(question: str) -> bool:
-    """Whether ``question`` asks when the agreement itself starts (:data:`AGREEMENT_STARTS`)."""
-    return (bool(AGREEMENT_STARTS.search(question)) and bool(_WHEN.search(question)) and not _ENDS.search(question)
-            and not RENEWAL.search(question))
+    """Whether ``question`` asks when the agreement itself starts (:data:`STARTS_QUESTION`)."""
+    return bool(STARTS_QUESTION.search(question))
 
 
 def effective_blocks(hits: Sequence[Any]) -> list[Any]:

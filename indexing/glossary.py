@@ -67,7 +67,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from folioflow.indexing.clause_ranking import IN_FORCE
+from folioflow.indexing.clause_ranking import IN_FORCE, STARTS_QUESTION
 from folioflow.indexing.glossary_examples import LEGAL_EXAMPLES
 from folioflow.ocr.errors import ConfigurationError
 
@@ -449,9 +449,7 @@ LEGAL = Glossary([
      "until expiration",
      "Term and expiration: how long the contract runs, its initial term and when it expires."),
     (r"\btakes?\s+effect\b|\beffective\s+date\b|\bcommenc\w*|\bbecomes?\s+effective\b|\bcomes?\s+into\s+force\b|"
-     rf"\bgo(?:es)?\s+into\s+effect\b|{IN_FORCE.pattern}|"
-     r"^(?!.*\b(?:renew\w*|expir\w*|terminat\w*|end|ends|after)\b).*\b(?:when|date|day|from|since)\b.*"
-     r"\b(?:agreement|contract|deal)(?:'s)?\s+(?:\w+\s+){0,2}?(?:start|begin|become\s+(?:binding|operative|valid))",
+     rf"\bgo(?:es)?\s+into\s+effect\b|{IN_FORCE.pattern}|{STARTS_QUESTION.pattern}",
      "the Effective Date; this agreement shall be effective as of; shall become effective on; the term shall "
      "commence on; shall begin on"),  # no concept: by meaning, "On what date was it made?" would match it
     (r"\b(law|laws)\b.{0,30}\bgovern\w*|\bgovern\w*\b.{0,30}\b(law|laws)\b|\bchoice of law\b",

@@ -456,14 +456,16 @@ def test_a_question_for_the_effective_or_commencement_date_is_a_take_effect_ques
 def test_a_question_for_when_the_agreement_starts_or_becomes_binding_is_a_take_effect_question():
     """"When does the contract begin?", "When does this contract become binding?": the agreement itself
     starting is its taking effect (party block first, the effective-date glossary words); a period's
-    start, a renewal, and "binding on" someone are not."""
+    start, a renewal, and "binding on" someone are not. The rules and the legal glossary read one
+    pattern (``STARTS_QUESTION``), so they agree on every question."""
     from folioflow.indexing.clause_ranking import asks_date, asks_effect
     from folioflow.indexing.glossary import LEGAL
 
     effective = next(e.expansion for e in LEGAL.entries if e.pattern.search("When does this agreement take effect?"))
     for question in ("When does the agreement start?", "When does the contract begin?", "On which day does the agreement begin?",
                      "When does this contract become binding?", "When does the agreement become valid?",
-                     "When do the contract's terms begin to apply?"):
+                     "When do the contract's terms begin to apply?",
+                     "As of what date does the contract become enforceable?"):
         assert asks_effect(question) and not asks_date(question), question
         assert leading_role(wanted_roles(question)) == PARTIES, question
         assert effective in LEGAL.matches(question), question
