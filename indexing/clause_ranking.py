@@ -164,7 +164,7 @@ def wanted_roles(question: str) -> frozenset[str]:
     A date that is not the agreement's (:data:`OTHER_DATE`) asks for none."""
     question = OTHER_DATE.sub(" ", question)
     out = set()
-    if _ASKS_PARTIES.search(question) or IN_FORCE.search(question) or _asks_start(question):  # a preamble dates it
+    if _ASKS_PARTIES.search(question) or IN_FORCE.search(question) or STARTS_QUESTION.search(question):  # a preamble dates it
         out.add(PARTIES)
     if _ASKS_SIGNATURE.search(question):
         out.add(SIGNATURE)
@@ -292,12 +292,7 @@ def asks_effect(question: str) -> bool:
     """True when ``question`` asks when a contract takes effect ("When does this agreement take
     effect?", "What is its effective date?", "When does the term commence?", "From what date is it in
     force?", "When does the contract begin?")."""
-    return bool(_ASKS_EFFECT.search(question)) or _asks_start(question)
-
-
-def _asks_start(question: str) -> bool:
-    """Whether ``question`` asks when the agreement itself starts (:data:`STARTS_QUESTION`)."""
-    return bool(STARTS_QUESTION.search(question))
+    return bool(_ASKS_EFFECT.search(question) or STARTS_QUESTION.search(question))
 
 
 def effective_blocks(hits: Sequence[Any]) -> list[Any]:

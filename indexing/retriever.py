@@ -340,11 +340,12 @@ class FolioRetriever(BaseRetriever):
                 wanted = frozenset.intersection(*(wanted_roles(c) for c in canonical))
         # a question that asks for a contract's parties, date or signatures has its own rules (clause_ranking):
         # matched by meaning, "What is the date of this contract?" drew the term clause's drafting words
-        if semantic and glossary is not None and not wanted:
+        if reading != query and glossary is not None:  # searched with the canonical wording's expansions (what
+            # expand would find again through the same near examples)
+            searched = "\n".join([query, *glossary.matches(reading)])
+        elif semantic and glossary is not None and not wanted:
             own = self._embed_query(query) if own is None else own
             searched = glossary.expand(query, own, self.embedder.encode, model)
-        elif reading != query and glossary is not None:  # searched with the canonical wording's expansions
-            searched = "\n".join([query, *glossary.matches(reading)])
         else:
             searched = glossary.expand(query) if glossary is not None else query
         if not wants_dense:
