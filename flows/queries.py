@@ -105,7 +105,8 @@ class IndexStatus(BaseModel):
     chunks: int
     sources: dict[str, SourceCounts]
     profile: str = Field(description="The retrieval profile `query` uses by default, inferred from the documents' "
-                                     "titles (folioflow.indexing.profiles.infer_profile)")
+                                     "titles, or their text where a title names no kind "
+                                     "(folioflow.indexing.profiles.collection_profile)")
     document_list: list[DocumentRow] | None = None
 
 
@@ -135,12 +136,12 @@ def index_status(settings: Settings, records: list[DocumentRecord], points: int,
 
 
 def collection_profile(records: list[DocumentRecord]) -> str:
-    """The retrieval profile of a collection, inferred from its documents' titles
-    (:func:`folioflow.indexing.profiles.infer_profile`)."""
-    from folioflow.indexing.profiles import infer_profile
-    from folioflow.ocr.schema import source_title
+    """The retrieval profile of a collection, inferred from its documents' titles and, for a title
+    that names no kind, from what the document's text reads as
+    (:func:`folioflow.indexing.profiles.collection_profile`)."""
+    from folioflow.indexing.profiles import collection_profile as infer
 
-    return infer_profile(source_title(r.path or r.uri, (r.metadata or {}).get("meta.title")) for r in records)
+    return infer(records)
 
 
 def match_documents(records, key: str) -> list:

@@ -18,11 +18,10 @@ import numpy as np
 from folioflow.chunking.headers import furniture_text
 from folioflow.chunking.schema import Chunk, pack_token_ids
 from folioflow.chunking.sentences import sentence_spans
-from folioflow.indexing.profiles import infer_profile
+from folioflow.indexing.profiles import document_profile, record_title
 from folioflow.indexing.registry import DocumentRecord
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import ChunkStore
-from folioflow.ocr.schema import source_title
 
 __all__ = ["SENTENCE_VECTORS", "IndexResult", "Indexer"]
 
@@ -57,8 +56,10 @@ class Indexer:
 
     ``sentence_vectors``: which documents also get a vector per sentence of each chunk (the store's
     :data:`~folioflow.indexing.store.SENTENCES` multivector, searched by the ``legal`` retrieval
-    profile): ``auto`` (default) those whose title reads as a contract
-    (:func:`~folioflow.indexing.profiles.infer_profile` gives ``legal``), ``always``, ``never``.
+    profile): ``auto`` (default) those that read as a contract
+    (:func:`~folioflow.indexing.profiles.document_profile` gives ``legal``: the title names a
+    contract, or names no kind and the record's ``metadata["text_profile"]``, which the pipeline
+    sets from the document's text, says ``legal``), ``always``, ``never``.
     A clause question is often answered by one sentence of a chunk that holds several clauses; the
     sentences cost about one more embedding of the document's text. Collections created before
     sentence vectors existed get none.
@@ -125,8 +126,7 @@ class Indexer:
             return False
         if self.sentence_vectors == "always":
             return True
-        title = source_title(record.path or record.uri, record.metadata.get("meta.title"))
-        return infer_profile([title]) == "legal"
+        return document_profile(record_title(record), record.metadata.get("text_profile")) == "legal"
 
     def _sentence_vectors(self, chunks: Sequence[Chunk]) -> list[np.ndarray | None]:
         """Per chunk, the (n, dim) vectors of the sentences of its text

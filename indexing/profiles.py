@@ -44,20 +44,24 @@ contract answers a clause question from one clause chunk: page scoring lets a pa
 weaker chunks pass it, distinct pages show another chunk of the clause's page, and the finance
 glossary expands no clause question. Title routing stays on in every profile.
 
-The profile of a collection is inferred from what was ingested (:func:`infer_profile`, on the
-documents' titles, i.e. their file names) unless the caller names one (``FolioRetriever(profile=...)``,
-``folioflow query --profile``); options given explicitly to the retriever win over the profile's.
+The profile of a collection is inferred from what was ingested (:func:`infer_profile`: each
+document counts as what its title, i.e. its file name, names, and a document whose title names no
+kind, like ``scan_0042.pdf`` or an object store's opaque key, as what its own text reads as,
+:func:`text_profile`, recorded at ingest as ``metadata["text_profile"]``) unless the caller names one
+(``FolioRetriever(profile=...)``, ``folioflow query --profile``); options given explicitly to the
+retriever win over the profile's.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from folioflow.indexing.glossary import FINANCE, LEGAL
 
-__all__ = ["PROFILES", "PROFILE_NAMES", "infer_profile", "profile_options"]
+__all__ = ["PROFILES", "PROFILE_NAMES", "collection_profile", "document_profile", "infer_profile", "profile_options",
+           "record_title", "text_profile", "title_profile"]
 
 #: Profile names accepted by the retriever and the CLI (``auto``: inferred per collection).
 PROFILE_NAMES = ("auto", "finance", "legal", "general")
@@ -125,18 +129,107 @@ LEGAL_DATE_WEIGHT = 1.0
 LEGAL_SENTENCE_WEIGHT = 0.5
 
 
-def infer_profile(titles: Iterable[str]) -> str:
-    """``legal`` when most titles name a legal instrument (a title naming both, like CUAD's
+def title_profile(title: str) -> str | None:
+    """``legal`` when ``title`` names a legal instrument (a title naming both, like CUAD's
     ``..._10-K_EX-10.16_..._Development Agreement.pdf``, an agreement filed with a 10-K, counts as
-    legal), ``finance`` when most name a financial report, else ``general`` (no titles, a mix
-    without a majority, opaque names)."""
+    legal), ``finance`` when it names a financial report, else None (an opaque name)."""
+    if _LEGAL.search(title):
+        return "legal"
+    if _FINANCE.search(title):
+        return "finance"
+    return None
+
+
+#: Contract drafting cues in a document's own text (standard drafting: the preamble's "by and
+#: between", recitals, "NOW, THEREFORE", the attestation "IN WITNESS WHEREOF", "here-" words,
+#: quoted defined terms in parentheses). Each counts once, however often it occurs.
+_LEGAL_TEXT = tuple(re.compile(p, re.IGNORECASE) for p in (
+    r"\bby\s+and\s+(between|among)\b", r"\bwhereas\b", r"\bnow,?\s+therefore\b", r"\bin\s+witness\s+whereof\b",
+    r"\bagrees?\s+as\s+follows\b", r"\bhereinafter\b", r"\b(is|are|shall\s+be)\s+governed\s+by\b", r"\bhereto\b",
+    r"\bhereunder\b", r"\bthis\s+(agreement|contract|lease|amendment|license|indenture)\b", r"\bthe\s+parties\b",
+    r"\bhereof\b", r"\bhereby\b", r"\bherein\b", r"\((the\s+)?[\"\u201c](?-i:[A-Z])[^\"\u201d]{1,40}[\"\u201d]\)",
+    r"\bterminat(e|ion)\s+(of\s+)?this\b"))
+#: Financial report cues in a document's own text (SEC forms' cover pages and Items, the statements'
+#: titles and line items). Each counts once.
+_FINANCE_TEXT = tuple(re.compile(p, re.IGNORECASE) for p in (
+    r"\bform\s+(10-?k|10-?q|20-?f|40-?f|8-?k)\b", r"\bsecurities\s+and\s+exchange\s+commission\b",
+    r"\b(fiscal\s+)?(year|quarter|period)s?\s+ended\b", r"\bconsolidated\s+(balance\s+sheets?|statements?\s+of)\b",
+    r"\bmanagement'?s\s+discussion\s+and\s+analysis\b", r"\bearnings\s+per\s+share\b",
+    r"\bnet\s+(income|loss|sales|revenues?)\b", r"\b(shareholders|stockholders)'?\s+equity\b", r"\bcash\s+flows?\b",
+    r"\boperating\s+(income|activities)\b", r"\bbalance\s+sheets?\b", r"\brevenues?\b"))
+#: Characters of a document's text that :func:`text_profile` reads: its start (a contract's
+#: preamble and first clauses; a filing's cover page, contents and first Items).
+TEXT_PROFILE_CHARS = 50_000
+#: Cues a text needs to read as a contract (with twice the report cues at most) or as a financial
+#: report (with more report cues than contract cues). Chosen on the corpus's text layers
+#: (docs/retrieval.md, "Profiles").
+LEGAL_TEXT_CUES = 5
+FINANCE_TEXT_CUES = 4
+
+
+def text_profile(text: str) -> str | None:
+    """What a document's own text reads as: ``legal`` when its first :data:`TEXT_PROFILE_CHARS`
+    characters hold at least :data:`LEGAL_TEXT_CUES` distinct contract drafting cues and at least
+    twice as many as financial-report cues, ``finance`` when they hold at least
+    :data:`FINANCE_TEXT_CUES` report cues and more than contract cues, else None (too little text,
+    or neither: a paper, a letter, a form)."""
+    head = text[:TEXT_PROFILE_CHARS]
+    legal = sum(bool(p.search(head)) for p in _LEGAL_TEXT)
+    finance = sum(bool(p.search(head)) for p in _FINANCE_TEXT)
+    if legal >= LEGAL_TEXT_CUES and legal >= 2 * finance:
+        return "legal"
+    if finance >= FINANCE_TEXT_CUES and finance > legal:
+        return "finance"
+    return None
+
+
+def document_profile(title: str, read_as: str | None = None) -> str:
+    """One document's profile: what its title names (:func:`title_profile`), else ``read_as`` (what
+    its text reads as, :func:`text_profile`; None when unknown), else ``general``. The title comes
+    first: the file names of a collection are how its owner says what it holds, and every
+    constant of the profiles was chosen on collections named that way."""
+    return title_profile(title) or read_as or "general"
+
+
+def infer_profile(titles: Iterable[str], read_as: Iterable[str | None] | None = None) -> str:
+    """``legal`` when most documents are legal instruments, ``finance`` when most are financial
+    reports, else ``general`` (no documents, a mix without a majority, opaque names whose text
+    was not read). ``titles``: one per document; ``read_as``: what each one's text reads as
+    (:func:`text_profile`, None when unknown), in the same order, or None for titles alone. Each
+    document counts as :func:`document_profile` says."""
     titles = list(titles)
     if not titles:
         return "general"
-    legal = sum(bool(_LEGAL.search(t)) for t in titles)
-    finance = sum(bool(_FINANCE.search(t)) and not _LEGAL.search(t) for t in titles)
-    if legal * 2 > len(titles):
+    kinds = [document_profile(t, r) for t, r in zip(titles, list(read_as) if read_as is not None else [None] * len(titles),
+                                                     strict=True)]
+    if kinds.count("legal") * 2 > len(kinds):
         return "legal"
-    if finance * 2 > len(titles):
+    if kinds.count("finance") * 2 > len(kinds):
         return "finance"
     return "general"
+
+
+class _Record(Protocol):
+    """What :func:`collection_profile` reads of a registry record
+    (:class:`~folioflow.indexing.registry.DocumentRecord`)."""
+
+    path: str
+    uri: str
+    metadata: dict[str, Any]
+
+
+def record_title(record: _Record) -> str:
+    """A registry record's title: its source's ``title`` metadata (recorded as ``meta.title``), else
+    its path's file name (:func:`folioflow.ocr.schema.source_title`)."""
+    from folioflow.ocr.schema import source_title
+
+    return source_title(record.path or record.uri, (record.metadata or {}).get("meta.title"))
+
+
+def collection_profile(records: Iterable[_Record]) -> str:
+    """:func:`infer_profile` over registry records: each one's title (:func:`record_title`) and
+    what its text was read as at ingest (``metadata["text_profile"]``; records indexed before
+    folioflow recorded it have none and count by their titles alone)."""
+    records = list(records)
+    return infer_profile([record_title(r) for r in records],
+                         [(r.metadata or {}).get("text_profile") for r in records])

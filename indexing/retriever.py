@@ -126,7 +126,7 @@ from folioflow.indexing.clause_ranking import (
 )
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
-from folioflow.indexing.profiles import infer_profile, profile_options
+from folioflow.indexing.profiles import collection_profile, profile_options
 from folioflow.indexing.routing import TitleRouter, fuse_rankings, fuse_scores
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import SearchFilter
@@ -541,9 +541,10 @@ class FolioRetriever(BaseRetriever):
     def resolve_profile(self, tenant: str | None = None, sources: list[str] | None = None,
                         profile: str | None = None) -> str:
         """The profile in force (:mod:`folioflow.indexing.profiles`): ``profile`` (default: this
-        retriever's) unless it is ``auto``, else the one inferred from the titles of the documents
-        this caller may see (read with the title router's registry view). Raises ``ValueError`` for
-        an unknown name."""
+        retriever's) unless it is ``auto``, else the one inferred from the documents this caller may
+        see (their titles, or what their text read as at ingest where a title names no kind:
+        :func:`~folioflow.indexing.profiles.collection_profile`, on the title router's registry
+        view). Raises ``ValueError`` for an unknown name."""
         name = profile or self.profile
         if name != "auto":
             profile_options(name)  # ValueError for an unknown name
@@ -570,7 +571,7 @@ class FolioRetriever(BaseRetriever):
             documents = Path(data_dir) / "documents" if data_dir else None
             router = TitleRouter.from_records(
                 records, documents_dir=documents if documents is not None and documents.is_dir() else None)
-            router.profile = infer_profile(router.titles.values())
+            router.profile = collection_profile(records)
             built = (time.monotonic(), router)
             self._routers[key] = built
         return built[1]

@@ -1,4 +1,5 @@
-"""Retrieval profiles: inferred per collection from its documents' titles, overridable."""
+"""Retrieval profiles: inferred per collection from its documents' titles, or their text where a
+title names no kind; overridable."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from folioflow.indexing.glossary import FINANCE, LEGAL
 from folioflow.indexing.indexer import Indexer
-from folioflow.indexing.profiles import infer_profile, profile_options
+from folioflow.indexing.profiles import document_profile, infer_profile, profile_options, text_profile
 from folioflow.indexing.retriever import FolioRetriever
 from folioflow.indexing.store import StoreSettings, open_store
 
@@ -34,6 +35,91 @@ def test_profiles_are_inferred_from_titles():
     assert profile_options("finance")["glossary"] is FINANCE
     with pytest.raises(ValueError, match="unknown retrieval profile"):
         profile_options("medical")
+
+
+def test_a_title_that_names_no_kind_counts_as_what_the_text_reads_as():
+    assert document_profile("scan 0042", "legal") == "legal" and document_profile("scan 0042") == "general"
+    assert document_profile(FILINGS[0], "legal") == "finance"  # the title names it: the title decides
+    opaque = ["doc 1", "doc 2", "doc 3"]
+    assert infer_profile(opaque) == "general"
+    assert infer_profile(opaque, ["legal", "legal", None]) == "legal"
+    assert infer_profile(opaque, ["legal", None, None]) == "general"  # no majority
+    assert infer_profile(opaque, ["finance", "finance", "legal"]) == "finance"
+    with pytest.raises(ValueError):
+        infer_profile(opaque, ["legal"])  # one reading per title
+    assert text_profile("") is None and text_profile("Dear Sir, thank you for your letter.") is None
+
+
+#: Real documents' text layers and what they are: CUAD contracts, FinanceBench filings, and legal
+#: or financial text that is neither a contract nor a filing (a court transcript, the Federal
+#: Register, a one-page earnings table).
+TEXTS = [("B_legal/cuad/pdfs/Part_II/Sponsorship/GAINSCOINC_01_21_2010-EX-10.41-SPONSORSHIP AGREEMENT.PDF", "legal"),
+         ("B_legal/cuad/pdfs/Part_III/Manufacturing/Apollo Endosurgery - Manufacturing and Supply Agreement.PDF", "legal"),
+         ("B_legal/cuad/pdfs/Part_II/Consulting_Agreements/DRIVENDELIVERIES,INC_05_22_2020-EX-10.4-CONSULTING AGREEMENT.PDF",
+          "legal"),
+         ("A_finance/financebench/pdfs/3M_2018_10K.pdf", "finance"),
+         ("A_finance/financebench/pdfs/AMCOR_2023Q2_10Q.pdf", "finance"),
+         ("A_finance/financebench/pdfs/VERIZON_2021_10K.pdf", "finance"),
+         ("D_layout_math_tables/olmocr_bench/pdfs/earnings.pdf", "finance"),
+         ("B_legal/misc/scotus-transcript-p1.pdf", None),
+         ("B_legal/misc/federal-register-2020-17221.pdf", None)]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(("name", "kind"), TEXTS)
+def test_real_documents_text_reads_as_what_they_are(corpus, name, kind):
+    import pypdfium2 as pdfium
+
+    from folioflow.indexing.profiles import TEXT_PROFILE_CHARS
+
+    path = corpus / name
+    if not path.is_file():
+        pytest.skip(f"not in the corpus: {path}")
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        text = ""
+        for page in pdf:
+            text += page.get_textpage().get_text_range() + "\n\n"
+            if len(text) >= TEXT_PROFILE_CHARS:
+                break
+    finally:
+        pdf.close()
+    assert text_profile(text) == kind
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_a_contract_under_an_opaque_name_is_searched_as_a_contract(corpus, tmp_path):
+    """A CUAD contract ingested as ``doc-0001.pdf`` (an export by id): its record says it reads as a
+    contract, the collection's profile is ``legal`` and its chunks get sentence vectors."""
+    import shutil
+
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.queries import collection_profile
+    from folioflow.flows.settings import Settings
+    from folioflow.flows.sources import discover
+
+    source = corpus / TEXTS[0][0]
+    if not source.is_file():
+        pytest.skip(f"not in the corpus: {source}")
+    shutil.copyfile(source, tmp_path / "doc-0001.pdf")
+    pipeline = Pipeline(Settings(data_dir=tmp_path / "data"))
+    pipeline.warm_up()
+    try:
+        for file in discover([str(tmp_path / "doc-0001.pdf")]).files:
+            document = pipeline.stages.convert(pipeline.stages.plan(file, pipeline.known(file)))
+            pipeline.index(document, pipeline.stages.chunk(document))
+        store = pipeline.store
+        assert store is not None
+        records = store.list_documents()
+        assert [r.metadata.get("text_profile") for r in records] == ["legal"]
+        assert collection_profile(records) == "legal"
+        retriever = FolioRetriever(store=store, embedder=pipeline.embedder, k=5)
+        assert retriever.resolve_profile() == "legal"
+        hits = store.search(pipeline.embedder.encode_query("Which law governs this agreement?"), mode="sentences", k=5)
+        assert hits and {h.payload["metadata"]["doc_id"] for h in hits} == {records[0].doc_id}
+    finally:
+        pipeline.close()
 
 
 def test_a_contract_collection_ranks_with_the_legal_profile(tmp_path, embedder):
