@@ -31,6 +31,8 @@ if [ ! -x "$VENV/bin/vllm" ] || ! "$VENV/bin/python" -c "import vllm" 2>/dev/nul
   # before starting, so that a full disk is named as such instead of failing halfway through pip
   NEED_MB="${FOLIOFLOW_VLLM_MIN_FREE_MB:-5000}"
   for dir in "$(dirname "$VENV")" "${TMPDIR:-/tmp}"; do
+    # a folder still to be made is on the disk of its nearest existing parent
+    while [ ! -d "$dir" ]; do dir=$(dirname "$dir"); done
     free_mb=$(df -Pm "$dir" | awk 'NR == 2 {print $4}')
     if [ "$free_mb" -lt "$NEED_MB" ]; then
       echo "[setup_cpu_engine] not enough disk: $free_mb MB free in $dir, the vLLM CPU engine needs about" \

@@ -133,3 +133,20 @@ def test_compose_has_the_api_services_the_docs_promise(monkeypatch):
 @pytest.mark.parametrize("path", [PREFECT_FILE, COMPOSE, ROOT / "infra" / "folioflow.example.yaml"])
 def test_files_are_plain_yaml(path: Path):
     assert isinstance(yaml.safe_load(path.read_text()), dict)
+
+
+@pytest.mark.parametrize("venv", ["{tmp}/engine", "{tmp}/not/made/yet/engine"])
+def test_the_vllm_engine_setup_stops_on_too_little_disk_before_installing(tmp_path, venv):
+    """setup_cpu_engine.sh checks the free space where the environment goes (the nearest existing
+    folder when its parents are still to be made) and stops with a message naming the disk, before
+    pip creates anything."""
+    import subprocess
+
+    target = venv.format(tmp=tmp_path)
+    env = {**os.environ, "FOLIOFLOW_VLLM_MIN_FREE_MB": str(10**12), "TMPDIR": str(tmp_path),
+           "PYTHON": "false"}  # should the check let it through, no environment is made
+    done = subprocess.run(["bash", str(ROOT / "infra" / "vllm" / "setup_cpu_engine.sh"), target], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert f"MB free in {tmp_path}, the vLLM CPU engine needs about {10**12} MB" in done.stderr
+    assert not Path(target).exists()
