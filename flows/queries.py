@@ -132,16 +132,17 @@ def index_status(settings: Settings, records: list[DocumentRecord], points: int,
     rows = ([document_row(r) for r in sorted(records, key=lambda r: (r.source, r.path))] if documents else None)
     return IndexStatus(collection=settings.collection, location=settings.qdrant_url or str(settings.data_dir),
                        documents=len(records), chunks=points, sources=dict(per_source),
-                       profile=collection_profile(records), document_list=rows)
+                       profile=collection_profile(records, settings.documents_dir), document_list=rows)
 
 
-def collection_profile(records: list[DocumentRecord]) -> str:
+def collection_profile(records: list[DocumentRecord], documents_dir: Path | None = None) -> str:
     """The retrieval profile of a collection, inferred from its documents' titles and, for a title
     that names no kind, from what the document's text reads as
-    (:func:`folioflow.indexing.profiles.collection_profile`)."""
+    (:func:`folioflow.indexing.profiles.collection_profile`; ``documents_dir``: the converted
+    documents, read for records indexed before ingest recorded the reading)."""
     from folioflow.indexing.profiles import collection_profile as infer
 
-    return infer(records)
+    return infer(records, documents_dir if documents_dir is not None and documents_dir.is_dir() else None)
 
 
 def match_documents(records, key: str) -> list:
@@ -208,7 +209,7 @@ def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", d
     """Search ``store`` with :class:`folioflow.indexing.retriever.FolioRetriever`; ``embedder``: the
     collection's :class:`~folioflow.indexing.embedder.Embedder` (``None`` allowed for ``sparse``);
     ``doc_ids``: ``--doc`` keys (see :func:`resolve_document`); ``profile``: ``auto`` (the
-    collection's, inferred from its documents' titles), ``finance``, ``legal`` or ``general`` (see
+    collection's, inferred from its documents' titles, or their text where a title names no kind), ``finance``, ``legal`` or ``general`` (see
     :mod:`folioflow.indexing.profiles`); ``distinct_pages`` and ``glossary`` override the profile's
     when not ``None`` (``glossary``: ``finance``, ``none`` (no expansion), a glossary file for
     :func:`~folioflow.indexing.glossary.load_glossary`, or a loaded

@@ -18,7 +18,7 @@ as asked is fused with equal weights).
 Sentence search (``sentence_weight``, :data:`LEGAL_SENTENCE_WEIGHT` in the legal profile, 0 in the
 others): a third ranking in hybrid fusion, the question against each chunk's best sentence, for
 collections whose contracts were indexed with sentence vectors (the indexer's ``sentence_vectors``:
-by default the documents whose title reads as a contract).
+by default the documents that read as a contract, :func:`document_profile`).
 
 Hybrid fusion (``fusion``): ``convex`` in the legal profile, ``rrf`` in the others (retriever
 docstring). In a contract, the clause a question asks for is often far ahead in one search (BM25 on
@@ -54,14 +54,16 @@ retriever win over the profile's.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
 from folioflow.indexing.glossary import FINANCE, LEGAL
 
 __all__ = ["PROFILES", "PROFILE_NAMES", "collection_profile", "document_profile", "infer_profile", "profile_options",
-           "record_title", "text_profile", "title_profile"]
+           "record_title", "stored_text_profile", "text_profile", "title_profile"]
 
 #: Profile names accepted by the retriever and the CLI (``auto``: inferred per collection).
 PROFILE_NAMES = ("auto", "finance", "legal", "general")
@@ -152,31 +154,31 @@ _LEGAL_TEXT = tuple(re.compile(p, re.IGNORECASE) for p in (
 #: Financial report cues in a document's own text (SEC forms' cover pages and Items, the statements'
 #: titles and line items). Each counts once.
 _FINANCE_TEXT = tuple(re.compile(p, re.IGNORECASE) for p in (
-    r"\bform\s+(10-?k|10-?q|20-?f|40-?f|8-?k)\b", r"\bsecurities\s+and\s+exchange\s+commission\b",
+    r"\bform\s+(10[-\u2011]?k|10[-\u2011]?q|20[-\u2011]?f|40[-\u2011]?f|8[-\u2011]?k)\b", r"\bsecurities\s+and\s+exchange\s+commission\b",
     r"\b(fiscal\s+)?(year|quarter|period)s?\s+ended\b", r"\bconsolidated\s+(balance\s+sheets?|statements?\s+of)\b",
-    r"\bmanagement'?s\s+discussion\s+and\s+analysis\b", r"\bearnings\s+per\s+share\b",
-    r"\bnet\s+(income|loss|sales|revenues?)\b", r"\b(shareholders|stockholders)'?\s+equity\b", r"\bcash\s+flows?\b",
+    r"\bmanagement['\u2019]?s\s+discussion\s+and\s+analysis\b", r"\bearnings\s+per\s+share\b",
+    r"\bnet\s+(income|loss|sales|revenues?)\b", r"\b(shareholders|stockholders)['\u2019]?\s+equity\b", r"\bcash\s+flows?\b",
     r"\boperating\s+(income|activities)\b", r"\bbalance\s+sheets?\b", r"\brevenues?\b"))
 #: Characters of a document's text that :func:`text_profile` reads: its start (a contract's
 #: preamble and first clauses; a filing's cover page, contents and first Items).
 TEXT_PROFILE_CHARS = 50_000
-#: Cues a text needs to read as a contract (with twice the report cues at most) or as a financial
-#: report (with more report cues than contract cues). Chosen on the corpus's text layers
-#: (docs/retrieval.md, "Profiles").
+#: Cues a text needs to read as a contract or as a financial report (with more of its own kind's
+#: cues than of the other's). Chosen on the text layers of the corpus's PDFs, not on any question
+#: (docs/benchmarks.md, "Legal retrieval").
 LEGAL_TEXT_CUES = 5
 FINANCE_TEXT_CUES = 4
 
 
 def text_profile(text: str) -> str | None:
     """What a document's own text reads as: ``legal`` when its first :data:`TEXT_PROFILE_CHARS`
-    characters hold at least :data:`LEGAL_TEXT_CUES` distinct contract drafting cues and at least
-    twice as many as financial-report cues, ``finance`` when they hold at least
+    characters hold at least :data:`LEGAL_TEXT_CUES` distinct contract drafting cues and more
+    than financial-report cues, ``finance`` when they hold at least
     :data:`FINANCE_TEXT_CUES` report cues and more than contract cues, else None (too little text,
     or neither: a paper, a letter, a form)."""
     head = text[:TEXT_PROFILE_CHARS]
     legal = sum(bool(p.search(head)) for p in _LEGAL_TEXT)
     finance = sum(bool(p.search(head)) for p in _FINANCE_TEXT)
-    if legal >= LEGAL_TEXT_CUES and legal >= 2 * finance:
+    if legal >= LEGAL_TEXT_CUES and legal > finance:
         return "legal"
     if finance >= FINANCE_TEXT_CUES and finance > legal:
         return "finance"
@@ -213,8 +215,10 @@ class _Record(Protocol):
     """What :func:`collection_profile` reads of a registry record
     (:class:`~folioflow.indexing.registry.DocumentRecord`)."""
 
+    doc_id: str
     path: str
     uri: str
+    content_hash: str
     metadata: dict[str, Any]
 
 
@@ -226,10 +230,44 @@ def record_title(record: _Record) -> str:
     return source_title(record.path or record.uri, (record.metadata or {}).get("meta.title"))
 
 
-def collection_profile(records: Iterable[_Record]) -> str:
+def collection_profile(records: Iterable[_Record], documents_dir: Path | None = None) -> str:
     """:func:`infer_profile` over registry records: each one's title (:func:`record_title`) and
-    what its text was read as at ingest (``metadata["text_profile"]``; records indexed before
-    folioflow recorded it have none and count by their titles alone)."""
+    what its text was read as at ingest (``metadata["text_profile"]``). A record indexed before
+    ingest recorded it (no such key) whose title names no kind is read from its converted document
+    in ``documents_dir`` when given (:func:`stored_text_profile`), else counts by its title alone."""
     records = list(records)
-    return infer_profile([record_title(r) for r in records],
-                         [(r.metadata or {}).get("text_profile") for r in records])
+    titles = [record_title(r) for r in records]
+    read_as = []
+    for record, title in zip(records, titles, strict=True):
+        metadata = record.metadata or {}
+        if "text_profile" in metadata or documents_dir is None or title_profile(title):
+            read_as.append(metadata.get("text_profile"))
+        else:
+            read_as.append(stored_text_profile(documents_dir, record.doc_id, record.content_hash))
+    return infer_profile(titles, read_as)
+
+
+#: ``{(doc_id, content_hash): reading}`` of converted documents (:func:`stored_text_profile`).
+_STORED_PROFILES: dict[tuple[str, str], str | None] = {}
+
+
+def stored_text_profile(documents_dir: Path, doc_id: str, content_hash: str = "") -> str | None:
+    """:func:`text_profile` of the converted document ``<documents_dir>/<doc_id>.json`` (the
+    Document JSON ``folioflow ingest`` writes: ``pages[].markdown``), for records indexed before
+    ingest recorded the reading. None when the file is missing or unreadable. Cached per
+    ``(doc_id, content_hash)``."""
+    key = (doc_id, content_hash)
+    if key not in _STORED_PROFILES:
+        try:
+            with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
+                pages = json.load(fh).get("pages") or []
+            parts, size = [], 0
+            for page in pages:
+                if size >= TEXT_PROFILE_CHARS or not isinstance(page, dict):
+                    break
+                parts.append(str(page.get("markdown") or ""))
+                size += len(parts[-1]) + 2
+            _STORED_PROFILES[key] = text_profile("\n\n".join(parts))
+        except (OSError, ValueError, AttributeError):
+            _STORED_PROFILES[key] = None
+    return _STORED_PROFILES[key]

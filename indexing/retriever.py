@@ -27,7 +27,8 @@ tenant. With tenancy on (the store's setting), a retriever without a tenant rais
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
 
 ``profile`` (default ``auto``): the ranking defaults for the kind of documents in the collection,
-``finance``, ``legal`` or ``general``, inferred from the documents' titles unless named
+``finance``, ``legal`` or ``general``, inferred from the documents' titles (or their text where a
+title names no kind) unless named
 (:mod:`folioflow.indexing.profiles`). It sets ``glossary``, ``distinct_pages`` and ``page_decay``
 (below) unless the caller gives them.
 
@@ -181,7 +182,8 @@ class FolioRetriever(BaseRetriever):
     ``glossary``: an :class:`~folioflow.indexing.glossary.Glossary` for query expansion, or None;
     ``route_titles``: document routing by title (:mod:`folioflow.indexing.routing`); ``page_decay``: weight of a
     page's other chunks in hybrid page scoring (module docstring; 0 turns it off); ``profile``:
-    ``auto`` (default: inferred from the collection's document titles), ``finance``, ``legal`` or
+    ``auto`` (default: inferred from the collection's document titles, or their text where a title
+    names no kind), ``finance``, ``legal`` or
     ``general`` (:mod:`folioflow.indexing.profiles`): it sets ``glossary``, ``distinct_pages`` and
     ``page_decay`` unless they are given explicitly (to the constructor or the call).
 
@@ -569,9 +571,9 @@ class FolioRetriever(BaseRetriever):
             # tickers of documents indexed before ingest recorded them
             data_dir = getattr(getattr(self.store, "settings", None), "data_dir", None)
             documents = Path(data_dir) / "documents" if data_dir else None
-            router = TitleRouter.from_records(
-                records, documents_dir=documents if documents is not None and documents.is_dir() else None)
-            router.profile = collection_profile(records)
+            documents = documents if documents is not None and documents.is_dir() else None
+            router = TitleRouter.from_records(records, documents_dir=documents)
+            router.profile = collection_profile(records, documents)
             built = (time.monotonic(), router)
             self._routers[key] = built
         return built[1]

@@ -65,7 +65,8 @@ documents have k good candidates of their own.
 Where titles come from: :func:`folioflow.ocr.schema.source_title` on the document's registry record: the file
 name, or the source's ``title`` metadata when its config sets one (one title for every document of
 that source, so it suits sources of one document). Routing needs file names that name their
-documents; with opaque names (``scan_0001.pdf``) no term matches and retrieval is unchanged.
+documents; with opaque names (``scan_0001.pdf``) no term matches and retrieval is unchanged (the
+retrieval profile is then read from the documents' text: :func:`folioflow.indexing.profiles.text_profile`).
 
 Measured on the 68 FinanceBench filings of the corpus (65 questions; the retriever in hybrid mode
 with the default glossary, over the store a ``bench_retrieval.py`` run kept; dev script):

@@ -217,7 +217,7 @@ def query(
     text: Annotated[str, typer.Argument(help="The question or search text")],
     k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return", min=1)] = 5,
     mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
-    profile: Annotated[str, typer.Option("--profile", help="Ranking defaults: auto (the collection's, inferred from its documents' file names and shown by `folioflow status`), finance, legal or general")] = "auto",
+    profile: Annotated[str, typer.Option("--profile", help="Ranking defaults: auto (the collection's, inferred from its documents' file names, or their text where a name says nothing, and shown by `folioflow status`), finance, legal or general")] = "auto",
     distinct_pages: Annotated[bool | None, typer.Option("--distinct-pages/--all-chunks", help="At most one chunk per page (the best ranked; further chunks of those pages fill up to k), or the plain chunk ranking [default: the profile's]")] = None,
     glossary: Annotated[str | None, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), legal (clause concepts followed by contract drafting words), none, or a JSON/YAML file of {pattern, expansion} entries, optionally with concepts and example questions (docs/python.md) [default: the profile's]")] = None,
     route_titles: Annotated[bool, typer.Option("--route-titles/--no-route-titles", help="Also search inside the documents whose titles (file names, or `title` metadata) the question names, and fuse the two rankings")] = True,

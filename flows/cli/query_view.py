@@ -35,7 +35,7 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
               tenant=None, distinct_pages: bool | None = None, glossary: str | None = None,
               route_titles: bool = True, profile: str = "auto") -> list[dict]:
     """Search with :func:`folioflow.flows.queries.search_index` (``profile``: ``auto`` (the
-    collection's, inferred from its documents' titles), ``finance``, ``legal`` or ``general``, see
+    collection's, inferred from its documents' titles, or their text where a title names no kind), ``finance``, ``legal`` or ``general``, see
     :mod:`folioflow.indexing.profiles`; ``distinct_pages``: at most one chunk per page,
     ``glossary``: ``finance``, ``none`` or a glossary file (see
     :func:`folioflow.indexing.glossary.load_glossary`), each None for the profile's;
@@ -113,7 +113,7 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
 def print_status(settings: Settings, as_json: bool = False, documents: bool = False,
                  summary: dict | None = None) -> None:
     """Documents, pages and chunks in the index, per source (from the documents registry), and the
-    retrieval profile ``query`` uses by default (``profile``, inferred from the documents' titles:
+    retrieval profile ``query`` uses by default (``profile``, inferred from the documents' titles, or their text where a title names no kind:
     :func:`folioflow.flows.queries.collection_profile`); with ``documents``, one row per document (source, path, doc id, pages, chunks, status and the
     number of failed pages) as well, then every recorded error (failed pages, failed documents);
     JSON adds ``failed_pages`` and ``errors`` to each document. ``summary``: an
@@ -159,7 +159,8 @@ def render_status(summary: dict, as_json: bool = False, documents: bool = False)
     table.add_row("[bold]total", str(summary["documents"]), str(sum(r["pages"] for r in per_source.values())),
                   str(summary["chunks"]), str(sum(r["failed"] for r in per_source.values())))
     stdout.print(table)
-    stdout.print(f"retrieval profile: [bold]{summary['profile']}[/bold] (inferred from the documents' titles; "
+    stdout.print(f"retrieval profile: [bold]{summary['profile']}[/bold] (inferred from the documents' titles, or their text "
+                 "where a title names no kind; "
                  "`query --profile` overrides)")
     if documents:
         docs = Table(title="Documents", header_style="bold")

@@ -50,8 +50,8 @@ class QueryRequest(BaseModel):
     source: str | None = Field(default=None, description="Only this configured source")
     tenant: str | None = Field(default=None, description="The caller's tenant")
     profile: Literal["auto", "finance", "legal", "general"] = Field(
-        default="auto", description="Ranking defaults: auto (the collection's, inferred from its documents' titles), "
-                                    "finance, legal or general")
+        default="auto", description="Ranking defaults: auto (the collection's, inferred from its documents' titles, "
+                                    "or their text where a title names no kind), finance, legal or general")
     distinct_pages: bool | None = Field(default=None, description="At most one chunk per page (the best ranked; "
                                                                   "further chunks of those pages fill up to k); "
                                                                   "default: the profile's")

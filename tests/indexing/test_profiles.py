@@ -114,6 +114,11 @@ def test_a_contract_under_an_opaque_name_is_searched_as_a_contract(corpus, tmp_p
         records = store.list_documents()
         assert [r.metadata.get("text_profile") for r in records] == ["legal"]
         assert collection_profile(records) == "legal"
+        # a record indexed before ingest recorded the reading: read from its converted document
+        old = [r.model_copy(update={"metadata": {k: v for k, v in r.metadata.items() if k != "text_profile"}})
+               for r in records]
+        assert collection_profile(old) == "general"
+        assert collection_profile(old, pipeline.settings.documents_dir) == "legal"
         retriever = FolioRetriever(store=store, embedder=pipeline.embedder, k=5)
         assert retriever.resolve_profile() == "legal"
         hits = store.search(pipeline.embedder.encode_query("Which law governs this agreement?"), mode="sentences", k=5)
