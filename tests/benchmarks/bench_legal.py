@@ -69,6 +69,12 @@ term, the routed-search weight 2 and the BM25 weight 1.5 for questions the gloss
 chosen on the tuning half's figures only (the last on both wordings' tuning halves); the checking
 half's were not looked at while choosing.
 
+Opaque names (``--opaque-names``): every contract is ingested and searched under a file name that
+says nothing (``doc-<12 hex>.pdf``, a copy under ``WORK/opaque``), as from a document system that
+exports by id: the collection's retrieval profile then comes from the contracts' text
+(``folioflow.indexing.profiles.text_profile``) or is ``general``. Shared-store questions still name
+the party, which no title holds. Give it its own ``--work``.
+
 Caching: the stores live under ``--work`` (else a temporary folder). A later run with the same
 ``--work`` ingests only the contracts missing from each store (``--reingest``: run folioflow's
 ingest over all, which re-indexes changed ones), so a rerun is searches only; every question's
@@ -89,6 +95,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -592,6 +599,19 @@ def load_contracts(cuad: Path, limit: int | None) -> list[dict]:
     return out
 
 
+def opaque_copy(path: Path, folder: Path) -> Path:
+    """``path`` as ``folder/doc-<first 12 hex of the SHA-256 of its normalised name>.pdf`` (a hard
+    link, or a copy across file systems), made once; the name says nothing of what it holds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"doc-{hashlib.sha256(norm_name(path.name).encode()).hexdigest()[:12]}.pdf"
+    if not target.exists():
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copyfile(path, target)
+    return target
+
+
 def half_of(file_name: str) -> str:
     """``tuning`` or ``checking``: the parity of the first byte of the SHA-256 of the normalised
     file name (:func:`norm_name`), so a contract's half does not depend on which others are in the run."""
@@ -664,11 +684,12 @@ def baseline_keys(store) -> set[str]:
             return keys
 
 
-def ingest(contracts: list[dict], work: Path, reingest: bool = False) -> tuple[float, float, str]:
+def ingest(contracts: list[dict], work: Path, reingest: bool = False, baseline: bool = True) -> tuple[float, float, str]:
     """Build or complete both stores under ``work`` (one shared store each, every contract of the
     run): folioflow's ``run_ingest`` over the contracts missing from ``work/folio`` (all with
     ``reingest``: it skips unchanged ones itself), the baseline over those missing from
-    ``work/baseline``. Returns (folioflow seconds, baseline seconds, a line saying what was done)."""
+    ``work/baseline`` (not with ``baseline`` false). Returns (folioflow seconds, baseline seconds, a
+    line saying what was done)."""
     from folioflow.indexing.evaluation import doc_key
 
     files = [c["path"] for c in contracts]
@@ -681,6 +702,8 @@ def ingest(contracts: list[dict], work: Path, reingest: bool = False) -> tuple[f
         folio_note += (f", {len(todo)} ingested ({report['pages']} pages, {report['chunks']} chunks, "
                        f"{report['skipped']} skipped, failed {len(report['failed'])}: {report['failed'][:3]})")
     folio_s = time.perf_counter() - t0
+    if not baseline:
+        return folio_s, 0.0, f"{folio_note} in {folio_s:.0f} s; baseline: not built (--no-baseline)"
     t0 = time.perf_counter()
     base_store, base_model = bench_retrieval.open_baseline(work, create=not (work / "baseline").exists())
     try:
@@ -771,13 +794,22 @@ def main() -> None:
                          "helper that saw no code and no answers; measured once held out, then its tuning half read), or "
                          "fifth (FIFTH_QUESTIONS, written the same way later; tuning half read), or sixth "
                          "(SIXTH_QUESTIONS, written the same way: held out, not read; module docstring)")
-    ap.add_argument("--no-baseline", action="store_true", help="leave the LangChain baseline out (tuning runs)")
+    ap.add_argument("--opaque-names", action="store_true",
+                    help="ingest and search each contract under an opaque file name (doc-<12 hex>.pdf, copies under "
+                         "WORK/opaque), so the profile must come from the text; use its own --work")
+    ap.add_argument("--no-baseline", action="store_true", help="leave the LangChain baseline out: neither built nor searched (tuning runs)")
     args = ap.parse_args()
     if args.work is None:
         tmp = tempfile.TemporaryDirectory(prefix="bench-legal-")
         args.work = Path(tmp.name)
     args.work.mkdir(parents=True, exist_ok=True)
     contracts = load_contracts(args.cuad, args.limit)
+    from folioflow.indexing.evaluation import doc_key
+
+    for c in contracts:
+        if args.opaque_names:
+            c["path"] = opaque_copy(c["path"], args.work / "opaque")
+        c["key"] = doc_key(c["path"].name)
     questions = sum(len(c["excerpts"]) for c in contracts)
     print(f"{len(contracts)} contracts ({sum(c['half'] == 'tuning' for c in contracts)} tuning), "
           f"{questions} questions", flush=True)
@@ -789,19 +821,16 @@ def main() -> None:
             have &= baseline_keys(base_store)
             bench_retrieval.tag_doc_keys(base_store)  # a baseline build that was stopped may not have tagged them
             base_store.client.close()
-        from folioflow.indexing.evaluation import doc_key
-
-        contracts = [c for c in contracts if doc_key(c["name"]) in have]
+        contracts = [c for c in contracts if c["key"] in have]
         print(f"no ingest: scoring the {len(contracts)} contracts in the stores "
               f"({sum(c['half'] == 'tuning' for c in contracts)} tuning)", flush=True)
     else:
-        folio_s, base_s, note = ingest(contracts, args.work, reingest=args.reingest)
+        folio_s, base_s, note = ingest(contracts, args.work, reingest=args.reingest, baseline=not args.no_baseline)
         print(f"ingest: {note}", flush=True)
     if args.ingest_only:
         return
 
     from folioflow.indexing.embedder import Embedder
-    from folioflow.indexing.evaluation import doc_key
     from folioflow.indexing.retriever import FolioRetriever
 
     configs = dict(CONFIGS)
@@ -832,7 +861,7 @@ def main() -> None:
             for name in names:
                 ranks = []
                 for c in asked:
-                    key = doc_key(c["name"])
+                    key = c["key"]
                     for category, excerpts in c["excerpts"].items():
                         query = ask(c, category, shared, args.wordings)
                         if name == BASELINE:
