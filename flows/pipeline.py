@@ -35,7 +35,7 @@ from folioflow.flows.stages import (
 )
 from folioflow.indexing.embedder import Embedder
 from folioflow.indexing.indexer import Indexer
-from folioflow.indexing.profiles import TEXT_PROFILE_CHARS, text_profile
+from folioflow.indexing.profiles import markdown_head, text_profile
 from folioflow.indexing.routing import TICKER_PAGES, tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from folioflow.ocr.schema import Document, PageStatus
@@ -195,7 +195,7 @@ class Pipeline:
             metadata={"fingerprint": self.fingerprint, "status": document.status.value,
                       "failed_pages": sorted(failures), "change_token": change_token, "etag": source.etag,
                       "tickers": tickers_in("\n\n".join(p.markdown for p in document.pages[:TICKER_PAGES])),
-                      "text_profile": text_profile(_head(document, TEXT_PROFILE_CHARS)),
+                      "text_profile": text_profile(markdown_head(p.markdown for p in document.pages)),
                       **{f"meta.{k}": v for k, v in source.metadata.items()}},
         )
 
@@ -292,16 +292,3 @@ def local_path(uri: str) -> str | None:
     parsed = urlparse(uri)
     return url2pathname(parsed.path) if parsed.scheme == "file" else None
 
-
-
-def _head(document: Document, chars: int) -> str:
-    """The first ``chars`` characters of ``document``'s Markdown, pages in order (the pages past
-    them are not joined)."""
-    parts: list[str] = []
-    size = 0
-    for page in document.pages:
-        if size >= chars:
-            break
-        parts.append(page.markdown)
-        size += len(page.markdown) + 2
-    return "\n\n".join(parts)[:chars]

@@ -142,7 +142,7 @@ def collection_profile(records: list[DocumentRecord], documents_dir: Path | None
     documents, read for records indexed before ingest recorded the reading)."""
     from folioflow.indexing.profiles import collection_profile as infer
 
-    return infer(records, documents_dir if documents_dir is not None and documents_dir.is_dir() else None)
+    return infer(records, documents_dir)
 
 
 def match_documents(records, key: str) -> list:

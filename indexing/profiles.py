@@ -57,13 +57,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, Protocol
 
 from folioflow.indexing.glossary import FINANCE, LEGAL
 
 __all__ = ["PROFILES", "PROFILE_NAMES", "collection_profile", "document_profile", "infer_profile", "profile_options",
-           "record_title", "stored_text_profile", "text_profile", "title_profile"]
+           "markdown_head", "record_title", "stored_text_profile", "text_profile", "title_profile"]
 
 #: Profile names accepted by the retriever and the CLI (``auto``: inferred per collection).
 PROFILE_NAMES = ("auto", "finance", "legal", "general")
@@ -169,6 +170,19 @@ LEGAL_TEXT_CUES = 5
 FINANCE_TEXT_CUES = 4
 
 
+def markdown_head(pages: Iterable[str], chars: int = TEXT_PROFILE_CHARS) -> str:
+    """The first ``chars`` characters of a document's pages' Markdown joined by blank lines, pages in
+    order; the pages past them are not read (a 300-page filing is not joined to read its start)."""
+    parts: list[str] = []
+    size = 0
+    for page in pages:
+        if size >= chars:
+            break
+        parts.append(page)
+        size += len(page) + 2
+    return "\n\n".join(parts)[:chars]
+
+
 def text_profile(text: str) -> str | None:
     """What a document's own text reads as: ``legal`` when its first :data:`TEXT_PROFILE_CHARS`
     characters hold at least :data:`LEGAL_TEXT_CUES` distinct contract drafting cues and more
@@ -236,6 +250,8 @@ def collection_profile(records: Iterable[_Record], documents_dir: Path | None = 
     ingest recorded it (no such key) whose title names no kind is read from its converted document
     in ``documents_dir`` when given (:func:`stored_text_profile`), else counts by its title alone."""
     records = list(records)
+    if documents_dir is not None and not Path(documents_dir).is_dir():
+        documents_dir = None  # a server store's collection, or converted documents not kept
     titles = [record_title(r) for r in records]
     read_as = []
     for record, title in zip(records, titles, strict=True):
@@ -261,13 +277,8 @@ def stored_text_profile(documents_dir: Path, doc_id: str, content_hash: str = ""
         try:
             with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
                 pages = json.load(fh).get("pages") or []
-            parts, size = [], 0
-            for page in pages:
-                if size >= TEXT_PROFILE_CHARS or not isinstance(page, dict):
-                    break
-                parts.append(str(page.get("markdown") or ""))
-                size += len(parts[-1]) + 2
-            _STORED_PROFILES[key] = text_profile("\n\n".join(parts))
+            _STORED_PROFILES[key] = text_profile(markdown_head(
+                str(page.get("markdown") or "") for page in takewhile(lambda page: isinstance(page, dict), pages)))
         except (OSError, ValueError, AttributeError):
             _STORED_PROFILES[key] = None
     return _STORED_PROFILES[key]

@@ -336,10 +336,10 @@ class TitleRouter:
         (what :func:`tickers_in` found on the document's first pages at ingest), or, for a record
         indexed before ingest recorded them (no ``tickers`` key), from its converted document in
         ``documents_dir`` (:func:`stored_tickers`) when given."""
-        from folioflow.ocr.schema import source_title
+        from folioflow.indexing.profiles import record_title
 
         records = list(records)
-        titles = {r.doc_id: source_title(r.path or r.uri, r.metadata.get("meta.title")) for r in records}
+        titles = {r.doc_id: record_title(r) for r in records}
         tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) if "tickers" in r.metadata or documents_dir is None
                    else stored_tickers(documents_dir, r.doc_id, r.content_hash) for r in records}
         return cls(titles, max_documents=max_documents, tickers=tickers)
