@@ -128,6 +128,7 @@ from folioflow.indexing.clause_ranking import (
 from folioflow.indexing.glossary import FINANCE
 from folioflow.indexing.payload import hit_metadata
 from folioflow.indexing.profiles import collection_profile, profile_options
+from folioflow.indexing.query_adapter import load_adapter
 from folioflow.indexing.routing import TitleRouter, fuse_rankings, fuse_scores
 from folioflow.indexing.sparse import BM25Encoder
 from folioflow.indexing.store import SearchFilter
@@ -140,10 +141,11 @@ log = logging.getLogger(__name__)
 _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
-                "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight")
+                "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight",
+                "query_adapter")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
-                 "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight")
+                 "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight", "query_adapter")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: For "when does it take effect?" (legal profile), the first fused chunks searched for a clause that
@@ -244,6 +246,10 @@ class FolioRetriever(BaseRetriever):
     #: in for a question that asks for a date, such as when a contract was made or signed
     #: (clause_ranking ``asks_date``; 0: off); its party block leads then only when it holds a date.
     date_weight: float = 0.0
+    #: A query adapter (:mod:`folioflow.indexing.query_adapter`: a bundled name such as ``legal`` or
+    #: an ``.npz`` path) applied to the question's dense vector in the dense and sentence searches,
+    #: when it was learned for the embedder's model; ``None``: the vector as embedded.
+    query_adapter: str | None = None
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -354,6 +360,9 @@ class FolioRetriever(BaseRetriever):
             dense = None
         else:
             dense = own if own is not None and searched == query else self._embed_query(searched)
+        adapter = load_adapter(opts["query_adapter"], model) if dense is not None else None
+        if adapter is not None and dense is not None:  # toward the clauses of the question's kind (query_adapter)
+            dense = adapter.apply(dense)
         sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
         k = opts["k"]
@@ -380,6 +389,8 @@ class FolioRetriever(BaseRetriever):
                 inner = router.without_names(searched, routed)
                 if inner != searched:
                     dense_in = self._embed_query(inner) if dense is not None else None
+                    if adapter is not None and dense_in is not None:
+                        dense_in = adapter.apply(dense_in)
                     sparse_in = self._encoder().encode_query(inner) if sparse is not None else None
             inside, agreed_inside = self._search(dense_in, sparse_in, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
@@ -470,7 +481,7 @@ class FolioRetriever(BaseRetriever):
                                             ("kinds", None), ("page_from", None), ("page_to", None))
                    if opts[key] != default]
         refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight", "fusion",
-                                    "sentence_weight")
+                                    "sentence_weight", "query_adapter")
                     if key in given]
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")

@@ -115,6 +115,8 @@ def test_retriever_through_the_server_equals_local(served):
         named.invoke(QUESTION, page_from=2)
     with pytest.raises(ConfigurationError, match="fusion"):  # the server fuses as its profile says
         named.invoke(QUESTION, fusion="rrf")
+    with pytest.raises(ConfigurationError, match="query_adapter"):  # the server's profile picks its adapter
+        named.invoke(QUESTION, query_adapter=None)
 
 
 def test_ingest_through_the_server(served, tmp_path):

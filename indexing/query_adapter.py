@@ -1,0 +1,92 @@
+"""Query adapters: a learned linear map applied to a question's dense vector before search.
+
+A bi-encoder such as all-MiniLM-L6-v2 places "Which state's law governs this agreement?" near
+chunks that share its everyday words, not always near the clause that answers it in a contract's
+drafting words ("construed in accordance with the laws of the State of Delaware"). A query
+adapter moves the question's vector toward the clauses of its kind, and leaves the stored
+chunk vectors as they are, so an existing index needs no re-embedding (the linear adapter of
+"Embedding Adapters", Chroma research, Jan 2024, and LlamaIndex's ``EmbeddingAdapterFinetuneEngine``;
+here a residual form):
+
+    v' = (q + A q) / || q + A q ||
+
+``q``: the question's L2-normalised dense vector, shape ``(d,)``; ``A``: a ``(d, d)`` matrix
+learned with a softmax (InfoNCE) loss over a contract's own chunks, the chunks that hold the
+annotated clause as positives, plus an L2 penalty on ``A`` (so it stays near the identity map).
+
+An adapter belongs to one embedding model: :func:`load_adapter` returns ``None`` for a
+question embedded with another one (any sentence-transformers model still works; it is
+searched with its own vectors, unadapted).
+
+Bundled adapter ``legal`` (``adapters/legal-all-MiniLM-L6-v2.npz``): for
+``sentence-transformers/all-MiniLM-L6-v2``, learned on the tuning half of folioflow's legal
+benchmark (CUAD contracts, ``tests/benchmarks/train_legal_adapter.py``, which documents the
+data, the constants and how they were chosen); the legal retrieval profile uses it
+(:mod:`folioflow.indexing.profiles`). A file path names an adapter of your own: an ``.npz``
+with ``matrix`` (``(d, d)``) and ``model`` (the embedding model's name) arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from folioflow.ocr.errors import ConfigurationError
+
+__all__ = ["ADAPTERS", "QueryAdapter", "load_adapter"]
+
+_HERE = Path(__file__).resolve().parent / "adapters"
+#: Bundled adapters by name: the file under ``adapters/``.
+ADAPTERS = {"legal": _HERE / "legal-all-MiniLM-L6-v2.npz"}
+
+
+@dataclass(frozen=True)
+class QueryAdapter:
+    """A residual linear map for the query vectors of one embedding model (module docstring).
+
+    ``matrix``: ``(d, d)`` float32, ``A`` above; ``model``: the name of the embedding model whose
+    vectors it maps (``sentence-transformers/all-MiniLM-L6-v2``)."""
+
+    matrix: np.ndarray
+    model: str
+
+    def apply(self, vector: np.ndarray) -> np.ndarray:
+        """``(q + A q) / ||q + A q||`` for ``vector`` ``q`` of shape ``(d,)``: ``(d,)`` float32.
+        Raises ``ValueError`` when ``d`` is not the adapter's."""
+        q = np.asarray(vector, dtype=np.float32)
+        if q.shape != (self.matrix.shape[1],):
+            raise ValueError(f"query adapter for {self.model} maps vectors of {self.matrix.shape[1]} dimensions, "
+                             f"not {q.shape}")
+        out = q + self.matrix @ q
+        norm = float(np.linalg.norm(out))
+        return (out / norm if norm > 0 else q).astype(np.float32)
+
+
+@lru_cache(maxsize=8)
+def _read(path: str) -> QueryAdapter:
+    try:
+        with np.load(path) as data:
+            matrix = np.asarray(data["matrix"], dtype=np.float32)
+            model = str(data["model"])
+    except (OSError, KeyError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read query adapter {path}: {exc}") from exc
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ConfigurationError(f"query adapter {path}: matrix must be square, not {matrix.shape}")
+    return QueryAdapter(matrix=matrix, model=model)
+
+
+def load_adapter(name: str | None, model: str) -> QueryAdapter | None:
+    """The adapter ``name`` (a bundled name of :data:`ADAPTERS` or an ``.npz`` path) for embedding
+    model ``model`` (the embedder's recorded name, ``Embedder.model_name``), or ``None`` when ``name`` is ``None`` or the adapter was learned for another
+    model. Raises :class:`~folioflow.ocr.errors.ConfigurationError` for an unknown name or a file
+    that is not an adapter."""
+    if not name:
+        return None
+    path = ADAPTERS.get(name) or Path(name)
+    if name not in ADAPTERS and not path.is_file():
+        raise ConfigurationError(f"unknown query adapter {name!r}: use one of {', '.join(ADAPTERS)} or an .npz file")
+    adapter = _read(str(path))
+    return adapter if adapter.model == model else None

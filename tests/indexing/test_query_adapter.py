@@ -1,0 +1,126 @@
+"""Query adapters: the bundled legal adapter for the default model, how one is loaded and refused,
+and the legal profile searching with the adapted vector."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from folioflow.indexing.indexer import Indexer
+from folioflow.indexing.query_adapter import ADAPTERS, QueryAdapter, load_adapter
+from folioflow.indexing.retriever import FolioRetriever
+from folioflow.indexing.store import StoreSettings, open_store
+from folioflow.ocr.errors import ConfigurationError
+
+from .conftest import make_document
+
+# clauses and questions written for this test (not CUAD's, which the adapter was learned on)
+CLAUSES = {
+    "law": "12. Governing Law\n\nThis Agreement shall be construed and enforced in accordance with the laws of the "
+           "State of Delaware, without regard to its conflict of laws principles.",
+    "assign": "14. Assignment\n\nNeither party may transfer this Agreement or delegate any of its obligations hereunder "
+              "without the prior written approval of the other party, which shall not be unreasonably withheld.",
+    "insurance": "9. Insurance\n\nDistributor shall maintain, at its own expense, commercial general liability coverage "
+                 "of not less than $2,000,000 per occurrence and shall name Supplier as an additional insured.",
+    "noncompete": "7. Restrictive Covenants\n\nDuring the Term and for two (2) years thereafter, Consultant shall not "
+                  "engage in or own any business that offers products similar to the Products in the Territory.",
+    "cap": "10. Limitation of Liability\n\nIn no event shall either party's aggregate liability arising out of this "
+           "Agreement exceed the fees paid by Customer in the twelve (12) months preceding the claim.",
+    "renewal": "3. Term\n\nThis Agreement shall continue for an initial term of three (3) years and shall thereafter "
+               "be extended for successive one-year periods unless either party gives notice of non-renewal.",
+    "audit": "8. Records and Inspection\n\nLicensee shall keep complete books of account, and Licensor's accountants "
+             "may examine such books once per calendar year upon ten days' notice.",
+    "solicit": "11. Employees\n\nFor one year after termination, neither party shall recruit or offer employment to "
+               "any person employed by the other party.",
+    "payment": "5. Fees\n\nCustomer shall pay all invoices within thirty (30) days of the invoice date in United "
+               "States dollars.",
+    "notices": "15. Notices\n\nAll notices under this Agreement shall be in writing and delivered by hand or by "
+               "courier to the addresses set out above.",
+}
+QUESTIONS = {
+    "law": "Under which jurisdiction's laws is this contract interpreted?",
+    "assign": "Is consent needed before this contract can be handed over to another company?",
+    "insurance": "What coverage must the distributor carry?",
+    "noncompete": "Is the consultant barred from running a rival business?",
+    "cap": "Is there a ceiling on damages either side can recover?",
+    "renewal": "Does the contract roll over at the end of its term?",
+    "audit": "Can the licensor inspect the licensee's books?",
+    "solicit": "Can either side poach the other's staff?",
+}
+CONTRACT = "Acme Corp - Distribution Agreement.pdf"
+
+
+def test_the_legal_adapter_keeps_questions_on_their_clauses(embedder):
+    """Mapped by the bundled adapter, each question's clause ranks first or second among ten
+    clauses, and the mean reciprocal rank is no lower than with the vector as embedded."""
+    adapter = load_adapter("legal", embedder.model_name)
+    assert adapter is not None and adapter.matrix.shape == (384, 384)
+    names = list(CLAUSES)
+    vectors = np.asarray(embedder.encode([CLAUSES[n] for n in names]))
+    ranks = {"raw": [], "adapted": []}
+    for name, question in QUESTIONS.items():
+        q = embedder.encode_query(question)
+        for kind, v in (("raw", q), ("adapted", adapter.apply(q))):
+            scores = vectors @ v
+            ranks[kind].append(1 + int(np.sum(scores > scores[names.index(name)])))
+    assert max(ranks["adapted"]) <= 2, ranks
+    assert sum(1 / r for r in ranks["adapted"]) >= sum(1 / r for r in ranks["raw"]), ranks
+
+
+def test_an_adapter_maps_to_a_unit_vector_and_refuses_other_dimensions():
+    adapter = QueryAdapter(matrix=np.eye(4, dtype=np.float32), model="m")  # A = I: v' = 2q / |2q| = q
+    q = np.array([0.6, 0.8, 0.0, 0.0], dtype=np.float32)
+    assert np.allclose(adapter.apply(q), q)
+    skew = QueryAdapter(matrix=np.diag([1.0, 0.0, 0.0, 0.0]).astype(np.float32), model="m")
+    out = skew.apply(q)
+    assert out.dtype == np.float32 and np.linalg.norm(out) == pytest.approx(1.0) and out[0] > q[0]
+    with pytest.raises(ValueError, match="4 dimensions"):
+        adapter.apply(np.ones(3, dtype=np.float32))
+
+
+def test_an_adapter_applies_only_to_its_own_model(tmp_path):
+    assert ADAPTERS["legal"].is_file()
+    assert load_adapter("legal", "sentence-transformers/all-MiniLM-L6-v2") is not None
+    assert load_adapter("legal", "BAAI/bge-small-en-v1.5") is None  # another model: searched unadapted
+    assert load_adapter(None, "sentence-transformers/all-MiniLM-L6-v2") is None
+    with pytest.raises(ConfigurationError, match="unknown query adapter 'medical'"):
+        load_adapter("medical", "m")
+    own = tmp_path / "own.npz"
+    np.savez(own, matrix=np.zeros((8, 8), dtype=np.float32), model=np.array("my-model"))
+    assert load_adapter(str(own), "my-model").matrix.shape == (8, 8)
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, matrix=np.zeros((8, 4), dtype=np.float32), model=np.array("my-model"))
+    with pytest.raises(ConfigurationError, match="square"):
+        load_adapter(str(bad), "my-model")
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"not an npz")
+    with pytest.raises(ConfigurationError, match="cannot read query adapter"):
+        load_adapter(str(broken), "my-model")
+
+
+def test_the_legal_profile_searches_with_the_adapted_vector(tmp_path, embedder):
+    """The legal profile's dense search uses the adapted question vector: its dense scores are
+    the chunks' cosines with it; ``query_adapter=None`` searches with the vector as embedded."""
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="edge"))
+    parts = [([f"{i + 1}. {name}"], "text", text, 1) for i, (name, text) in enumerate(CLAUSES.items())]
+    try:
+        Indexer(embedder, store).index(*make_document(CONTRACT, parts, source="contracts"))
+        seen: dict[str, list] = {"on": [], "off": []}
+
+        def recorder(tag: str) -> type[FolioRetriever]:
+            class Recorder(FolioRetriever):
+                def _search(self, dense, sparse, flt, **kw):  # type: ignore[override]
+                    seen[tag].append(dense)
+                    return super()._search(dense, sparse, flt, **kw)
+            return Recorder
+
+        question = QUESTIONS["cap"]
+        on = recorder("on")(store=store, embedder=embedder, k=3).invoke(question)
+        off = recorder("off")(store=store, embedder=embedder, k=3, query_adapter=None).invoke(question)
+        assert on and off
+        adapter = load_adapter("legal", embedder.model_name)
+        assert np.allclose(seen["on"][0], adapter.apply(seen["off"][0]), atol=1e-6)
+        assert not np.allclose(seen["on"][0], seen["off"][0], atol=1e-3)
+        assert np.linalg.norm(seen["on"][0]) == pytest.approx(1.0, abs=1e-5)
+    finally:
+        store.close()
