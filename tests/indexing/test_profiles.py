@@ -33,6 +33,7 @@ def test_profiles_are_inferred_from_titles():
     assert profile_options("finance")["fusion"] == profile_options("general")["fusion"] == "rrf"
     assert profile_options("finance")["route_weight"] > profile_options("legal")["route_weight"] > profile_options("general")["route_weight"] == 1.0
     assert profile_options("finance")["glossary"] is FINANCE
+    assert profile_options("finance")["query_adapter"] is profile_options("general")["query_adapter"] is None
     with pytest.raises(ValueError, match="unknown retrieval profile"):
         profile_options("medical")
 

@@ -34,6 +34,12 @@ CLAUSES = {
                "any person employed by the other party.",
     "payment": "5. Fees\n\nCustomer shall pay all invoices within thirty (30) days of the invoice date in United "
                "States dollars.",
+    "confidentiality": "13. Confidentiality\n\nEach party shall hold the other party's proprietary information in "
+                       "strict confidence and shall not disclose it to any third party except its advisers.",
+    "force majeure": "16. Force Majeure\n\nNeither party shall be liable for any delay caused by fire, flood, strike, "
+                     "war or other events beyond its reasonable control.",
+    "warranty": "6. Warranties\n\nSupplier warrants that the Products will conform to their specifications and be "
+                "free from defects in materials and workmanship.",
     "notices": "15. Notices\n\nAll notices under this Agreement shall be in writing and delivered by hand or by "
                "courier to the addresses set out above.",
 }
@@ -47,24 +53,34 @@ QUESTIONS = {
     "audit": "Can the licensor inspect the licensee's books?",
     "solicit": "Can either side poach the other's staff?",
 }
+# clause kinds that are not CUAD categories: the adapter never saw a question for them
+OTHER_QUESTIONS = {
+    "payment": "When must invoices be paid?",
+    "notices": "How must formal communications be delivered?",
+    "confidentiality": "Must the parties keep each other's information secret?",
+    "force majeure": "Is a party excused when events outside its control delay performance?",
+    "warranty": "What does the supplier promise about product quality?",
+}
 CONTRACT = "Acme Corp - Distribution Agreement.pdf"
 
 
 def test_the_legal_adapter_keeps_questions_on_their_clauses(embedder):
-    """Mapped by the bundled adapter, each question's clause ranks first or second among ten
-    clauses, and the mean reciprocal rank is no lower than with the vector as embedded."""
+    """Mapped by the bundled adapter, among thirteen clauses: each question of a CUAD category
+    finds its clause in the top 3, and each question of a kind CUAD does not annotate (payment,
+    notices, confidentiality, force majeure, warranty) still finds its clause first."""
     adapter = load_adapter("legal", embedder.model_name)
     assert adapter is not None and adapter.matrix.shape == (384, 384)
     names = list(CLAUSES)
     vectors = np.asarray(embedder.encode([CLAUSES[n] for n in names]))
-    ranks = {"raw": [], "adapted": []}
-    for name, question in QUESTIONS.items():
-        q = embedder.encode_query(question)
-        for kind, v in (("raw", q), ("adapted", adapter.apply(q))):
-            scores = vectors @ v
-            ranks[kind].append(1 + int(np.sum(scores > scores[names.index(name)])))
-    assert max(ranks["adapted"]) <= 2, ranks
-    assert sum(1 / r for r in ranks["adapted"]) >= sum(1 / r for r in ranks["raw"]), ranks
+
+    def rank(name: str, question: str) -> int:
+        scores = vectors @ adapter.apply(embedder.encode_query(question))
+        return 1 + int(np.sum(scores > scores[names.index(name)]))
+
+    cuad = {name: rank(name, q) for name, q in QUESTIONS.items()}
+    other = {name: rank(name, q) for name, q in OTHER_QUESTIONS.items()}
+    assert max(cuad.values()) <= 3 and sum(r == 1 for r in cuad.values()) >= 6, cuad
+    assert set(other.values()) == {1}, other
 
 
 def test_an_adapter_maps_to_a_unit_vector_and_refuses_other_dimensions():
