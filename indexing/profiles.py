@@ -20,6 +20,10 @@ others): a third ranking in hybrid fusion, the question against each chunk's bes
 collections whose contracts were indexed with sentence vectors (the indexer's ``sentence_vectors``:
 by default the documents that read as a contract, :func:`document_profile`).
 
+Query adapter (``query_adapter``, :data:`LEGAL_QUERY_ADAPTER` in the legal profile, none in the
+others): a learned map of the question's dense vector toward the clauses of its kind, for the
+default embedding model only (:mod:`folioflow.indexing.query_adapter`).
+
 Hybrid fusion (``fusion``): ``convex`` in the legal profile, ``rrf`` in the others (retriever
 docstring). In a contract, the clause a question asks for is often far ahead in one search (BM25 on
 its drafting words) and unplaced in the other; rank fusion counts only places, so chunks placed
