@@ -28,6 +28,8 @@ with ``matrix`` (``(d, d)``) and ``model`` (the embedding model's name) arrays.
 
 from __future__ import annotations
 
+import logging
+import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -38,55 +40,79 @@ from folioflow.ocr.errors import ConfigurationError
 
 __all__ = ["ADAPTERS", "QueryAdapter", "load_adapter"]
 
+log = logging.getLogger(__name__)
 _HERE = Path(__file__).resolve().parent / "adapters"
 #: Bundled adapters by name: the file under ``adapters/``.
 ADAPTERS = {"legal": _HERE / "legal-all-MiniLM-L6-v2.npz"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class QueryAdapter:
     """A residual linear map for the query vectors of one embedding model (module docstring).
 
-    ``matrix``: ``(d, d)`` float32, ``A`` above; ``model``: the name of the embedding model whose
-    vectors it maps (``sentence-transformers/all-MiniLM-L6-v2``)."""
+    ``matrix``: ``(d, d)`` float32, ``A`` above (read-only); ``model``: the name of the embedding
+    model whose vectors it maps (``sentence-transformers/all-MiniLM-L6-v2``)."""
 
     matrix: np.ndarray
     model: str
 
     def apply(self, vector: np.ndarray) -> np.ndarray:
-        """``(q + A q) / ||q + A q||`` for ``vector`` ``q`` of shape ``(d,)``: ``(d,)`` float32.
-        Raises ``ValueError`` when ``d`` is not the adapter's."""
+        """``(q + A q) / ||q + A q||`` for ``vector`` ``q`` of shape ``(d,)``: a new ``(d,)``
+        float32 array (``q`` itself is not changed). Raises ``ValueError`` when ``d`` is not the
+        adapter's."""
         q = np.asarray(vector, dtype=np.float32)
         if q.shape != (self.matrix.shape[1],):
             raise ValueError(f"query adapter for {self.model} maps vectors of {self.matrix.shape[1]} dimensions, "
                              f"not {q.shape}")
         out = q + self.matrix @ q
         norm = float(np.linalg.norm(out))
-        return (out / norm if norm > 0 else q).astype(np.float32)
+        return (out / norm if norm > 0 else q.copy()).astype(np.float32)
 
 
 @lru_cache(maxsize=8)
-def _read(path: str) -> QueryAdapter:
+def _read(path: str, mtime_ns: int, size: int) -> QueryAdapter:
+    """The adapter in the ``.npz`` at resolved ``path``, cached per file version (its
+    modification time and size are part of the key, so a rewritten file is read again)."""
     try:
-        with np.load(path) as data:
-            matrix = np.asarray(data["matrix"], dtype=np.float32)
-            model = str(data["model"])
-    except (OSError, KeyError, ValueError) as exc:
-        raise ConfigurationError(f"cannot read query adapter {path}: {exc}") from exc
+        with np.load(path, allow_pickle=False) as data:
+            matrix = np.array(data["matrix"], dtype=np.float32)
+            model = str(np.asarray(data["model"]).reshape(-1)[0])
+    except (OSError, KeyError, ValueError, TypeError, IndexError, AttributeError, zipfile.BadZipFile) as exc:
+        raise ConfigurationError(f"cannot read query adapter {path}: an .npz with 'matrix' and 'model' arrays "
+                                 f"is needed ({type(exc).__name__}: {exc})") from exc
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ConfigurationError(f"query adapter {path}: matrix must be square, not {matrix.shape}")
+    if not np.isfinite(matrix).all():
+        raise ConfigurationError(f"query adapter {path}: matrix holds NaN or infinite values")
+    matrix.setflags(write=False)
     return QueryAdapter(matrix=matrix, model=model)
 
 
 def load_adapter(name: str | None, model: str) -> QueryAdapter | None:
     """The adapter ``name`` (a bundled name of :data:`ADAPTERS` or an ``.npz`` path) for embedding
-    model ``model`` (the embedder's recorded name, ``Embedder.model_name``), or ``None`` when ``name`` is ``None`` or the adapter was learned for another
-    model. Raises :class:`~folioflow.ocr.errors.ConfigurationError` for an unknown name or a file
-    that is not an adapter."""
+    model ``model`` (the embedder's recorded name, ``Embedder.model_name``), or ``None`` when
+    ``name`` is ``None`` or the adapter was learned for another model (logged once per pair: the
+    question is then searched with its vector as embedded). Raises
+    :class:`~folioflow.ocr.errors.ConfigurationError` for an unknown name or a file that is not an
+    adapter."""
     if not name:
         return None
     path = ADAPTERS.get(name) or Path(name)
     if name not in ADAPTERS and not path.is_file():
         raise ConfigurationError(f"unknown query adapter {name!r}: use one of {', '.join(ADAPTERS)} or an .npz file")
-    adapter = _read(str(path))
-    return adapter if adapter.model == model else None
+    resolved = path.resolve()
+    try:
+        stat = resolved.stat()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read query adapter {path}: {exc}") from exc
+    adapter = _read(str(resolved), stat.st_mtime_ns, stat.st_size)
+    if adapter.model != model:
+        _skipped(str(name), adapter.model, model)
+        return None
+    return adapter
+
+
+@lru_cache(maxsize=64)
+def _skipped(name: str, learned_for: str, model: str) -> None:
+    log.warning("query adapter %s was learned for %s, not %s: searching with the question's vector as embedded",
+                name, learned_for, model)

@@ -21,7 +21,11 @@ process). A question the glossary expanded (below) has its sparse ranking weight
 ``glossary_sparse_weight`` in that fusion (profile ``legal`` 1.5, else 1: ``sum w/(RRF_K + rank)``):
 the expansion is the documents' own drafting words, which BM25 matches exactly (the dense query
 keeps them too: without them it ranked worse). ``mmr=True`` re-ranks candidates for diversity (Maximal Marginal
-Relevance on the dense vector, inside Qdrant). Filters: doc ids, sources, kinds, page range,
+Relevance on the dense vector, inside Qdrant). With ``query_adapter`` (profile ``legal``: the
+bundled ``legal`` adapter, :mod:`folioflow.indexing.query_adapter`) every dense search (dense,
+sentence, MMR, the routed and the party-block searches) uses the question's vector mapped by the
+adapter, so dense scores are cosines with the mapped vector; the glossary still matches the
+question by its own vector. Filters: doc ids, sources, kinds, page range,
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
 :class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
@@ -247,8 +251,8 @@ class FolioRetriever(BaseRetriever):
     #: (clause_ranking ``asks_date``; 0: off); its party block leads then only when it holds a date.
     date_weight: float = 0.0
     #: A query adapter (:mod:`folioflow.indexing.query_adapter`: a bundled name such as ``legal`` or
-    #: an ``.npz`` path) applied to the question's dense vector in the dense and sentence searches,
-    #: when it was learned for the embedder's model; ``None``: the vector as embedded.
+    #: an ``.npz`` path) applied to the question's dense vector in every dense search (module
+    #: docstring), when it was learned for the embedder's model; ``None``: the vector as embedded.
     query_adapter: str | None = None
     profile: str = "auto"
     doc_ids: list[str] | None = None

@@ -37,6 +37,9 @@ def main() -> None:
     ap.add_argument("--wordings", default=",".join(TRAIN_WORDINGS))
     ap.add_argument("--cuad", type=Path, default=bench_legal.CUAD)
     args = ap.parse_args()
+    held_out = sorted(set(args.wordings.split(",")) - set(TRAIN_WORDINGS))
+    if held_out:
+        ap.error(f"--wordings: {', '.join(held_out)} not allowed (held out; choose on {', '.join(TRAIN_WORDINGS)})")
     from folioflow.indexing.embedder import Embedder
     from folioflow.indexing.evaluation import doc_key
     from folioflow.indexing.retriever import FolioRetriever

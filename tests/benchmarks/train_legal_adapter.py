@@ -15,7 +15,7 @@ Model: ``v' = (q + A q) / ||q + A q||``; loss: for each question the InfoNCE los
 contract's chunks (``-log sum_pos exp(s/TAU) + log sum_all exp(s/TAU)``, ``s`` the cosine of
 ``v'`` with each chunk's vector), averaged over batches of :data:`BATCH`, plus
 ``L2 * ||A||_F^2``; Adam, learning rate :data:`LR`, :data:`EPOCHS` passes, seed 0, ``A`` starting
-at zero (the identity map).
+at zero (the identity map); a last, partial batch's loss is divided by :data:`BATCH` too.
 
 Constants: :data:`EPOCHS` and :data:`L2` were chosen by two-fold cross-validation inside the
 tuning half (folds: the parity of the second byte of the SHA-256 of the normalised file name;
@@ -62,14 +62,16 @@ BATCH = 32
 GRID = ((2, 0.0), (5, 0.0), (10, 0.0), (5, 0.01), (5, 0.03), (10, 0.03), (10, 0.1))
 
 
-def read_chunks(work: Path) -> tuple[dict[str, list[int]], list[str], np.ndarray, str]:
-    """The folioflow store under ``work``: (chunk rows by doc key, chunk texts, dense vectors
-    ``(n, d)`` float32, the collection's embedding model)."""
+def read_chunks(work: Path, keep: set[str]) -> tuple[dict[str, list[int]], list[str], np.ndarray, str]:
+    """The chunks of the documents whose doc keys are in ``keep`` (the tuning half) in the folioflow
+    store under ``work``: (chunk rows by doc key, chunk texts, dense vectors ``(n, d)`` float32, the
+    collection's embedding model)."""
     from folioflow.indexing.evaluation import doc_key
 
     store = bench_legal._folio_store(work)
     try:
-        keys = {r.doc_id: doc_key(r.path) for r in store.list_documents() if r.status == "indexed"}
+        keys = {r.doc_id: doc_key(r.path) for r in store.list_documents()
+                if r.status == "indexed" and doc_key(r.path) in keep}
         model = str(store.require_collection().get("model", ""))
         qe, recs, offset = store.qe, [], None
         while True:  # the embedded store's own scroll, with vectors (ChunkStore has no public call for them)
@@ -93,9 +95,12 @@ def read_chunks(work: Path) -> tuple[dict[str, list[int]], list[str], np.ndarray
     return dict(rows), texts, np.stack(vectors), model
 
 
-def question_vectors(work: Path, wordings: tuple[str, ...]) -> dict[tuple[str, str], np.ndarray]:
+def question_vectors(work: Path, wordings: tuple[str, ...], doc_key_: str,
+                     model: str) -> dict[tuple[str, str], np.ndarray]:
     """``{(wording, category): dense vector}``: the vector the retriever searches with for each
-    question (legal profile, its glossary's expansion, no adapter), read from its first search."""
+    question (legal profile, its glossary's expansion, no adapter), read from its first search in
+    the (tuning-half) document ``doc_key_``; the vector does not depend on the document. Exits
+    when the embedder's model is not the store's ``model``."""
     from folioflow.indexing.embedder import Embedder
     from folioflow.indexing.retriever import FolioRetriever
 
@@ -108,9 +113,13 @@ def question_vectors(work: Path, wordings: tuple[str, ...]) -> dict[tuple[str, s
 
     store = bench_legal._folio_store(work)
     try:
-        doc = next(r.doc_id for r in store.list_documents() if r.status == "indexed")
-        retriever = Recorder(store=store, embedder=Embedder(device="cpu").warm_up(), k=5, profile="legal",
-                             query_adapter=None)
+        from folioflow.indexing.evaluation import doc_key
+
+        doc = next(r.doc_id for r in store.list_documents() if r.status == "indexed" and doc_key(r.path) == doc_key_)
+        embedder = Embedder(device="cpu").warm_up()
+        if embedder.model_name != model:
+            raise SystemExit(f"the store was embedded by {model}, this embedder is {embedder.model_name}")
+        retriever = Recorder(store=store, embedder=embedder, k=5, profile="legal", query_adapter=None)
         out = {}
         for wording in wordings:
             for category, question in bench_legal.WORDINGS[wording].items():
@@ -133,10 +142,11 @@ def examples(work: Path, cuad: Path) -> tuple[list[tuple], np.ndarray, str]:
     fold)]``, the chunk vectors and the embedding model."""
     from folioflow.indexing.evaluation import doc_key
 
-    rows, texts, vectors, model = read_chunks(work)
-    queries = question_vectors(work, TRAIN_WORDINGS)
+    contracts = [c for c in bench_legal.load_contracts(cuad, None) if c["half"] == "tuning"]
+    rows, texts, vectors, model = read_chunks(work, {doc_key(c["path"].name) for c in contracts})
+    queries = question_vectors(work, TRAIN_WORDINGS, next(iter(rows)), model)
     out = []
-    for c in bench_legal.load_contracts(cuad, None):
+    for c in contracts:
         idx = rows.get(doc_key(c["path"].name))
         if c["half"] != "tuning" or not idx:
             continue
@@ -219,8 +229,10 @@ def main() -> None:
         matrix = train(data, vectors)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.out, matrix=matrix.astype(np.float16), model=np.array(model))
+        saved = matrix.astype(np.float16).astype(np.float32)
         print(f"wrote {args.out} ({args.out.stat().st_size} bytes): tuning-half dense hit@5 "
-              f"{hit_at_5(None, data, vectors):.3f} without, {hit_at_5(matrix, data, vectors):.3f} with (trained on)")
+              f"{hit_at_5(None, data, vectors):.3f} without, {hit_at_5(saved, data, vectors):.3f} with the saved "
+              f"adapter (trained on)")
 
 
 if __name__ == "__main__":
