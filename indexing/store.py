@@ -95,6 +95,7 @@ __all__ = [
     "PENDING",
     "PENDING_SINCE",
     "PENDING_VALUE",
+    "SEARCHED_TEXT_FACTS",
     "SPARSE",
     "ChunkStore",
     "DataDirLock",
@@ -125,6 +126,12 @@ SENTENCES = "sentences"
 PENDING, PENDING_SINCE = "folioflow_state", "folioflow_pending_since"
 #: Value of :data:`PENDING` on pending points (a keyword: Qdrant Edge 0.9 does not match booleans).
 PENDING_VALUE = "pending"
+
+#: Record ``metadata`` keys read from a document's text at ingest (``text_profile``: what it reads
+#: as, :func:`folioflow.indexing.profiles.text_profile`; ``tickers``:
+#: :func:`folioflow.indexing.routing.tickers_in`). They describe the indexed text, so a failed
+#: re-conversion keeps the previous version's (:meth:`ChunkStore.record_failure`).
+SEARCHED_TEXT_FACTS = ("text_profile", "tickers")
 
 Mode = Literal["dense", "sparse", "hybrid"]
 #: The modes of :meth:`ChunkStore.search`: the retriever's and ``sentences`` (:data:`SENTENCES`).
@@ -516,9 +523,16 @@ class ChunkStore(ABC):
 
     def record_failure(self, record: DocumentRecord) -> None:
         """Record a failed document without touching its points (its previous version, if any,
-        stays searchable); a later run retries it because its status is not ``indexed``."""
+        stays searchable); a later run retries it because its status is not ``indexed``. While the
+        previous version's points stay, so do the facts read from its text
+        (:data:`SEARCHED_TEXT_FACTS`: what it reads as, its tickers), which profile choice and
+        routing use; a failed conversion has no text to read them from."""
         prev = self.get_document(record.doc_id)
-        rec = record.model_copy(update={"status": "failed", "chunks": prev.chunks if prev else 0})
+        update: dict[str, Any] = {"status": "failed", "chunks": prev.chunks if prev else 0}
+        if prev is not None and prev.chunks:
+            kept = {k: prev.metadata[k] for k in SEARCHED_TEXT_FACTS if k in prev.metadata}
+            update["metadata"] = {**record.metadata, **kept}
+        rec = record.model_copy(update=update)
         self._reg_put(record_point_id(record.doc_id), record_payload(rec))
 
     def put_record(self, record: DocumentRecord) -> None:

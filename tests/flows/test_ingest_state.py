@@ -8,6 +8,7 @@
   page error prefixed once; a document with some failed pages lands, keeps the page errors in its
   record and is retried (its good pages come from the page cache).
 * A pruned local document is reported with the path it was indexed from.
+* A failed re-conversion keeps what the still-searchable version reads as (its text profile).
 
 Documents are generated: uncompressed PDFs (:func:`folioflow.flows.reliability.hostile.raw_pdf`, so an edit
 can keep the size), a scanned PNG drawn with Pillow, and a page whose image declares 90,000 x
@@ -197,6 +198,36 @@ def test_failed_pages_fail_or_mark_the_document_and_are_retried(tmp_path, prefec
     assert retried.status == "indexed" and retried.change == "retry: page 2 failed last time"
     assert retried.cached_pages == [1] and retried.failed_pages == [2]  # the good page is not converted again
     assert _point_ids(settings, half.doc_id) == points
+
+
+def test_a_failed_reconversion_keeps_what_the_searchable_version_reads_as(tmp_path, prefect_harness):
+    """A contract under an opaque name reads as ``legal``; rewritten into a file whose only page
+    fails, it is ``failed`` while its previous chunks stay searchable, and its record still says
+    what those chunks read as, so the collection keeps the legal profile."""
+    from folioflow.flows.queries import collection_profile
+
+    docs = tmp_path / "docs"
+    raw_pdf(docs / "doc-0001.pdf", [text_page(
+        "Supply Agreement",
+        "This Supply Agreement is made by and between Harbour Foods Inc. (the \"Buyer\") and Cedar Mills LLC.",
+        "WHEREAS, the parties wish to set the terms of supply; NOW, THEREFORE, the parties agree as follows.",
+        "This Agreement shall be governed by the laws of the State of Delaware.",
+        "IN WITNESS WHEREOF, the parties hereto have signed this Agreement.")])
+    settings = load_settings(data_dir=tmp_path / "data", workers=1)
+    first = _by_name(run_ingest([str(docs)], settings))["doc-0001.pdf"]
+    assert first.status == "indexed" and first.chunks >= 1
+    assert _records(settings)["doc-0001.pdf"].metadata["text_profile"] == "legal"
+    points = _point_ids(settings, first.doc_id)
+
+    _bomb_pdf(docs / "doc-0001.pdf")
+    second = _by_name(run_ingest([str(docs)], settings))["doc-0001.pdf"]
+    assert second.status == "failed"
+    record = _records(settings)["doc-0001.pdf"]
+    assert record.status == "failed" and record.chunks == first.chunks
+    assert record.errors[0].startswith(BOMB_ERROR)
+    assert record.metadata["text_profile"] == "legal"
+    assert _point_ids(settings, first.doc_id) == points
+    assert collection_profile([record]) == "legal"
 
 
 def test_pruned_local_document_keeps_the_path_it_was_indexed_from(tmp_path, prefect_harness):
