@@ -25,7 +25,10 @@ Relevance on the dense vector, inside Qdrant). With ``query_adapter`` (profile `
 bundled ``legal`` adapter, :mod:`folioflow.indexing.query_adapter`) every dense search (dense,
 sentence, MMR, the routed and the party-block searches) uses the question's vector mapped by the
 adapter, so dense scores are cosines with the mapped vector; the glossary still matches the
-question by its own vector. Filters: doc ids, sources, kinds, page range,
+question by its own vector. With ``expansion_terms`` (profile ``legal``: 30) every hybrid search's
+BM25 query also holds that many terms of the adapter's learned expansion
+(:meth:`~folioflow.indexing.query_adapter.QueryAdapter.expand`, read from the question's vector
+before the adapter maps it). Filters: doc ids, sources, kinds, page range,
 tenant. With tenancy on (the store's setting), a retriever without a tenant raises
 :class:`~folioflow.ocr.errors.TenancyError` and the tenant condition is part of every query Qdrant runs.
 Per-call overrides: ``retriever.invoke(q, k=10, mode="dense", page_from=3)``.
@@ -105,6 +108,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -134,7 +138,7 @@ from folioflow.indexing.payload import hit_metadata
 from folioflow.indexing.profiles import collection_profile, profile_options
 from folioflow.indexing.query_adapter import load_adapter
 from folioflow.indexing.routing import TitleRouter, fuse_rankings, fuse_scores
-from folioflow.indexing.sparse import BM25Encoder
+from folioflow.indexing.sparse import BM25Encoder, SparseVec
 from folioflow.indexing.store import SearchFilter
 from folioflow.ocr.errors import ConfigurationError, FolioflowError, TenancyError
 
@@ -146,10 +150,11 @@ _FILTER_KEYS = ("doc_ids", "sources", "tenant", "kinds", "page_from", "page_to")
 _SEARCH_KEYS = ("k", "mode", "mmr", "mmr_diversity", "fetch_k", "score_threshold", "distinct_pages", "route_titles",
                 "page_decay", "profile", "demote_roles", "heading_weight", "lead_roles", "demote_boilerplate",
                 "unnamed_inside", "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight",
-                "query_adapter")
+                "query_adapter", "expansion_terms")
 #: Options a profile sets unless the caller gives them (:mod:`folioflow.indexing.profiles`).
 _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "heading_weight",
-                 "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight", "query_adapter")
+                 "route_weight", "glossary_sparse_weight", "date_weight", "fusion", "sentence_weight", "query_adapter",
+                 "expansion_terms")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
 #: For "when does it take effect?" (legal profile), the first fused chunks searched for a clause that
@@ -254,6 +259,10 @@ class FolioRetriever(BaseRetriever):
     #: an ``.npz`` path) applied to the question's dense vector in every dense search (module
     #: docstring), when it was learned for the embedder's model; ``None``: the vector as embedded.
     query_adapter: str | None = None
+    #: Terms of the query adapter's learned expansion added to the question's BM25 query
+    #: (:meth:`~folioflow.indexing.query_adapter.QueryAdapter.expand`, read from the question's
+    #: vector as embedded); 0, an adapter without an expansion, or ``mode="sparse"``: none.
+    expansion_terms: int = 0
     profile: str = "auto"
     doc_ids: list[str] | None = None
     sources: list[str] | None = None
@@ -314,6 +323,16 @@ class FolioRetriever(BaseRetriever):
             self.sparse = BM25Encoder.from_config(info["sparse"]) if info.get("sparse") else BM25Encoder()
         return self.sparse
 
+    def _expansion(self, adapter: Any, top: int) -> Callable[[Any], tuple[list[int], list[float]]] | None:
+        """The adapter's learned term expansion (``top`` terms) as a function of the question's
+        dense vector, or None: no adapter, no expansion in it, ``top`` < 1, or a BM25 encoder of
+        another language than its terms'."""
+        if adapter is None or adapter.expansion is None or top < 1:
+            return None
+        if getattr(self._encoder(), "language", None) != adapter.sparse_language:
+            return None
+        return lambda vector: adapter.expand(vector, top)
+
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 **kwargs: Any) -> list[Document]:
         opts = {key: kwargs.get(key, getattr(self, key)) for key in _SEARCH_KEYS + _FILTER_KEYS}
@@ -365,9 +384,12 @@ class FolioRetriever(BaseRetriever):
         else:
             dense = own if own is not None and searched == query else self._embed_query(searched)
         adapter = load_adapter(opts["query_adapter"], model) if dense is not None else None
+        expand = self._expansion(adapter, int(opts["expansion_terms"] or 0)) if mode == "hybrid" else None
+        sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
+        if expand is not None and dense is not None and sparse is not None:  # the clause's drafting words
+            sparse = _with_terms(sparse, *expand(dense))
         if adapter is not None and dense is not None:  # toward the clauses of the question's kind (query_adapter)
             dense = adapter.apply(dense)
-        sparse = self._encoder().encode_query(searched) if mode in ("sparse", "hybrid") else None
         flt = SearchFilter(**{key: opts[key] for key in _FILTER_KEYS})
         k = opts["k"]
         distinct = bool(opts["distinct_pages"])
@@ -393,9 +415,11 @@ class FolioRetriever(BaseRetriever):
                 inner = router.without_names(searched, routed)
                 if inner != searched:
                     dense_in = self._embed_query(inner) if dense is not None else None
+                    sparse_in = self._encoder().encode_query(inner) if sparse is not None else None
+                    if expand is not None and dense_in is not None and sparse_in is not None:
+                        sparse_in = _with_terms(sparse_in, *expand(dense_in))
                     if adapter is not None and dense_in is not None:
                         dense_in = adapter.apply(dense_in)
-                    sparse_in = self._encoder().encode_query(inner) if sparse is not None else None
             inside, agreed_inside = self._search(dense_in, sparse_in, replace(flt, doc_ids=routed), **search)
             unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
             ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]],
@@ -485,7 +509,7 @@ class FolioRetriever(BaseRetriever):
                                             ("kinds", None), ("page_from", None), ("page_to", None))
                    if opts[key] != default]
         refused += [key for key in ("page_decay", "sparse", "route_weight", "glossary_sparse_weight", "fusion",
-                                    "sentence_weight", "query_adapter")
+                                    "sentence_weight", "query_adapter", "expansion_terms")
                     if key in given]
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")
@@ -604,6 +628,17 @@ def _match_headings(ranked: list[tuple[Any, float]], query: str, weight: float, 
     hits = [hit for hit, _ in ranked
             if not routed or (hit.payload.get("metadata") or {}).get("doc_id") in routed]
     return _fuse_bonus(ranked, heading_ranking(hits, query, lambda text: encoder.encode_query(text).indices), weight)
+
+
+def _with_terms(sparse: SparseVec, terms: list[int], weights: list[float]) -> SparseVec:
+    """``sparse`` (a BM25 query: weight 1 per term) with ``weights`` added to ``terms`` (new
+    terms appended in the given order; a term the query already has gets the sum)."""
+    if not terms:
+        return sparse
+    values = dict(zip(sparse.indices, sparse.values, strict=True))
+    for term, weight in zip(terms, weights, strict=True):
+        values[term] = values.get(term, 0.0) + weight
+    return SparseVec(list(values), list(values.values()))
 
 
 def _fuse_bonus(ranked: list[tuple[Any, float]], favoured: list[Any], weight: float) -> list[tuple[Any, float]]:

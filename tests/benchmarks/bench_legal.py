@@ -499,6 +499,7 @@ WORDINGS = {"main": QUESTIONS, "alt": ALT_QUESTIONS, "third": THIRD_QUESTIONS, "
 #: folioflow retriever settings scored side by side (FolioRetriever keyword arguments).
 CONFIGS: dict[str, dict] = {
     "folioflow defaults (profile auto: legal)": {},
+    "folioflow legal without the learned term expansion": {"profile": "legal", "expansion_terms": 0},
     "folioflow legal without the query adapter": {"profile": "legal", "query_adapter": None},
     "folioflow legal without the legal glossary and the routed-search weight": {"profile": "legal", "glossary": None,
                                                                                "route_weight": 1.0},
