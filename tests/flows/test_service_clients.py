@@ -117,6 +117,8 @@ def test_retriever_through_the_server_equals_local(served):
         named.invoke(QUESTION, fusion="rrf")
     with pytest.raises(ConfigurationError, match="query_adapter"):  # the server's profile picks its adapter
         named.invoke(QUESTION, query_adapter=None)
+    with pytest.raises(ConfigurationError, match="expansion_terms"):
+        named.invoke(QUESTION, expansion_terms=0)
 
 
 def test_ingest_through_the_server(served, tmp_path):

@@ -29,11 +29,12 @@ def test_profiles_are_inferred_from_titles():
     assert profile_options("legal") == {"glossary": LEGAL, "distinct_pages": False, "page_decay": 0.0,
                                         "demote_roles": True, "heading_weight": 1.0, "route_weight": 2.0,
                                         "glossary_sparse_weight": 1.5, "date_weight": 1.0, "fusion": "convex",
-                                        "sentence_weight": 0.5, "query_adapter": "legal"}
+                                        "sentence_weight": 0.5, "query_adapter": "legal", "expansion_terms": 30}
     assert profile_options("finance")["fusion"] == profile_options("general")["fusion"] == "rrf"
     assert profile_options("finance")["route_weight"] > profile_options("legal")["route_weight"] > profile_options("general")["route_weight"] == 1.0
     assert profile_options("finance")["glossary"] is FINANCE
     assert profile_options("finance")["query_adapter"] is profile_options("general")["query_adapter"] is None
+    assert profile_options("finance")["expansion_terms"] == profile_options("general")["expansion_terms"] == 0
     with pytest.raises(ValueError, match="unknown retrieval profile"):
         profile_options("medical")
 

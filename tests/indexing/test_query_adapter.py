@@ -1,5 +1,6 @@
 """Query adapters: the bundled legal adapter for the default model, how one is loaded and refused,
-and the legal profile searching with the adapted vector."""
+the legal profile searching with the adapted vector, and the adapter's learned term expansion of
+the BM25 query."""
 
 from __future__ import annotations
 
@@ -147,6 +148,86 @@ def test_an_adapter_applies_only_to_its_own_model(tmp_path):
     assert again is not None and again.matrix[0, 0] == 1.0 and not again.matrix.flags.writeable
 
 
+def test_a_term_expansion_adds_its_largest_positive_weights():
+    expansion = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.5, 0.5], [0.5, 0.5]], dtype=np.float32)
+    adapter = QueryAdapter(matrix=np.zeros((2, 2), dtype=np.float32), model="m", expansion=expansion,
+                           terms=np.array([50, 40, 30, 21, 20], dtype=np.uint32))
+    q = np.array([0.8, 0.6], dtype=np.float32)
+    terms, weights = adapter.expand(q, 3)  # weights 0.8, 0.6, -0.8, 0.7, 0.7: ties by term id
+    assert terms == [50, 20, 21] and weights == pytest.approx([0.8, 0.7, 0.7])
+    assert adapter.expand(q, 10)[0] == [50, 20, 21, 40]  # never a negative weight
+    assert adapter.expand(q, 0) == ([], [])
+    assert QueryAdapter(matrix=np.zeros((2, 2), dtype=np.float32), model="m").expand(q, 5) == ([], [])
+    with pytest.raises(ValueError, match="2 dimensions"):
+        adapter.expand(np.ones(3, dtype=np.float32), 3)
+
+
+def test_a_term_expansion_is_read_whole_or_refused(tmp_path):
+    legal = load_adapter("legal", "sentence-transformers/all-MiniLM-L6-v2")
+    assert legal is not None and legal.expansion is not None and legal.terms is not None
+    assert legal.expansion.shape == (len(legal.terms), 384) and legal.terms.dtype == np.uint32
+    assert legal.sparse_language == "english" and not legal.expansion.flags.writeable
+    path = tmp_path / "own.npz"
+    eye = np.eye(4, dtype=np.float32)
+    np.savez(path, matrix=eye, model=np.array("m"), expansion=np.ones((3, 4), dtype=np.float32))
+    with pytest.raises(ConfigurationError, match="go together"):
+        load_adapter(str(path), "m")
+    np.savez(path, matrix=eye, model=np.array("m"), expansion=np.ones((3, 5), dtype=np.float32),
+             terms=np.arange(3, dtype=np.uint32))
+    with pytest.raises(ConfigurationError, match=r"expansion must be \(V, 4\)"):
+        load_adapter(str(path), "m")
+    np.savez(path, matrix=eye, model=np.array("m"), expansion=np.ones((3, 4), dtype=np.float32),
+             terms=np.array([1.5, 2.0, 3.0]))
+    with pytest.raises(ConfigurationError, match="uint32"):
+        load_adapter(str(path), "m")
+    np.savez(path, matrix=eye, model=np.array("m"), expansion=np.full((3, 4), np.inf, dtype=np.float32),
+             terms=np.arange(3, dtype=np.uint32))
+    with pytest.raises(ConfigurationError, match="NaN or infinite"):
+        load_adapter(str(path), "m")
+
+
+def test_the_legal_profile_adds_the_clause_words_to_the_bm25_query(tmp_path, embedder):
+    """In the legal profile the question's BM25 query holds its own terms (weight 1) plus the
+    adapter's top ``expansion_terms`` learned terms, read from the question's vector as embedded;
+    ``expansion_terms=0`` and sparse-only search leave the BM25 query as the question's terms.
+    Asked how long a contract lasts, the expansion names words its term clause is drafted in."""
+    from folioflow.indexing.profiles import LEGAL_EXPANSION_TERMS
+    from folioflow.indexing.sparse import BM25Encoder
+
+    store = open_store(StoreSettings(data_dir=tmp_path, backend="edge"))
+    parts = [([f"{i + 1}. {name}"], "text", text, 1) for i, (name, text) in enumerate(CLAUSES.items())]
+    try:
+        Indexer(embedder, store).index(*make_document(CONTRACT, parts, source="contracts"))
+        seen: list = []
+
+        class Recorder(FolioRetriever):
+            def _search(self, dense, sparse, flt, **kw):  # type: ignore[override]
+                seen.append((dense, sparse))
+                return super()._search(dense, sparse, flt, **kw)
+
+        question = "How long does the contract last?"
+        assert Recorder(store=store, embedder=embedder, k=3, query_adapter=None).invoke(question)
+        raw, base = seen[-1]  # no adapter, no expansion: the question's (and its glossary's) terms
+        assert set(base.values) == {1.0}
+        assert Recorder(store=store, embedder=embedder, k=3).invoke(question)
+        _, sparse = seen[-1]
+        terms, weights = load_adapter("legal", embedder.model_name).expand(raw, LEGAL_EXPANSION_TERMS)
+        assert 0 < len(terms) <= LEGAL_EXPANSION_TERMS and all(w > 0 for w in weights)
+        assert set(sparse.indices) == set(base.indices) | set(terms)
+        got = dict(zip(sparse.indices, sparse.values, strict=True))
+        for term, weight in zip(terms, weights, strict=True):
+            assert got[term] == pytest.approx(weight + (1.0 if term in base.indices else 0.0))
+        encoder = BM25Encoder()
+        drafting = {t for word in ("term", "expire", "years", "renew") for t in encoder.encode_query(word).indices}
+        assert drafting & (set(terms) - set(base.indices)), "the expansion adds none of the term clause's words"
+        Recorder(store=store, embedder=embedder, k=3, expansion_terms=0).invoke(question)
+        assert seen[-1][1] == base
+        Recorder(store=store, embedder=embedder, k=3, mode="sparse").invoke(question)
+        assert sorted(seen[-1][1].indices) == sorted(base.indices)
+    finally:
+        store.close()
+
+
 def test_the_legal_profile_searches_with_the_adapted_vector(tmp_path, embedder):
     """The legal profile searches with the adapted question vector (the adapter applied to the
     vector ``query_adapter=None`` searches with), a unit vector."""
@@ -180,6 +261,12 @@ def _trigrams(text: str) -> set[tuple[str, ...]]:
     return {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
 
 
+def _bm25(query: dict[int, float], sparse: list, idf: dict[int, float]) -> np.ndarray:
+    """BM25 scores of documents ``sparse`` (``SparseVec`` each) for ``query`` (term id -> weight)."""
+    return np.array([sum(query.get(t, 0.0) * w * idf[t] for t, w in zip(v.indices, v.values, strict=True))
+                     for v in sparse])
+
+
 @pytest.mark.corpus
 def test_the_legal_adapter_finds_more_clauses_in_contracts_it_was_not_learned_on(corpus, embedder):
     """The legal benchmark's checking-half CUAD contracts (the adapter never saw them:
@@ -187,7 +274,13 @@ def test_the_legal_adapter_finds_more_clauses_in_contracts_it_was_not_learned_on
     file name), their reference text cut into windows of 150 words (stride 100), asked twelve
     CUAD categories in words written for this test: a window holding at least half of an
     annotated excerpt's word trigrams is in the dense top 5 more often with the adapter than
-    without (measured on 2026-12-05: 182 against 170 of 228 questions)."""
+    without (measured on 2026-12-05: 182 against 170 of 228 questions), and in the BM25 top 5
+    (IDF over the contract's windows) more often with the adapter's term expansion than without."""
+    import math
+
+    from folioflow.indexing.profiles import LEGAL_EXPANSION_TERMS
+    from folioflow.indexing.sparse import BM25Encoder
+
     cuad = corpus / "B_legal" / "cuad"
     rows = []
     with (cuad / "groundtruth" / "master_clauses.csv").open(encoding="utf-8") as fh:
@@ -200,13 +293,20 @@ def test_the_legal_adapter_finds_more_clauses_in_contracts_it_was_not_learned_on
     rows.sort(key=lambda r: r[0])
     assert len(rows) >= 40, f"{len(rows)} checking-half contracts with reference text"
     adapter = load_adapter("legal", embedder.model_name)
-    found = {"raw": 0, "adapted": 0}
+    encoder = BM25Encoder()
+    found = {"raw": 0, "adapted": 0, "bm25": 0, "expanded": 0}
     asked = 0
     for _, row, txt in rows:
         tokens = txt.read_text(encoding="utf-8", errors="replace").split()
         windows = [" ".join(tokens[i:i + 150]) for i in range(0, len(tokens), 100)]
         grams = [_trigrams(w) for w in windows]
         vectors = np.asarray(embedder.encode(windows))
+        sparse = encoder.encode_documents(windows)
+        held: dict[int, int] = {}
+        for vec in sparse:
+            for t in set(vec.indices):
+                held[t] = held.get(t, 0) + 1
+        idf = {t: math.log(1 + (len(windows) - n + 0.5) / (n + 0.5)) for t, n in held.items()}
         for category, question in CUAD_QUESTIONS.items():
             excerpts = [_trigrams(str(x)) for x in ast.literal_eval(row.get(category) or "[]")]
             holding = {i for i, g in enumerate(grams) if any(e and len(e & g) >= 0.5 * len(e) for e in excerpts)}
@@ -214,7 +314,13 @@ def test_the_legal_adapter_finds_more_clauses_in_contracts_it_was_not_learned_on
                 continue
             asked += 1
             q = embedder.encode_query(question)
-            for kind, v in (("raw", q), ("adapted", adapter.apply(q))):
-                found[kind] += bool(set(np.argsort(-(vectors @ v), kind="stable")[:5].tolist()) & holding)
+            own = dict.fromkeys(encoder.encode_query(question).indices, 1.0)
+            expanded = dict(own)
+            for t, w in zip(*adapter.expand(q, LEGAL_EXPANSION_TERMS), strict=True):
+                expanded[t] = expanded.get(t, 0.0) + w
+            for kind, scores in (("raw", vectors @ q), ("adapted", vectors @ adapter.apply(q)),
+                                 ("bm25", _bm25(own, sparse, idf)), ("expanded", _bm25(expanded, sparse, idf))):
+                found[kind] += bool(set(np.argsort(-scores, kind="stable")[:5].tolist()) & holding)
     assert asked >= 200, asked
     assert found["adapted"] > found["raw"], (found, asked)
+    assert found["expanded"] > found["bm25"], (found, asked)
