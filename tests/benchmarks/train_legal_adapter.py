@@ -48,7 +48,9 @@ import hashlib
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -180,31 +182,46 @@ def examples(work: Path, cuad: Path) -> tuple[list[tuple], np.ndarray, str, list
     return out, vectors, model, sparse, rows
 
 
-def train(data: list[tuple], vectors: np.ndarray, epochs: int = EPOCHS, l2: float = L2) -> np.ndarray:
-    """``A`` (``(d, d)`` float32) learned on ``data`` (:func:`examples`' tuples) as the module
-    docstring says."""
+def fit(data: list[tuple], shape: tuple[int, int], logits: Callable[[int, Any], Any], epochs: int,
+        l2: float) -> np.ndarray:
+    """The matrix of ``shape`` (float32) that minimises, from zero, the mean over batches of
+    :data:`BATCH` questions of each question's InfoNCE loss over its contract's chunks (``logits(t,
+    m)``: the chunks' scores of ``data[t]`` under matrix ``m``, divided by the temperature), plus
+    ``l2 * ||m||_F^2``; Adam, :data:`LR`, ``epochs`` passes, seed 0 (a last, partial batch's loss
+    is divided by :data:`BATCH` too)."""
     import torch
 
     torch.manual_seed(0)
-    chunks = torch.from_numpy(vectors)
-    d = vectors.shape[1]
-    a = torch.zeros(d, d, requires_grad=True)
-    opt = torch.optim.Adam([a], lr=LR)
+    m = torch.zeros(*shape, requires_grad=True)
+    opt = torch.optim.Adam([m], lr=LR)
     for epoch in range(epochs):
         order = np.random.RandomState(epoch).permutation(len(data))
         for start in range(0, len(order), BATCH):
             loss = torch.zeros(())
             for t in order[start:start + BATCH]:
-                q, idx, pos = data[t][:3]
-                qt = torch.from_numpy(q)
-                v = qt + a @ qt
-                s = chunks[idx] @ (v / v.norm()) / TAU
-                loss = loss + torch.logsumexp(s, 0) - torch.logsumexp(s[pos], 0)
-            loss = loss / BATCH + l2 * (a ** 2).sum()
+                s = logits(t, m)
+                loss = loss + torch.logsumexp(s, 0) - torch.logsumexp(s[data[t][2]], 0)
+            loss = loss / BATCH + l2 * (m ** 2).sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
-    return a.detach().numpy().astype(np.float32)
+    return m.detach().numpy().astype(np.float32)
+
+
+def train(data: list[tuple], vectors: np.ndarray, epochs: int = EPOCHS, l2: float = L2) -> np.ndarray:
+    """``A`` (``(d, d)`` float32) learned on ``data`` (:func:`examples`' tuples) as the module
+    docstring says."""
+    import torch
+
+    chunks = torch.from_numpy(vectors)
+
+    def logits(t, a):
+        qt = torch.from_numpy(data[t][0])
+        v = qt + a @ qt
+        return chunks[data[t][1]] @ (v / v.norm()) / TAU
+
+    d = vectors.shape[1]
+    return fit(data, (d, d), logits, epochs, l2)
 
 
 class Terms:
@@ -250,37 +267,34 @@ def train_expansion(data: list[tuple], terms: Terms, epochs: int = EXPANSION_EPO
     ``l2 * ||E||_F^2``; Adam, :data:`LR`, :data:`BATCH`, seed 0, ``E`` starting at zero."""
     import torch
 
-    torch.manual_seed(0)
     x = torch.from_numpy(terms.x)
     base = [torch.from_numpy(terms.bm25(e[4], e[1])) for e in data]
-    e_ = torch.zeros(len(terms.terms), data[0][0].shape[0], requires_grad=True)
-    opt = torch.optim.Adam([e_], lr=LR)
-    for epoch in range(epochs):
-        order = np.random.RandomState(epoch).permutation(len(data))
-        for start in range(0, len(order), BATCH):
-            loss = torch.zeros(())
-            for t in order[start:start + BATCH]:
-                q, idx, pos = data[t][:3]
-                s = (base[t] + x[idx] @ (e_ @ torch.from_numpy(q))) / tau
-                loss = loss + torch.logsumexp(s, 0) - torch.logsumexp(s[pos], 0)
-            loss = loss / BATCH + l2 * (e_ ** 2).sum()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return e_.detach().numpy().astype(np.float32)
+
+    def logits(t, e_):
+        return (base[t] + x[data[t][1]] @ (e_ @ torch.from_numpy(data[t][0]))) / tau
+
+    return fit(data, (len(terms.terms), data[0][0].shape[0]), logits, epochs, l2)
 
 
 def expansion_hit_at_5(expansion: np.ndarray | None, data: list[tuple], terms: Terms, top: int = 0) -> float:
     """BM25-only in-contract hit@5 of ``data``'s questions, their queries expanded by ``expansion``
-    with its ``top`` largest positive terms (0: all of them) as the retriever adds them."""
+    with its ``top`` largest positive terms as the retriever adds them
+    (:meth:`~folioflow.indexing.query_adapter.QueryAdapter.expand`; 0: every weight, negative ones too)."""
+    from folioflow.indexing.query_adapter import QueryAdapter
+
+    d = data[0][0].shape[0]
+    adapter = QueryAdapter(matrix=np.zeros((d, d), dtype=np.float32), model="", expansion=expansion,
+                           terms=terms.terms)
+    column = {int(t): j for j, t in enumerate(terms.terms)}
     hits = 0
     for q, idx, pos, _, asked in data:
         s = terms.bm25(asked, idx)
-        if expansion is not None:
-            w = expansion @ q
-            if top:
-                keep = np.lexsort((terms.terms, -w))[:top]
-                w = np.where(np.isin(np.arange(len(w)), keep) & (w > 0), w, 0.0)
+        if expansion is not None and not top:  # every weight, negative ones too
+            s = s + terms.x[idx] @ (expansion @ q)
+        elif expansion is not None:
+            w = np.zeros(len(terms.terms), dtype=np.float32)
+            for term, weight in zip(*adapter.expand(q, top), strict=True):
+                w[column[term]] = weight
             s = s + terms.x[idx] @ w
         top5 = np.argsort(-s, kind="stable")[:5]
         hits += any(int(t) in pos for t in top5)
@@ -297,7 +311,7 @@ def hit_at_5(matrix: np.ndarray | None, data: list[tuple], vectors: np.ndarray) 
     return hits / len(data)
 
 
-#: Expansion sizes ``--cv`` scores (0: every positive term).
+#: Expansion sizes ``--cv`` scores (0: every learned weight, negative ones too).
 TOPS = (0, 10, 20, 30, 50)
 
 
