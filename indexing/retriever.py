@@ -176,6 +176,12 @@ RRF_K = 60
 #: weighs 1, or ``glossary_sparse_weight``): chosen on the tuning half of the legal benchmark, where
 #: 0.6 to 0.9 ranked alike (docs/benchmarks.md).
 CONVEX_DENSE_WEIGHT = 0.7
+#: Depth of each search whose scores convex hybrid fusion reads (at least ``fetch_k``): the
+#: candidates are the chunks in some search's top ``fetch_k``, each scored with its score in every
+#: search down to this depth, so a candidate just below another search's top ``fetch_k`` is not
+#: scored 0 there. Chosen by cross-validation inside the tuning half of the legal benchmark (20 and
+#: 50 tried; docs/benchmarks.md).
+CONVEX_SCORE_DEPTH = 50
 #: Seconds a title router is reused before the registry is read again (new documents get routed).
 ROUTER_REFRESH_S = 60.0
 #: Title routers kept at once (one per tenant and sources filter).
@@ -552,7 +558,8 @@ class FolioRetriever(BaseRetriever):
         :func:`~folioflow.indexing.routing.fuse_scores`, the dense ranking weighted
         :data:`CONVEX_DENSE_WEIGHT` and the sparse one ``sparse_weight``, scaled by
         ``1 / (RRF_K + 1)`` so that a score is on the scale of the rank-fusion bonuses added after
-        it. With ``sentence_weight`` and a store that has sentence vectors, a third ranking, the
+        it; its candidates are each search's top ``fetch_k``, scored with every search's scores down
+        to :data:`CONVEX_SCORE_DEPTH`. With ``sentence_weight`` and a store that has sentence vectors, a third ranking, the
         dense query against each chunk's best sentence (``fetch_k``), is fused with that weight.
         A chunk ranked first by both the dense and the sparse search is first either way.
         ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's,
@@ -563,14 +570,18 @@ class FolioRetriever(BaseRetriever):
             if mmr_diversity is None:
                 hits = _stable(hits)
             return [(hit, hit.score) for hit in hits], None
-        by_dense = _stable(self.store.search(dense, None, mode="dense", k=fetch_k, filter=flt))
-        by_sparse = _stable(self.store.search(None, sparse, mode="sparse", k=fetch_k, filter=flt))
+        # convex fusion reads each search's scores deeper than its candidates (CONVEX_SCORE_DEPTH)
+        deep = max(fetch_k, CONVEX_SCORE_DEPTH) if fusion == "convex" else fetch_k
+        by_dense = _stable(self.store.search(dense, None, mode="dense", k=deep, filter=flt))
+        by_sparse = _stable(self.store.search(None, sparse, mode="sparse", k=deep, filter=flt))
         rankings, weights = [by_dense, by_sparse], [CONVEX_DENSE_WEIGHT if fusion == "convex" else 1.0, sparse_weight]
         if sentence_weight > 0:  # empty in a collection without sentence vectors (ChunkStore.search)
-            rankings.append(_stable(self.store.search(dense, None, mode="sentences", k=fetch_k, filter=flt)))
+            rankings.append(_stable(self.store.search(dense, None, mode="sentences", k=deep, filter=flt)))
             weights.append(sentence_weight)
         if fusion == "convex":
-            fused = fuse_scores(rankings, weights=weights, scale=1.0 / (RRF_K + 1))[:depth]
+            candidates = {hit.id for ranking in rankings for hit in ranking[:fetch_k]}
+            fused = [(hit, score) for hit, score in fuse_scores(rankings, weights=weights, scale=1.0 / (RRF_K + 1))
+                     if hit.id in candidates][:depth]
         else:
             fused = fuse_rankings(rankings, k=RRF_K, weights=weights)[:depth]
         scored = [(replace(hit, score=score), score) for hit, score in fused

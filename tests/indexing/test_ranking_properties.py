@@ -174,3 +174,30 @@ def test_the_same_query_ranks_the_same_in_fresh_processes(store, embedder, tmp_p
         runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
     assert runs[0] == runs[1]
     assert all(runs[0]) and all(len(r) == 6 for r in runs[0][2::4] + runs[0][3::4])  # found chunks; hybrid: k
+
+
+def test_convex_fusion_scores_candidates_with_each_search_below_its_top(store, embedder):
+    """Convex fusion's candidates are each search's top ``fetch_k``; a candidate is scored with its
+    score in the other search too when that search placed it lower (down to CONVEX_SCORE_DEPTH),
+    not 0."""
+    from folioflow.indexing.retriever import CONVEX_DENSE_WEIGHT, CONVEX_SCORE_DEPTH, RRF_K
+
+    query = "Which courts decide disputes under the agreement, and which law applies?"
+    retriever = FolioRetriever(store=store, embedder=embedder, k=2, profile="general", fusion="convex",
+                               glossary=None, route_titles=False, demote_roles=False, distinct_pages=False,
+                               page_decay=0.0)
+    flt = SearchFilter()
+    dense = store.search(embedder.encode_query(query), mode="dense", k=CONVEX_SCORE_DEPTH, filter=flt)
+    sparse = store.search(sparse=retriever._encoder().encode_query(query), mode="sparse", k=CONVEX_SCORE_DEPTH,
+                          filter=flt)
+    d_score, s_score = {h.id: h.score for h in dense}, {h.id: h.score for h in sparse}
+    candidates = {h.id for h in dense[:2]} | {h.id for h in sparse[:2]}
+    # not vacuous: some candidate is below the other search's top 2 yet in its top CONVEX_SCORE_DEPTH
+    assert any((i in d_score and i not in {h.id for h in dense[:2]}) or
+               (i in s_score and i not in {h.id for h in sparse[:2]}) for i in candidates)
+    expected = sorted(((i, (CONVEX_DENSE_WEIGHT * d_score.get(i, 0.0) / dense[0].score
+                            + s_score.get(i, 0.0) / sparse[0].score) / (RRF_K + 1)) for i in candidates),
+                      key=lambda pair: -pair[1])
+    docs = retriever.invoke(query)
+    assert [d.id for d in docs] == [i for i, _ in expected[:2]]
+    assert [d.metadata["score"] for d in docs] == pytest.approx([s for _, s in expected[:2]], rel=1e-6)
