@@ -36,7 +36,7 @@ from folioflow.flows.stages import (
 from folioflow.indexing.embedder import Embedder
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.profiles import markdown_head, text_profile
-from folioflow.indexing.routing import TICKER_PAGES, tickers_in
+from folioflow.indexing.routing import TICKER_PAGES, parties_in, tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from folioflow.ocr.schema import Document, PageStatus
 
@@ -176,6 +176,7 @@ class Pipeline:
     def _record(self, document: Document, chunks: int, change_token: str | None) -> DocumentRecord:
         source = document.source
         failures = page_failures(document)
+        head = "\n\n".join(p.markdown for p in document.pages[:TICKER_PAGES])  # a cover, a preamble
         return DocumentRecord(
             doc_id=document.doc_id,
             uri=source.uri,
@@ -194,7 +195,7 @@ class Pipeline:
             embedding_model=self.embedder.model_name if self.embedder else None,
             metadata={"fingerprint": self.fingerprint, "status": document.status.value,
                       "failed_pages": sorted(failures), "change_token": change_token, "etag": source.etag,
-                      "tickers": tickers_in("\n\n".join(p.markdown for p in document.pages[:TICKER_PAGES])),
+                      "tickers": tickers_in(head), "parties": parties_in(head),
                       "text_profile": text_profile(markdown_head(p.markdown for p in document.pages)),
                       **{f"meta.{k}": v for k, v in source.metadata.items()}},
         )

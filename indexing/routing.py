@@ -86,7 +86,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TICKER_PAGES", "TitleRouter", "fuse_rankings", "fuse_scores", "question_periods", "stored_tickers", "tickers_in", "title_terms"]
+__all__ = ["PARTY_CHARS", "TICKER_PAGES", "TitleRouter", "fuse_rankings", "fuse_scores", "parties_in", "question_periods",
+           "party_terms", "stored_parties", "stored_tickers", "tickers_in", "title_terms"]
 
 _WORD = re.compile(r"[0-9A-Za-z]+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -140,8 +141,9 @@ _SYMBOL_END = re.compile(r"\bnote\s*:|indicate\s+by\s+check|securities\s+registe
 _SERIES = re.compile(r"\bSeries\s+[A-Z]{1,3}\b|\bPR\s*[A-Z]{1,2}\b")
 #: First pages of a document searched for the tickers it prints (a filing's cover).
 TICKER_PAGES = 2
-#: ``{(doc_id, content_hash): tickers}`` read from converted documents (:func:`stored_tickers`).
-_STORED_TICKERS: dict[tuple[str, str], list[str]] = {}
+#: ``{(doc_id, content_hash): Markdown of the first pages}`` of converted documents (:func:`stored_tickers`,
+#: :func:`stored_parties`).
+_STORED_HEADS: dict[tuple[str, str], str] = {}
 #: Characters after a ``Trading Symbol(s)`` header searched for its column's cells.
 _SYMBOL_SPAN = 1200
 
@@ -173,21 +175,106 @@ def tickers_in(text: str) -> list[str]:
     return out
 
 
+#: Registered legal forms that end a party's name in a contract's preamble (``Pareteum Corporation``,
+#: ``MOSSIMO, INC.``, ``S2K Financial LLC``, ``Blackwell Science Ltd``); matched case-insensitively
+#: but written with a capital (``a Delaware corporation`` describes a party, it does not name one).
+_PARTY_FORM = re.compile(
+    r"(?:,\s*)?\b(?:Inc|Incorporated|Corp|Corporation|Co|Company|L\.?\s?L\.?\s?C|Ltd|Limited|P\.?L\.?C|L\.?\s?L\.?\s?P|"
+    r"L\.?P|S\.?A|N\.?V|B\.?V|N\.?A|AG|GmbH|SE|Pty|S\.?p\.?A|S\.?r\.?l)\b\.?", re.IGNORECASE)
+#: A word of a party's name: capitalised (``Pareteum``, ``ALPS``, ``Stamps.com``, ``E.R.``), a
+#: digit-led word with a letter (``3M``, ``2U``), or ``&``.
+_NAME_WORD = re.compile(r"(?:[A-Z][\w'’.-]*|[0-9]+[A-Za-z][\w'’.-]*|&)$")
+#: A statute named after a legal form ("the Investment Company Act of 1940"): no party.
+_STATUTE = re.compile(r"\s+Act\b")
+#: Initials (``E.R.``, ``U.S.A.``): a word that ends with a period without ending a sentence.
+_INITIALS = re.compile(r"(?:[A-Za-z]\.)+$")
+#: Lower-case words a party's name may hold between its capitalised words (``Bank of America``).
+_NAME_JOINERS = frozenset(["of", "de", "du", "la", "von", "van", "der"])
+#: Words of a party's name, at most.
+MAX_NAME_WORDS = 6
+#: Characters of a document's start (its title and preamble) searched for party names.
+PARTY_CHARS = 4000
+#: Capitalised words that end a party's name where they precede it ("by and between", "the
+#: Company", "THIS AGREEMENT", "WHEREAS", a signature block's "Authorized Signatory").
+_NOT_NAMES = frozenset(["the", "this", "such", "said", "each", "any", "and", "or", "between", "among", "by", "with",
+                        "agreement", "party", "parties", "whereas", "recitals", "exhibit", "schedule", "annex",
+                        "execution", "version", "copy", "section", "article", "signatory", "authorized", "name",
+                        "title", "its", "dated", "date", "to", "for", "in", "on", "amendment", "no"])
+
+
+def parties_in(text: str) -> list[str]:
+    """The names of the companies a contract's first :data:`PARTY_CHARS` characters (its title and
+    preamble: "by and between MOSSIMO, INC., ... and DAVID DUVAL ENTERPRISES, INC.") name, in order,
+    without repeats and without their legal form (``MOSSIMO``, ``DAVID DUVAL ENTERPRISES``): the run
+    of up to :data:`MAX_NAME_WORDS` capitalised words (and joiners such as ``of``) that ends at a
+    registered legal form written with a capital (``Inc.``, ``Corporation``, ``LLC``, ``Ltd``,
+    ``GmbH``, ...), stopped by a comma, a sentence's end, another legal form or a word such as
+    "between" or "Agreement" (:data:`_NOT_NAMES`). A legal form after an article ("a Delaware
+    Corporation") or before "Act" ("the Investment Company Act") names nobody. People, and companies named without a legal form, are not found.
+    Returns [] when there are none."""
+    head = text[:PARTY_CHARS]
+    out: list[str] = []
+    for m in _PARTY_FORM.finditer(head):
+        if not m.group(0).lstrip(", \t\n")[:1].isupper() or _STATUTE.match(head, m.end()):
+            continue
+        words = head[:m.start()].split()
+        name: list[str] = []
+        while words and len(name) < MAX_NAME_WORDS:
+            raw = words[-1]
+            word = raw.rstrip(",;:")
+            if name and raw != word:  # "2450 White Road, Irvine," : punctuation ends the name
+                break
+            if word.endswith(".") and not _INITIALS.match(word):  # a sentence ends, or an abbreviated form
+                break
+            if word.lower() in _NAME_JOINERS and name:
+                name.insert(0, word)
+            elif _PARTY_FORM.fullmatch(word) or word.lower() in _NOT_NAMES:
+                break
+            elif _NAME_WORD.match(word):
+                name.insert(0, word)
+            else:
+                break
+            words.pop()
+        while name and name[0].lower() in _NAME_JOINERS:
+            name.pop(0)
+        if not name or (words and words[-1].lower() in ("a", "an")):  # "a Delaware Corporation": a description
+            continue
+        joined = " ".join(name).strip(".,;:&- ")
+        if len(joined) > 1 and any(c.isalpha() for c in joined) and joined not in out:
+            out.append(joined)
+    return out
+
+
+def _stored_head(documents_dir: Path, doc_id: str, content_hash: str = "") -> str:
+    """The Markdown of the first :data:`TICKER_PAGES` pages of the converted document
+    ``<documents_dir>/<doc_id>.json`` (the Document JSON ``folioflow ingest`` writes:
+    ``pages[].markdown``); "" when the file is missing or unreadable. Cached per ``(doc_id,
+    content_hash)``."""
+    key = (doc_id, content_hash)
+    if key not in _STORED_HEADS:
+        try:
+            with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
+                pages = json.load(fh).get("pages") or []
+            _STORED_HEADS[key] = "\n\n".join(str(p.get("markdown") or "") for p in pages[:TICKER_PAGES]
+                                               if isinstance(p, dict))
+        except (OSError, ValueError, AttributeError):
+            _STORED_HEADS[key] = ""
+    return _STORED_HEADS[key]
+
+
 def stored_tickers(documents_dir: Path, doc_id: str, content_hash: str = "") -> list[str]:
     """The tickers (:func:`tickers_in`) on the first :data:`TICKER_PAGES` pages of the converted
     document ``<documents_dir>/<doc_id>.json`` (the Document JSON ``folioflow ingest`` writes:
     ``pages[].markdown``), for documents indexed before ingest recorded tickers in the registry.
-    [] when the file is missing or unreadable. Cached per ``(doc_id, content_hash)``."""
-    key = (doc_id, content_hash)
-    if key not in _STORED_TICKERS:
-        try:
-            with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
-                pages = json.load(fh).get("pages") or []
-            text = "\n\n".join(str(p.get("markdown") or "") for p in pages[:TICKER_PAGES] if isinstance(p, dict))
-            _STORED_TICKERS[key] = tickers_in(text)
-        except (OSError, ValueError, AttributeError):
-            _STORED_TICKERS[key] = []
-    return _STORED_TICKERS[key]
+    [] when the file is missing or unreadable."""
+    return tickers_in(_stored_head(documents_dir, doc_id, content_hash))
+
+
+def stored_parties(documents_dir: Path, doc_id: str, content_hash: str = "") -> list[str]:
+    """The party names (:func:`parties_in`) of the converted document
+    ``<documents_dir>/<doc_id>.json``, for contracts indexed before ingest recorded them in the
+    registry. [] when the file is missing or unreadable."""
+    return parties_in(_stored_head(documents_dir, doc_id, content_hash))
 
 
 def _shared_tickers(titles: Mapping[str, str], tickers: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
@@ -257,6 +344,14 @@ def title_terms(title: str) -> set[str]:
     return terms
 
 
+def party_terms(name: str) -> set[str]:
+    """The matchable terms of a party's name (:func:`parties_in`): its :func:`title_terms`, plus its
+    first two to :data:`MAX_JOINED_WORDS` words written together, as a file name glues them
+    (``Cyberian Outpost`` -> ``cyberianoutpost``; ``Salesforce.com`` -> ``salesforcecom``)."""
+    words = [w.lower() for w in _WORD.findall(name)]
+    return title_terms(name) | {"".join(words[:n]) for n in range(2, min(len(words), MAX_JOINED_WORDS) + 1)}
+
+
 def question_periods(question: str) -> tuple[set[int], set[str]]:
     """The periods a question names, the way titles write them: ``({years}, {"<year>q<n>"})``.
     Years are ``19xx``/``20xx`` anywhere in the question (``FY2022``, ``2022``, ``Q22023``) and
@@ -308,11 +403,14 @@ class TitleRouter:
 
     ``titles``: ``{doc_id: title}``. ``max_documents``: the most documents a route may hold; when
     more tie for the top score, :meth:`route` returns None. ``tickers``: ``{doc_id: [ticker]}``, the
-    tickers a document prints (:func:`tickers_in`), matched as terms of its title.
+    tickers a document prints (:func:`tickers_in`), matched as terms of its title. ``parties``:
+    ``{doc_id: [name]}``, the companies a contract names as its parties (:func:`parties_in`), whose
+    words (:func:`party_terms`) are matched as terms of its title.
     """
 
     def __init__(self, titles: Mapping[str, str], max_documents: int = 16,
-                 tickers: Mapping[str, Iterable[str]] | None = None):
+                 tickers: Mapping[str, Iterable[str]] | None = None,
+                 parties: Mapping[str, Iterable[str]] | None = None):
         self.max_documents = max_documents
         self.titles = dict(titles)
         #: The collection's retrieval profile, set by whoever infers it (:mod:`folioflow.indexing.profiles`).
@@ -320,6 +418,9 @@ class TitleRouter:
         terms = {doc_id: title_terms(title) for doc_id, title in titles.items()}
         for doc_id, symbols in _shared_tickers(self.titles, tickers or {}).items():
             terms[doc_id] |= symbols  # a ticker is one more term of its company's titles
+        for doc_id, names in (parties or {}).items():
+            if doc_id in terms:  # "In the Pareteum agreement" names the contract whatever its file is called
+                terms[doc_id] |= set().union(*(party_terms(name) for name in names))
         df = Counter(t for doc_terms in terms.values() for t in doc_terms)
         n = len(terms)
         common = {t for t, count in df.items() if n >= 4 and count * 2 > n}
@@ -333,16 +434,31 @@ class TitleRouter:
         their status (a document whose last re-index failed keeps its searchable points). The title
         comes from the ``meta.title`` metadata the pipeline records from the source, or else from
         the path (:func:`folioflow.ocr.schema.source_title`); the tickers from ``metadata["tickers"]``
-        (what :func:`tickers_in` found on the document's first pages at ingest), or, for a record
-        indexed before ingest recorded them (no ``tickers`` key), from its converted document in
-        ``documents_dir`` (:func:`stored_tickers`) when given."""
-        from folioflow.indexing.profiles import record_title
+        (what :func:`tickers_in` found on the document's first pages at ingest); the party names,
+        for a document whose profile is ``legal`` (its title names a legal instrument, or, where
+        its title names no kind, its text reads as a contract:
+        :func:`~folioflow.indexing.profiles.document_profile`), from ``metadata["parties"]``
+        (:func:`parties_in` at ingest). A record indexed before ingest recorded them (no such key)
+        is read from its converted document in ``documents_dir`` when given (:func:`stored_tickers`,
+        :func:`stored_parties`)."""
+        from folioflow.indexing.profiles import document_profile, record_title, stored_text_profile
 
         records = list(records)
         titles = {r.doc_id: record_title(r) for r in records}
         tickers = {r.doc_id: list(r.metadata.get("tickers") or ()) if "tickers" in r.metadata or documents_dir is None
                    else stored_tickers(documents_dir, r.doc_id, r.content_hash) for r in records}
-        return cls(titles, max_documents=max_documents, tickers=tickers)
+        parties: dict[str, list[str]] = {}
+        for r in records:
+            read_as = r.metadata.get("text_profile")
+            if read_as is None and documents_dir is not None and "text_profile" not in r.metadata:
+                read_as = stored_text_profile(documents_dir, r.doc_id, r.content_hash)
+            if document_profile(titles[r.doc_id], read_as) != "legal":
+                continue
+            if "parties" in r.metadata or documents_dir is None:
+                parties[r.doc_id] = list(r.metadata.get("parties") or ())
+            else:
+                parties[r.doc_id] = stored_parties(documents_dir, r.doc_id, r.content_hash)
+        return cls(titles, max_documents=max_documents, tickers=tickers, parties=parties)
 
     def scores(self, question: str, names_only: bool = False) -> dict[str, float]:
         """``{doc_id: score}`` for documents with at least one matched title term; ``names_only``:

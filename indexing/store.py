@@ -129,9 +129,10 @@ PENDING_VALUE = "pending"
 
 #: Record ``metadata`` keys read from a document's text at ingest (``text_profile``: what it reads
 #: as, :func:`folioflow.indexing.profiles.text_profile`; ``tickers``:
-#: :func:`folioflow.indexing.routing.tickers_in`). They describe the indexed text, so a failed
+#: :func:`folioflow.indexing.routing.tickers_in`; ``parties``:
+#: :func:`folioflow.indexing.routing.parties_in`). They describe the indexed text, so a failed
 #: re-conversion keeps the previous version's (:meth:`ChunkStore.record_failure`).
-SEARCHED_TEXT_FACTS = ("text_profile", "tickers")
+SEARCHED_TEXT_FACTS = ("text_profile", "tickers", "parties")
 
 Mode = Literal["dense", "sparse", "hybrid"]
 #: The modes of :meth:`ChunkStore.search`: the retriever's and ``sentences`` (:data:`SENTENCES`).

@@ -10,6 +10,8 @@ from folioflow.indexing.routing import (
     TitleRouter,
     fuse_rankings,
     fuse_scores,
+    parties_in,
+    party_terms,
     question_periods,
     tickers_in,
     title_terms,
@@ -424,3 +426,118 @@ def test_a_store_indexed_before_tickers_were_recorded_reads_them_from_its_conver
         assert "mmm" not in TitleRouter.from_records([record], documents_dir=tmp_path / "documents").terms[record.doc_id]
     finally:
         store.close()
+
+
+#: Preambles as contracts write them (the drafting of CUAD's endorsement, supply and reseller agreements).
+PREAMBLES = [
+    ("THIS AGREEMENT, made and entered into as of this 1st day of January, 2000, by and between MOSSIMO, INC., "
+     "2450 White Road, 2nd Floor, Irvine, California 92614 (\"Company\"), and DAVID DUVAL ENTERPRISES, INC. c/o "
+     "International Management, Inc., IMG Center, Cleveland, Ohio 44114 (\"Licensor\"):",
+     ["MOSSIMO", "DAVID DUVAL ENTERPRISES", "International Management"]),
+    ("This Agreement is entered into effective as of the 24th day of August 2018, by and among ALPS Distributors, "
+     "Inc., a Colorado corporation (the \u201cDistributor\u201d) and S2K Financial LLC, a Delaware limited liability "
+     "company (\u201cS2K\u201d).", ["ALPS Distributors", "S2K Financial"]),
+    ("This Distribution Agreement is entered into by and between American Express Incentive Services, L.L.C., a "
+     "Missouri limited liability company (\"AEIS\"), and its Reseller, Schoolpop, Inc., a Delaware corporation.",
+     ["American Express Incentive Services", "Schoolpop"]),
+    ("MASTER SUPPLY AGREEMENT dated November 1, 2019 between REYNOLDS CONSUMER PRODUCTS LLC, a Delaware limited "
+     "liability company (\u201cSeller\u201d), and PACTIV LLC (\u201cBuyer\u201d). WHEREAS, the Company, a Delaware "
+     "Corporation, sells products to Bank of America, N.A. under the Investment Company Act.",
+     ["REYNOLDS CONSUMER PRODUCTS", "PACTIV", "Bank of America"]),
+    ("This Agreement is made between the Company and the Employee, an individual.", []),
+]
+
+
+def test_parties_in_reads_the_companies_a_preamble_names():
+    for text, names in PREAMBLES:
+        assert parties_in(text) == names, text
+    # only the start is read: a name past PARTY_CHARS (a signature block of a long contract) is not
+    assert parties_in("x " * 3000 + "by and between Acme Corp. and Initech LLC") == []
+
+
+def test_party_names_match_as_people_and_file_names_write_them():
+    assert party_terms("Cyberian Outpost") == {"cyberian", "outpost", "cyberianoutpost"}
+    assert {"salesforce", "com", "salesforcecom"} <= party_terms("Salesforce.com")
+    assert "gooseheadinsurance" in party_terms("Goosehead Insurance Agency")
+
+
+#: A contract's first page under an opaque name: the text reads as a contract (drafting cues), its
+#: preamble names the parties, one clause answers the question.
+CONTRACT_PAGE = """{title}
+
+This {title} (this "Agreement") is made and entered into as of March 1, 2019, by and between {party}, a
+Delaware corporation ("Company"), and {other}, a New York limited liability company ("Supplier").
+
+WHEREAS, Company wishes to buy, and Supplier wishes to sell, the products described herein; NOW, THEREFORE,
+the parties hereto agree as follows:
+
+1. Supply. Supplier shall deliver the products hereunder within thirty days of each order.
+
+2. Governing Law. This Agreement shall be governed by the laws of the State of {state}.
+
+IN WITNESS WHEREOF, the parties hereto have executed this Agreement as of the date first written above.
+"""
+
+
+def test_a_question_naming_a_party_is_routed_to_its_contract_under_an_opaque_file_name(tmp_path, embedder):
+    """Through a real ingest: two supply agreements stored as ``scan_0001.pdf`` and
+    ``scan_0002.pdf``; the question names one of their parties, the file names name nobody."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.pdfgen import canvas
+
+    from folioflow.flows.ingest import run_ingest
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, party, other, state in (("scan_0001.pdf", "Pareteum Corporation", "Artilium Group LLC", "Delaware"),
+                                      ("scan_0002.pdf", "Bioamber Inc.", "Cargill Supply LLC", "Minnesota")):
+        pdf = canvas.Canvas(str(folder / name), pagesize=LETTER)
+        text = pdf.beginText(72, 720)
+        for line in CONTRACT_PAGE.format(title="SUPPLY AGREEMENT", party=party, other=other, state=state).splitlines():
+            text.textLine(line)
+        pdf.drawText(text)
+        pdf.save()
+    settings = Settings(data_dir=tmp_path / "data", engine="text")
+    report = run_ingest([str(folder)], settings)
+    assert report.count("indexed") == 2, report
+    store = open_store(Pipeline.store_settings(settings))
+    try:
+        records = {r.path.rsplit("/", 1)[-1]: r for r in store.list_documents()}
+        assert records["scan_0001.pdf"].metadata["parties"] == ["Pareteum", "Artilium Group"]
+        assert records["scan_0002.pdf"].metadata["parties"] == ["Bioamber", "Cargill Supply"]
+        retriever = FolioRetriever(store=store, embedder=embedder, k=1)
+        assert retriever.resolve_profile() == "legal"  # read from the text: the names say nothing
+        router = retriever._router(None, None)
+        for question, file in (("In the Pareteum agreement: which state's law governs it?", "scan_0001.pdf"),
+                               ("In the Bioamber agreement: which state's law governs it?", "scan_0002.pdf"),
+                               ("Which law governs the Cargill supply agreement?", "scan_0002.pdf")):
+            assert router.route(question) == [records[file].doc_id], question
+            docs = retriever.invoke(question)
+            assert docs[0].metadata["doc_id"] == records[file].doc_id, question
+    finally:
+        store.close()
+
+
+def test_contracts_indexed_before_parties_were_recorded_are_read_from_their_converted_documents(tmp_path):
+    """A registry record without a ``parties`` key (indexed before ingest recorded them): the router
+    reads the preamble from ``<data_dir>/documents/<doc_id>.json``, for a document that reads as a
+    contract only."""
+    import json
+
+    contract, _ = make_document("scan_0003.pdf", [])
+    filing, _ = make_document("scan_0004.pdf", [])
+    pages = {contract.doc_id: CONTRACT_PAGE.format(title="SUPPLY AGREEMENT", party="Pareteum Corporation",
+                                                   other="Artilium Group LLC", state="Delaware"),
+             filing.doc_id: "Annual report. Net income, revenues and cash flows of Acme Corp. for the year ended "
+                            "December 31, 2022; consolidated balance sheets; earnings per share."}
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    for doc_id, markdown in pages.items():
+        (documents / f"{doc_id}.json").write_text(json.dumps({"doc_id": doc_id, "pages": [{"markdown": markdown}]}))
+    router = TitleRouter.from_records([contract, filing], documents_dir=documents)
+    assert {"pareteum", "artilium"} <= router.terms[contract.doc_id]
+    assert "acme" not in router.terms[filing.doc_id]  # not a contract: its names are not parties
+    contract.metadata["parties"] = []  # a record that has the key keeps what ingest found
+    assert "pareteum" not in TitleRouter.from_records([contract, filing], documents_dir=documents).terms[contract.doc_id]
