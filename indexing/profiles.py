@@ -70,7 +70,7 @@ from typing import Any, Protocol
 from folioflow.indexing.glossary import FINANCE, LEGAL
 
 __all__ = ["PROFILES", "PROFILE_NAMES", "collection_profile", "document_profile", "infer_profile", "profile_options",
-           "markdown_head", "record_title", "stored_text_profile", "text_profile", "title_profile"]
+           "markdown_head", "record_text_profile", "record_title", "stored_text_profile", "text_profile", "title_profile"]
 
 #: Profile names accepted by the retriever and the CLI (``auto``: inferred per collection).
 PROFILE_NAMES = ("auto", "finance", "legal", "general")
@@ -270,14 +270,18 @@ def collection_profile(records: Iterable[_Record], documents_dir: Path | None = 
     if documents_dir is not None and not Path(documents_dir).is_dir():
         documents_dir = None  # a server store's collection, or converted documents not kept
     titles = [record_title(r) for r in records]
-    read_as = []
-    for record, title in zip(records, titles, strict=True):
-        metadata = record.metadata or {}
-        if "text_profile" in metadata or documents_dir is None or title_profile(title):
-            read_as.append(metadata.get("text_profile"))
-        else:
-            read_as.append(stored_text_profile(documents_dir, record.doc_id, record.content_hash))
-    return infer_profile(titles, read_as)
+    return infer_profile(titles, [record_text_profile(r, t, documents_dir) for r, t in zip(records, titles, strict=True)])
+
+
+def record_text_profile(record: _Record, title: str, documents_dir: Path | None = None) -> str | None:
+    """What a registry record's text reads as (:func:`text_profile`): ``metadata["text_profile"]``
+    as ingest recorded it; for a record indexed before ingest recorded it (no such key) whose
+    ``title`` (:func:`record_title`) names no kind, its converted document in ``documents_dir``
+    when given (:func:`stored_text_profile`); else None (the title decides)."""
+    metadata = record.metadata or {}
+    if "text_profile" in metadata or documents_dir is None or title_profile(title):
+        return metadata.get("text_profile")
+    return stored_text_profile(documents_dir, record.doc_id, record.content_hash)
 
 
 #: ``{(doc_id, content_hash): reading}`` of converted documents (:func:`stored_text_profile`).

@@ -559,8 +559,9 @@ class FolioRetriever(BaseRetriever):
         :data:`CONVEX_DENSE_WEIGHT` and the sparse one ``sparse_weight``, scaled by
         ``1 / (RRF_K + 1)`` so that a score is on the scale of the rank-fusion bonuses added after
         it; its candidates are each search's top ``fetch_k``, scored with every search's scores down
-        to :data:`CONVEX_SCORE_DEPTH`. With ``sentence_weight`` and a store that has sentence vectors, a third ranking, the
-        dense query against each chunk's best sentence (``fetch_k``), is fused with that weight.
+        to :data:`CONVEX_SCORE_DEPTH`. With ``sentence_weight`` and a store that has sentence vectors,
+        a third ranking, the dense query against each chunk's best sentence (as deep as the other
+        two), is fused with that weight.
         A chunk ranked first by both the dense and the sparse search is first either way.
         ``threshold`` then applies to the fused score. MMR and single-mode searches are Qdrant's,
         ties ordered by point id."""

@@ -441,12 +441,7 @@ class TitleRouter:
         (:func:`parties_in` at ingest). A record indexed before ingest recorded them (no such key)
         is read from its converted document in ``documents_dir`` when given (:func:`stored_tickers`,
         :func:`stored_parties`)."""
-        from folioflow.indexing.profiles import (
-            document_profile,
-            record_title,
-            stored_text_profile,
-            title_profile,
-        )
+        from folioflow.indexing.profiles import document_profile, record_text_profile, record_title
 
         records = list(records)
         titles = {r.doc_id: record_title(r) for r in records}
@@ -454,11 +449,8 @@ class TitleRouter:
                    else stored_tickers(documents_dir, r.doc_id, r.content_hash) for r in records}
         parties: dict[str, list[str]] = {}
         for r in records:
-            read_as = r.metadata.get("text_profile")
-            if (read_as is None and documents_dir is not None and "text_profile" not in r.metadata
-                    and title_profile(titles[r.doc_id]) is None):  # the title decides where it names a kind
-                read_as = stored_text_profile(documents_dir, r.doc_id, r.content_hash)
-            if document_profile(titles[r.doc_id], read_as) != "legal":
+            title = titles[r.doc_id]
+            if document_profile(title, record_text_profile(r, title, documents_dir)) != "legal":
                 continue
             if "parties" in r.metadata or documents_dir is None:
                 parties[r.doc_id] = list(r.metadata.get("parties") or ())
