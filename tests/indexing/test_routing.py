@@ -240,13 +240,23 @@ def test_a_ticker_printed_on_the_cover_routes_to_its_filings():
     assert bare.route("What was JPM's CET1 ratio in 2023?") == ["JPMORGAN_2023Q2_10Q.pdf"]
 
 
+def _ingested_store(path, data_dir, indexed: int):
+    """``path`` (a file or folder) ingested by ``folioflow ingest`` with the text-layer engine into
+    ``data_dir``, which must report ``indexed`` documents indexed; its store, opened (close it)."""
+    from folioflow.flows.ingest import run_ingest
+    from folioflow.flows.pipeline import Pipeline
+    from folioflow.flows.settings import Settings
+
+    settings = Settings(data_dir=data_dir, engine="text")
+    report = run_ingest([str(path)], settings)
+    assert report.count("indexed") == indexed, report
+    return open_store(Pipeline.store_settings(settings))
+
+
 def test_the_pipeline_records_the_tickers_of_a_filings_cover(tmp_path):
     """Through a real ingest: a generated filing whose first page prints its ticker column."""
     from reportlab.lib.pagesizes import LETTER
     from reportlab.pdfgen import canvas
-
-    from folioflow.flows.ingest import run_ingest
-    from folioflow.flows.settings import Settings
 
     path = tmp_path / "docs" / "ACME_2023_10K.pdf"
     path.parent.mkdir()
@@ -259,13 +269,7 @@ def test_the_pipeline_records_the_tickers_of_a_filings_cover(tmp_path):
             pdf.drawString(x, y, cell)
     pdf.drawString(72, 630, "Indicate by check mark whether the registrant is a well-known seasoned issuer. Yes No")
     pdf.save()
-    settings = Settings(data_dir=tmp_path / "data", engine="text")
-    report = run_ingest([str(path)], settings)
-    assert report.count("indexed") == 1, report
-    from folioflow.flows.pipeline import Pipeline
-    from folioflow.indexing.store import open_store
-
-    store = open_store(Pipeline.store_settings(settings))
+    store = _ingested_store(path, tmp_path / "data", indexed=1)
     try:
         records = store.list_documents()
         assert records[0].metadata["tickers"] == ["ACMX"]
@@ -485,10 +489,6 @@ def test_a_question_naming_a_party_is_routed_to_its_contract_under_an_opaque_fil
     from reportlab.lib.pagesizes import LETTER
     from reportlab.pdfgen import canvas
 
-    from folioflow.flows.ingest import run_ingest
-    from folioflow.flows.pipeline import Pipeline
-    from folioflow.flows.settings import Settings
-
     folder = tmp_path / "docs"
     folder.mkdir()
     for name, party, other, state in (("scan_0001.pdf", "Pareteum Corporation", "Artilium Group LLC", "Delaware"),
@@ -499,10 +499,7 @@ def test_a_question_naming_a_party_is_routed_to_its_contract_under_an_opaque_fil
             text.textLine(line)
         pdf.drawText(text)
         pdf.save()
-    settings = Settings(data_dir=tmp_path / "data", engine="text")
-    report = run_ingest([str(folder)], settings)
-    assert report.count("indexed") == 2, report
-    store = open_store(Pipeline.store_settings(settings))
+    store = _ingested_store(folder, tmp_path / "data", indexed=2)
     try:
         records = {r.path.rsplit("/", 1)[-1]: r for r in store.list_documents()}
         assert records["scan_0001.pdf"].metadata["parties"] == ["Pareteum", "Artilium Group"]
