@@ -294,7 +294,9 @@ def status(
     api_key: ApiKey = None,
 ) -> None:
     """Documents and chunks in the index, per source (--documents: one row per document, then the
-    recorded errors of failed documents and failed pages).
+    recorded errors of failed documents and failed pages). An input refused before any page is
+    converted (not a PDF or image, empty, unreadable, encrypted without its password) is never
+    registered, so it is not listed here: its reason is in the ingest run's summary and --report.
 
     With --api-url, or when `folioflow api` runs on the same data directory and collection, the
     server answers (GET /v1/documents; the same tables and JSON). Without one, an embedded store

@@ -96,7 +96,7 @@ def summary_table(report: RunReport, title: str = "Run summary") -> Table:
     if rerouted:
         table.add_row("  pages re-routed (fidelity)", str(rerouted))
     table.add_row("chunks indexed", str(report.chunks_indexed))
-    table.add_row("seconds", f"{report.seconds:.1f}")
+    table.add_row("seconds (flow run, model load included)", f"{report.seconds:.1f}")
     table.add_row("pages per second", f"{report.pages_per_second:.2f}")
     return table
 
