@@ -267,6 +267,10 @@ class DocumentConverter:
             relevel_headings(document.pages)  # text-layer headings against the document's body size, not each page's
             mark_clause_headings(document.pages)  # clause titles (ARTICLE, Section, "11. Choice Of Law.") as headings
             finish_document(document, opened if self.options.fidelity else None)
+            # Again, now that the furniture review has returned to the body the top-margin blocks no
+            # other page repeats: a clause number or an "EXHIBIT 1" set alone high on its page was a
+            # page-header candidate on the first pass. The pass is idempotent.
+            mark_clause_headings(document.pages)
         document.status = document.compute_status() if document.pages else DocumentStatus.FAILED
         engines = Counter(p.engine for p in document.pages if p.status != PageStatus.FAILED)
         document.metadata["routing"] = {

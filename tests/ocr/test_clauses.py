@@ -131,3 +131,55 @@ def test_a_real_filing_keeps_part_and_item_above_its_statements(corpus):
     chunks = Chunker(default_counter()).chunk(document)
     opinion = [c for c in chunks if c.heading_path[-1:] == ["Opinion on the Financial Statements"]]
     assert opinion and opinion[0].heading_path[:2] == ["PART II", "Item 8. Financial Statements and Supplementary Data"]
+
+
+def _top_margin_contract(path):
+    """A three-page contract whose pages 2 and 3 open high in the top margin: page 2 with a clause
+    number ("5.4") in a column of its own left of its text, page 3 with an exhibit label
+    ("EXHIBIT 1") alone, its title two lines below. Both read as running heads when the page is
+    read, until the furniture review finds that no other page repeats them."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.pdfgen.canvas import Canvas
+
+    canvas = Canvas(str(path), pagesize=LETTER)
+    top = LETTER[1]
+
+    def lines(x: float, y: float, texts: list[str]) -> None:
+        canvas.setFont("Times-Roman", 11)
+        for i, text in enumerate(texts):
+            canvas.drawString(x, y - 14 * i, text)
+
+    lines(72, top - 72, ["MASTER SERVICES AGREEMENT", "",
+                         "This Master Services Agreement is made as of March 1, 2024 by and between Acme Corp., a",
+                         "Delaware corporation, and Birch Inc., an Ohio corporation.", "",
+                         "5.3 Fees. Customer shall pay the fees set out in each order within thirty days of invoice."])
+    canvas.showPage()
+    lines(72, top - 30, ["5.4"])
+    lines(108, top - 30, ["This Section 5 shall survive the termination of this Agreement for a period of five",
+                          "years after its end, and the parties shall keep their records for that time."])
+    canvas.showPage()
+    lines(72, top - 30, ["EXHIBIT 1"])
+    lines(72, top - 62, ["SERVICE LEVELS", "",
+                         "Supplier shall keep the hosted service available 99.9 percent of each calendar month."])
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+def test_titles_and_numbers_in_a_top_margin_that_are_not_running_heads_are_clause_structure(tmp_path):
+    """The clause pass reads blocks the furniture review keeps in the body: a clause number or an
+    exhibit label set alone at the top of a page is a page-header candidate when the page is read,
+    and body text once no other page repeats it."""
+    path = _top_margin_contract(tmp_path / "margins.pdf")
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    document = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    markdown = "\n\n".join(p.markdown for p in document.pages)
+    assert "5.4 This Section 5 shall survive" in markdown, markdown  # the number stays with its text
+    titles = [t for _, t in _headings(document)]
+    assert "EXHIBIT 1 SERVICE LEVELS" in titles, titles
+    from folioflow.chunking.chunker import Chunker
+    from folioflow.chunking.tokens import default_counter
+
+    chunks = Chunker(counter=default_counter()).chunk(document)
+    uptime = [c for c in chunks if "99.9 percent" in c.text]
+    assert uptime and uptime[0].heading_path[-1] == "EXHIBIT 1 SERVICE LEVELS", [c.heading_path for c in uptime]
