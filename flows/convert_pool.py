@@ -26,9 +26,7 @@ from functools import partial
 from pathlib import Path
 
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from folioflow.ocr.finish import finish_document
-from folioflow.ocr.layout.blocks import relevel_headings
-from folioflow.ocr.layout.clauses import mark_clause_headings
+from folioflow.ocr.finish import document_passes
 from folioflow.ocr.render import RenderLimits, open_document
 from folioflow.ocr.schema import Document, DocumentStatus, Page, PageStatus
 
@@ -71,17 +69,17 @@ def merge(parts: list[Document], started: float, item: DocumentInput | None = No
           limits: RenderLimits | None = None) -> Document:
     """One :class:`Document` from converted page ranges of the same source (in range order).
     ``item``: the source, opened again only when the duplicate-content check needs page images
-    (:func:`folioflow.ocr.finish.finish_document`)."""
+    (:func:`folioflow.ocr.finish.document_passes`)."""
     head = parts[0]
     pages = sorted((p for part in parts for p in part.pages), key=lambda p: p.number)
     errors = [e for part in parts for e in part.errors]
     document = head.model_copy(update={"pages": pages, "errors": errors})
-    relevel_headings(document.pages)  # each part judged its headings alone: judge them over the whole document
-    mark_clause_headings(document.pages)  # clause levels (top clause level, number depths) over the whole document
     opener = None
     if item is not None:
         opener = partial(open_document, item.data, password=item.password, limits=limits)
-    finish_document(document, opener)  # furniture and duplicates over the whole document, as one converter would
+    # each part judged its headings, clauses and furniture alone: judge them over the whole document,
+    # as one converter would
+    document_passes(document, opener)
     document.status = document.compute_status() if pages else DocumentStatus.FAILED
     engines = Counter(p.engine for p in pages if p.status != PageStatus.FAILED)
     document.metadata["routing"] = {

@@ -30,11 +30,9 @@ from folioflow.ocr.engines.text_layer import TextLayerAnalysis, TextLayerEngine,
 from folioflow.ocr.errors import ConfigurationError, FolioflowError, SourceAccessError
 from folioflow.ocr.extras import installed, require
 from folioflow.ocr.fidelity import FidelityReview
-from folioflow.ocr.finish import finish_document, ocr_regions
+from folioflow.ocr.finish import document_passes, ocr_regions
 from folioflow.ocr.guard import DocumentGuard, Inspection, shared_guard
 from folioflow.ocr.ids import doc_id_for, sha256_bytes, sha256_file
-from folioflow.ocr.layout.blocks import relevel_headings
-from folioflow.ocr.layout.clauses import mark_clause_headings
 from folioflow.ocr.pages import PageCache, parse_page_range, validate_page_range
 from folioflow.ocr.render import OpenedDocument, PageHandle, RenderLimits, open_document
 from folioflow.ocr.routing import Route, choose_route, embedded_route
@@ -264,13 +262,8 @@ class DocumentConverter:
                 document.pages.append(page)
                 if on_page is not None:
                     on_page(page)
-            relevel_headings(document.pages)  # text-layer headings against the document's body size, not each page's
-            mark_clause_headings(document.pages)  # clause titles (ARTICLE, Section, "11. Choice Of Law.") as headings
-            finish_document(document, opened if self.options.fidelity else None)
-            # Again, now that the furniture review has returned to the body the top-margin blocks no
-            # other page repeats: a clause number or an "EXHIBIT 1" set alone high on its page was a
-            # page-header candidate on the first pass. The pass is idempotent.
-            mark_clause_headings(document.pages)
+            # heading levels over the whole document, clause titles, furniture and duplicates
+            document_passes(document, opened if self.options.fidelity else None)
         document.status = document.compute_status() if document.pages else DocumentStatus.FAILED
         engines = Counter(p.engine for p in document.pages if p.status != PageStatus.FAILED)
         document.metadata["routing"] = {

@@ -46,10 +46,12 @@ import numpy as np
 from folioflow.ocr.errors import FolioflowError
 from folioflow.ocr.fidelity import MIN_OCR_PLAUSIBILITY, known_words, page_text, plausibility, words
 from folioflow.ocr.ids import sha256_text
+from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.layout.clauses import mark_clause_headings
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
 
-__all__ = ["BAND_TOLERANCE_PT", "MIN_DUPLICATE_WORDS", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates",
+__all__ = ["BAND_TOLERANCE_PT", "MIN_DUPLICATE_WORDS", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates", "document_passes",
            "finish_document", "ocr_regions", "review_furniture"]
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
@@ -246,6 +248,22 @@ def check_duplicates(pages: list[Page], opened: OpenedDocument) -> list[int]:
             page.errors.append(reason)
             failed.append(page.number)
     return failed
+
+
+def document_passes(document: Document,
+                    opened: OpenedDocument | Callable[[], AbstractContextManager[OpenedDocument]] | None = None) -> None:
+    """Every document-level pass over a converted ``document``'s pages, in place and in order:
+    text-layer heading levels against the whole document's body size
+    (:func:`~folioflow.ocr.layout.blocks.relevel_headings`), clause structure
+    (:func:`~folioflow.ocr.layout.clauses.mark_clause_headings`), furniture and duplicates
+    (:func:`finish_document`; ``opened`` as there), then clause structure again: a clause number or
+    an "EXHIBIT 1" / "PART I" set alone high on its page is a page-header candidate on the first
+    clause pass, and body text once the furniture review finds no other page repeating it. The
+    clause pass is idempotent, so the second one changes only what the review returned to the body."""
+    relevel_headings(document.pages)
+    mark_clause_headings(document.pages)
+    finish_document(document, opened)
+    mark_clause_headings(document.pages)
 
 
 def finish_document(document: Document,

@@ -2,7 +2,8 @@
 
 A document post-pass over the blocks of every page whose Markdown is built from its blocks (text
 layer and CPU OCR pages; VLM pages keep the model's Markdown), run after
-:func:`~folioflow.ocr.layout.blocks.relevel_headings`. Typography often does not mark a clause title
+:func:`~folioflow.ocr.layout.blocks.relevel_headings` and again after the furniture review
+(:func:`folioflow.ocr.finish.document_passes`). Typography often does not mark a clause title
 (body size, not bold, or a run-in title at the start of its paragraph), so the title is recognised
 by its form:
 

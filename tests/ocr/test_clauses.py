@@ -183,3 +183,21 @@ def test_titles_and_numbers_in_a_top_margin_that_are_not_running_heads_are_claus
     chunks = Chunker(counter=default_counter()).chunk(document)
     uptime = [c for c in chunks if "99.9 percent" in c.text]
     assert uptime and uptime[0].heading_path[-1] == "EXHIBIT 1 SERVICE LEVELS", [c.heading_path for c in uptime]
+
+
+def test_page_ranges_merged_read_the_top_margin_clause_structure_as_one_conversion(tmp_path):
+    """A parallel conversion (``flows.convert_pool``: page ranges converted apart, then merged and
+    the document passes run over the whole) gives the same pages as one converter, clause numbers
+    and exhibit labels in the top margin included."""
+    import time
+
+    from folioflow.flows.convert_pool import merge
+
+    path = _top_margin_contract(tmp_path / "margins.pdf")
+    item = DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name))
+    whole = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False)).convert(item)
+    parts = [DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False, page_range=r)).convert(item)
+             for r in ("1-2", "3")]
+    merged = merge(parts, time.perf_counter(), item)
+    assert [p.markdown for p in merged.pages] == [p.markdown for p in whole.pages]
+    assert "## EXHIBIT 1 SERVICE LEVELS" in merged.pages[2].markdown
