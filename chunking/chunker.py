@@ -55,7 +55,9 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 6: a table whose header leaves no room for rows is split by lines (its header was dropped).
 #: 7: "X and Y hereby enter into this Agreement" preambles are party blocks; only a party block's first
 #:    chunk carries the role.
-CHUNKER_VERSION = "7"
+#: 8: the converter reads clause structure again after the furniture review (a clause number or an
+#:    exhibit label alone in a page's top margin joins its text or becomes a heading).
+CHUNKER_VERSION = "8"
 
 
 def document_title(document: Document) -> str:
