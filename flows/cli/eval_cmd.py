@@ -14,7 +14,7 @@ import typer
 from folioflow.flows.cli import app
 from folioflow.flows.cli.ingest_cmd import Collection, Config, DataDir, QdrantUrl, _quiet_models
 
-eval_app = typer.Typer(name="eval", no_args_is_help=True, rich_markup_mode="markdown",
+eval_app = typer.Typer(name="eval", no_args_is_help=True,
                        help="Evaluate OCR engines, retrieval and chunking on labelled documents (tables, JSON, plots).")
 app.add_typer(eval_app, name="eval")
 

@@ -15,7 +15,6 @@ from folioflow.flows.cli.options import need
 
 ocr_app = typer.Typer(
     help="OCR on vLLM: serve document VLMs on GPUs, benchmark endpoints.", no_args_is_help=True,
-    rich_markup_mode="markdown",
 )
 app.add_typer(ocr_app, name="ocr")
 
