@@ -264,12 +264,13 @@ def test_the_glossary_sparse_weight_weighs_bm25_for_a_question_the_glossary_expa
     retriever's Reciprocal Rank Fusion of a question the glossary expanded: a weight that dwarfs the
     dense ranking's 1 puts BM25's first chunk first, a tiny one the dense search's; a question the
     glossary leaves as asked is ranked the same whatever the weight. The re-ranking rules and the
-    sentence search are off here, so the fusion of the two searches is seen alone."""
+    sentence search are off here, and so is the learned expansion of the hybrid search's BM25 query
+    (``expansion_terms``), so the fusion of the same two searches is seen alone."""
     from folioflow.indexing.glossary import LEGAL
 
     store, ids, _ = contract_store
     plain = dict(store=store, embedder=embedder, k=3, profile="legal", glossary=LEGAL, route_titles=False,
-                 demote_roles=False, heading_weight=0.0, sentence_weight=0.0)
+                 demote_roles=False, heading_weight=0.0, sentence_weight=0.0, expansion_terms=0)
     heavy = FolioRetriever(**plain, glossary_sparse_weight=1000.0)
     light = FolioRetriever(**plain, glossary_sparse_weight=0.001)
     expanded = [q for q in CLAUSE_QUESTIONS + ["Can a party assign this agreement without the other party's consent?",
