@@ -7,7 +7,10 @@
   titled sub-clauses ``(a) Title. Text``;
 * ``run_in``: ``1. Term. Text ...`` with the title in bold, ``2. Choice Of Law. Text`` underlined;
 * ``decimal``: ``8.05 GOVERNING LAW. Text ...`` run-ins in capitals;
-* ``standalone``: ``11. Choice Of Law`` alone on its line above its text; clause ``1)`` style numbers.
+* ``standalone``: ``11. Choice Of Law`` alone on its line above its text; clause ``1)`` style numbers;
+* ``capitals``: unnumbered titles in capitals alone on their line (``CHOICE OF LAW``), the signature
+  block's party names under their roles in capitals (``SUPPLIER``);
+* ``roman``: ``IV. CONFIDENTIALITY`` alone on its line: Roman numbers, titles in capitals.
 
 Every contract has a title, a party block ("This ... Agreement is made ... by and between ..."),
 recitals (``WHEREAS``), a definitions clause, a signature block (``IN WITNESS WHEREOF``, ``By:`` /
@@ -24,7 +27,7 @@ from pathlib import Path
 
 __all__ = ["CONTRACT_CLAUSES", "CONTRACT_STYLES", "FILING_NOTES", "write_contract_pdf", "write_filing_pdf"]
 
-CONTRACT_STYLES = ("article", "run_in", "decimal", "standalone")
+CONTRACT_STYLES = ("article", "run_in", "decimal", "standalone", "capitals", "roman")
 
 _BODY = [
     ("Term", "The term of this Agreement shall commence on the Effective Date and continue for three years unless "
@@ -52,11 +55,15 @@ def _numbers(style: str) -> list[str]:
         return [f"8.0{i}" for i in range(1, 6)]
     if style == "standalone":
         return [f"{i})" if i == 2 else f"{10 + i}." for i in range(1, 6)]
+    if style == "capitals":
+        return [""] * 5
+    if style == "roman":
+        return ["II.", "III.", "IV.", "V.", "VI."]
     return [f"{i + 1}." for i in range(1, 6)]
 
 
 def _title(style: str, number: str, title: str) -> str:
-    return f"{number} {title.upper() if style == 'decimal' else title}"
+    return f"{number} {title.upper() if style in ('decimal', 'capitals', 'roman') else title}".strip()
 
 
 #: Per style: (the clause's title as its heading should read, the opening words of its text).
@@ -97,6 +104,9 @@ def write_contract_pdf(path: str | Path, style: str = "run_in") -> Path:
         story += [Paragraph("ARTICLE I", centre), Paragraph("DEFINITIONS", centre)]
         story += [Paragraph(f"1.0{i + 1} {d}", body) for i, d in enumerate(_DEFINITION_TEXT)]
         story += [Paragraph("ARTICLE II", centre), Paragraph("GENERAL TERMS", centre)]
+    elif style in ("capitals", "roman"):
+        story.append(Paragraph("DEFINITIONS" if style == "capitals" else "I. DEFINITIONS", body))
+        story += [Paragraph(d, body) for d in _DEFINITION_TEXT]
     else:
         first = {"run_in": "1.", "decimal": "8.00", "standalone": "10."}[style]
         story.append(Paragraph(f"{first} Definitions. The following terms have the meanings set out below.", body))
@@ -109,7 +119,7 @@ def write_contract_pdf(path: str | Path, style: str = "run_in") -> Path:
             if i == 2:
                 story.append(Paragraph("(a) Late Payment. Amounts not paid when due bear interest at one percent per "
                                        "month." + _FILLER, body))
-        elif style == "standalone":
+        elif style in ("standalone", "capitals", "roman"):
             story += [Paragraph(heading, body), Paragraph(text + _FILLER, body)]
         else:
             words = title.upper() if style == "decimal" else title
@@ -120,10 +130,12 @@ def write_contract_pdf(path: str | Path, style: str = "run_in") -> Path:
     story += [
         Spacer(1, 12),
         Paragraph("IN WITNESS WHEREOF, the parties have executed this Agreement as of the date first written above.", body),
+        *([Paragraph("SUPPLIER", body)] if style == "capitals" else []),
         Paragraph("ACME PACKAGING CORP.", body),
         Paragraph("By: ______________________", body),
         Paragraph("Name: Jane Smith", body),
         Paragraph("Title: Chief Executive Officer", body),
+        *([Paragraph("BUYER", body)] if style == "capitals" else []),
         Paragraph("BIRCH FOODS INC.", body),
         Paragraph("By: ______________________", body),
         Paragraph("Name: Robert Jones", body),

@@ -12,11 +12,14 @@ form                                                   heading level
 =====================================================  =========================================
 ``PART II``                                            1
 ``ARTICLE VIII`` / ``Article 5``, ``Item 8.``          2
+``IV. INDEMNIFICATION`` / ``II - WORK BY LEO``         2 (a Roman number, its title in capitals)
 ``EXHIBIT A``, ``Schedule 3``, ``Annex I``, ...        2
 ``RECITALS`` / ``BACKGROUND`` / first ``WHEREAS``      the document's top clause level (2 or 3)
 ``Section 5.02``, ``11. Choice Of Law``, ``8.05 X.``   3 (+1 per extra number depth: "1.1" under "1.")
 ``(a) Title``, ``a. Title`` (lettered, with a title)   one below the deepest numbered clause
 ``Training. We will ...`` (unnumbered run-in title)    one below the deepest numbered clause
+``TERM AND TERMINATION`` (capitals, alone, no number)  the top clause level (2 or 3); with numbered
+                                                       clauses, one below the deepest of them
 a contract title on page 1 ("SUPPLY AGREEMENT")        1 (when no title was found by typography)
 =====================================================  =========================================
 
@@ -33,6 +36,12 @@ GOVERNING LAW This Agreement ..."): the capitals up to a capitalised word in low
 by typography that read as such a form get the form's level, so levels agree across pages; a
 "heading" that is a signature label ("By:", "Name:", "Title:": large ink on a scan) becomes a
 paragraph.
+
+A line in capitals with no number ("TERM AND TERMINATION", "A. AUTHORITY OF AGENCY") is a title
+only as a pattern of the document: followed by a body paragraph, not repeated three times (a
+signature block's "MEMBER"), no party name, legend or signature label, and three such titles or
+more in a document that has no ``Item`` headings (a filing's capitals are its cover, its officers
+and its exhibits).
 
 The pass is idempotent: it removes the headings it inserted before it runs, and the blocks it
 changed carry :data:`CLAUSE` so :func:`~folioflow.ocr.layout.blocks.relevel_headings` leaves them
@@ -56,6 +65,7 @@ _ROMAN = r"[IVXLC]{1,6}"
 _FORMS: list[tuple[str, re.Pattern[str]]] = [
     ("part", re.compile(rf"^PART\s+({_ROMAN}|\d{{1,2}})\b\.?", re.IGNORECASE)),
     ("article", re.compile(rf"^ARTICLE\s+({_ROMAN}|\d{{1,3}}|[A-Z])\b\.?", re.IGNORECASE)),
+    ("roman", re.compile(rf"^(?![CL][.\s])({_ROMAN})(?:\.|\s[-–—])(?=\s)")),
     ("item", re.compile(r"^ITEM\s+(\d{1,2}[A-D]?)\b\.?", re.IGNORECASE)),
     ("annex", re.compile(rf"^(?:EXHIBIT|SCHEDULE|ANNEX|APPENDIX|ADDENDUM|ATTACHMENT)\s+"
                          rf"([A-Z]{{1,2}}(?:-\d{{1,2}})?|\d{{1,2}}(?!\.\d)|{_ROMAN})\b\.?", re.IGNORECASE)),
@@ -79,7 +89,7 @@ _SMALL_WORDS = {"of", "and", "the", "to", "in", "for", "on", "or", "a", "an", "b
 _RUN_IN = re.compile(r"^(.{2,90}?)([.:]|\s[-–—])\s+(?=\S)")
 #: Characters of text that must follow a title in capitals run in without a stop.
 _CAPS_RUN_IN_TEXT = 40
-_TITLE_KINDS = ("part", "article", "item", "annex", "section")
+_TITLE_KINDS = ("part", "article", "item", "annex", "section", "roman")
 #: A signature label set large enough to look like a heading ("By: ____" on a scan).
 _SIGNATURE_LABEL = re.compile(r"^(?:By|Name|Title|Its|Date|Signature|Witness)\s*:", re.IGNORECASE)
 
@@ -115,6 +125,34 @@ def _standalone(rest: str) -> bool:
     bare = rest.rstrip("\u201d\"')]} ")
     return (len(rest.split()) <= 15 and len(rest) <= 120 and not reads_as_sentence(rest)
             and not bare.endswith((",", ";")) and (not rest or rest[:1].isupper() or rest[:1] in "\"“(-–—:"))
+
+
+_LEGAL_FORM = re.compile(r"\b(?:INC|L\.?L\.?C|CORP|CORPORATION|LTD|LIMITED|L\.P|LLP|PLC|GMBH|N\.A|S\.A|B\.V|CO|COMPANY|"
+                         r"BANK)\b")
+_NOT_CAPS_TITLE = re.compile(r"^(?:CONFIDENTIAL|REDACTED|EXECUTION|DRAFT|FINAL|IN WITNESS|WITNESSETH|AGREED|ACCEPTED|"
+                             r"ACKNOWLEDGED|SIGNATURE|SIGNED|BY|NAME|TITLE|DATE|DATED|PAGE|NOTE|TABLE OF CONTENTS|"
+                             r"BETWEEN|AND|AMONG|SEAL|ATTEST|WITNESS|NOTARY|NOW|WHEREAS)\b")
+#: Fewest capitals titles (distinct texts) a document needs before any of them becomes a heading.
+CAPS_TITLES_MIN = 3
+#: Fewest words of the paragraph that must follow a title in capitals.
+CAPS_BODY_WORDS = 8
+
+
+def _caps_title(text: str) -> bool:
+    """An unnumbered clause title in capitals on its own ("TERM AND TERMINATION", "DEFINITIONS.",
+    "A. AUTHORITY OF AGENCY"): no lower-case letter, a word of three letters or more that is no
+    Roman numeral, at most eight words, no figure, bracket, initial ("JOHN A. SMITH"), "/S/" or
+    legal form ("ACME CORP.": a party), not a sentence, no trailing comma, semicolon, colon (a
+    signature label "CUSTOMER:") or dash, not a legend ("CONFIDENTIAL", "IN WITNESS WHEREOF",
+    "BY")."""
+    text = " ".join(text.split())
+    bare = re.sub(r"^[A-Z][.)]\s+", "", text).rstrip(".")
+    words = [w.strip(".,;:'’\"“”-–—/&") for w in bare.split()]
+    return (any(len(w) >= 3 and not re.fullmatch(_ROMAN, w) for w in words) and not any(ch.islower() or ch.isdigit() for ch in bare)
+            and len(bare.split()) <= 8 and len(bare) <= 80 and not re.search(r"[\[\]()$#@*_{}<>=|]", bare)
+            and not text.endswith((",", ";", ":", "-", "–", "—")) and bare[:1].isalpha() and "/S/" not in bare
+            and not re.search(r"\b[A-Z]\.\s", bare) and not _LEGAL_FORM.search(bare)
+            and not _NOT_CAPS_TITLE.match(bare) and not reads_as_sentence(text))
 
 
 def _caps_run_in(rest: str) -> str | None:
@@ -154,6 +192,9 @@ def clause_title(text: str) -> ClauseTitle | None:
         m = pattern.match(text)
         if not m:
             continue
+        if kind == "roman" and not (_caps_title(rest := text[m.end():].strip()) or _caps_run_in(rest)
+                                    or _caps_title(rest.split(". ")[0])):
+            continue  # "IV. INDEMNIFICATION" (capitals) is an article; "I. Introduction" may be a list
         label, rest = text[:m.end()].strip(), text[m.end():].strip()
         rest = rest.lstrip("-–—:").strip() if kind in _TITLE_KINDS else rest
         depth = len(m.group(1).split(".")) if kind in ("number", "section") else 1
@@ -278,19 +319,23 @@ def mark_clause_headings(pages: list[Page]) -> int:
                     found.append((page, i, title))
     if not found and not built:
         return 0
+    if not any(t.kind == "item" for _, _, t in found):  # a filing's capitals are its cover, officers, exhibits
+        found += _caps_titles(built, {(id(page), i) for page, i, _ in found})
     kinds = {t.kind for _, _, t in found}
     numbered = [t.depth for _, _, t in found if t.kind == "number"]
     base = min(numbered) if numbered else 1
-    top = 2 if kinds & {"article", "item", "part"} else 3
+    top = 2 if kinds & {"article", "roman", "item", "part"} else 3
     deepest = max([3 + d - base for d in numbered] + [3]) if numbered else 3
 
     def level(t: ClauseTitle) -> int:
-        fixed = {"part": 1, "article": 2, "item": 2, "annex": 2, "section": 3, "recitals": top}
+        fixed = {"part": 1, "article": 2, "roman": 2, "item": 2, "annex": 2, "section": 3, "recitals": top}
         if t.kind in fixed:
             return fixed[t.kind]
         if t.kind == "number":
             return min(6, 3 + t.depth - base)
-        return min(6, deepest + 1)  # a lettered sub-clause or an unnumbered run-in title
+        if t.kind == "caps" and not numbered:
+            return top  # the document's clauses: "TERM AND TERMINATION" in an unnumbered contract
+        return min(6, deepest + 1)  # a lettered sub-clause, an unnumbered run-in title or one in capitals
 
     changed = 0
     inserts: dict[int, list[tuple[int, Block]]] = {}
@@ -322,6 +367,31 @@ def mark_clause_headings(pages: list[Page]) -> int:
     for page in built:
         page.markdown = page_markdown(page.blocks)
     return changed
+
+
+def _caps_titles(pages: list[Page], taken: set[tuple[int, int]]) -> list[tuple[Page, int, ClauseTitle]]:
+    """Paragraphs that read as unnumbered clause titles in capitals (:func:`_caps_title`), each
+    followed by a body paragraph of :data:`CAPS_BODY_WORDS` words or more that is no signature label,
+    when the document has :data:`CAPS_TITLES_MIN` distinct such titles or more; a text found three
+    times or more is a running head or a signature block's party label ("MEMBER"), not a title."""
+    flow = [(page, i, b) for page in pages for i, b in enumerate(page.blocks)
+            if b.type in (*_TEXT_TYPES, BlockType.TABLE, BlockType.TITLE)]
+    seen: dict[str, int] = {}
+    for _, _, block in flow:
+        key = _plain(block).rstrip(".").upper()
+        seen[key] = seen.get(key, 0) + 1
+    titles: list[tuple[Page, int, ClauseTitle]] = []
+    for j, (page, i, block) in enumerate(flow):
+        plain = " ".join(_plain(block).split())
+        if block.type not in (BlockType.PARAGRAPH, BlockType.LIST_ITEM) or (id(page), i) in taken \
+                or not _caps_title(plain) or seen[plain.rstrip(".").upper()] > 2 or j + 1 >= len(flow):
+            continue
+        body = flow[j + 1][2]
+        text = _plain(body)
+        if body.type in (BlockType.PARAGRAPH, BlockType.LIST_ITEM) and len(text.split()) >= CAPS_BODY_WORDS \
+                and any(ch.islower() for ch in text) and not _SIGNATURE_LABEL.match(text):
+            titles.append((page, i, ClauseTitle("caps", plain.rstrip(".:"), run_in=False)))
+    return titles if len({t.title for _, _, t in titles}) >= CAPS_TITLES_MIN else []
 
 
 def _recitals_and_title(pages: list[Page], top: int) -> int:

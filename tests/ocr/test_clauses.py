@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.layout.blocks import page_markdown, relevel_headings
 from folioflow.ocr.layout.clauses import clause_title, mark_clause_headings
 from folioflow.ocr.sample_contracts import (
     CONTRACT_CLAUSES,
@@ -14,7 +14,7 @@ from folioflow.ocr.sample_contracts import (
     write_contract_pdf,
     write_filing_pdf,
 )
-from folioflow.ocr.schema import BlockType, Document, SourceRef
+from folioflow.ocr.schema import Block, BlockType, Document, Page, SourceRef
 
 
 @pytest.mark.parametrize(("text", "kind", "title", "run_in"), [
@@ -31,6 +31,8 @@ from folioflow.ocr.schema import BlockType, Document, SourceRef
      "number", "19. ENTIRE AGREEMENT, GOVERNING LAW", True),
     ("18. ASSIGNMENT This Agreement may not be assigned by either party without consent.", "number", "18. ASSIGNMENT",
      True),
+    ("IV. CONFIDENTIALITY", "roman", "IV. CONFIDENTIALITY", False),
+    ("II - WORK BY LEO", "roman", "II - WORK BY LEO", False),  # WARNERCHILCOTT's development agreement
     ("RECITALS", "recitals", "RECITALS", False),
     ("EXHIBIT A", "annex", "EXHIBIT A", False),
     ("PART II", "part", "PART II", False),
@@ -54,6 +56,9 @@ def test_clause_titles_are_read_from_the_text(text, kind, title, run_in):
     "A. Club owns and operates the National Football League team in Jacksonville.",  # a lettered recital
     "2. IBM Products are warranted for ninety days from delivery to the customer.",  # a short name in capitals
     "3. NETGEAR shall pay every invoice within thirty days of its date.",  # capitals, then no capitalised word
+    "I. Introduction",                                            # a Roman number takes a title in capitals
+    "VI. VII. VIII. IX.",                                         # a column of Roman numbers, no title
+    "C. POLICY CANCELLATION",                                     # a capital letter, not C = 100
 ])
 def test_sentences_and_references_are_no_titles(text):
     assert clause_title(text) is None
@@ -98,6 +103,50 @@ def test_article_section_and_sub_clause_levels_nest(converted):
     assert levels["(a) Late Payment"] == 4
     assert levels["EXHIBIT A Product Specifications"] == 2
     assert levels["Recitals"] == 2  # the top clause level: recitals close before Article I
+
+
+def test_unnumbered_and_roman_titles_in_capitals_are_top_level_clauses(converted):
+    """CENTRACK's hosting agreement sets "TERM AND TERMINATION" alone on its line, WARNERCHILCOTT's
+    development agreement "IV - INDEMNIFICATION": clause titles with no number, or a Roman one. The
+    signature block's roles and party names in capitals ("SUPPLIER", "ACME PACKAGING CORP.") stay text."""
+    capitals = dict((t, lvl) for lvl, t in _headings(converted["capitals"]))
+    assert capitals["DEFINITIONS"] == capitals["CHOICE OF LAW"] == 3
+    assert not {"SUPPLIER", "BUYER", "ACME PACKAGING CORP.", "BIRCH FOODS INC."} & set(capitals), capitals
+    roman = dict((t, lvl) for lvl, t in _headings(converted["roman"]))
+    assert roman["I. DEFINITIONS"] == roman["V. CONFIDENTIALITY"] == roman["EXHIBIT A Product Specifications"] == 2
+    assert roman["Recitals"] == 2
+
+
+def _page(texts: list[str]) -> Page:
+    blocks = [Block(type=BlockType.PARAGRAPH, text=t) for t in texts]
+    return Page(number=1, width=612, height=792, blocks=blocks, markdown=page_markdown(blocks))
+
+
+_BODY_TEXT = "The parties shall perform their obligations under this section in good faith and on time."
+
+
+def test_lines_in_capitals_become_headings_only_as_a_document_pattern():
+    """Fewer than three distinct titles in capitals, or one text repeated as a signature block's
+    label ("MEMBER" above each signatory), or a line not followed by a body paragraph, stay text."""
+    two = [_page(["PAYMENT TERMS", _BODY_TEXT, "GOVERNING LAW", _BODY_TEXT])]
+    assert mark_clause_headings(two) == 0
+    labels = [_page(["MEMBER", _BODY_TEXT, "MEMBER", _BODY_TEXT, "MEMBER", _BODY_TEXT, "FRANCHISEE", "By: ____",
+                     "TERM", _BODY_TEXT, "PAYMENT TERMS", _BODY_TEXT, "GOVERNING LAW", _BODY_TEXT])]
+    mark_clause_headings(labels)
+    headings = [b.text for b in labels[0].blocks if b.type == BlockType.HEADING]
+    assert headings == ["### TERM", "### PAYMENT TERMS", "### GOVERNING LAW"], headings
+
+
+def test_titles_in_capitals_nest_under_numbered_clauses():
+    """Mrs. Fields' franchise agreement numbers its clauses ("1.", "2.") and sets their parts'
+    titles in capitals on their own ("TERRITORIAL RIGHTS."): those nest one level below the
+    numbered clauses, as an unnumbered run-in title does."""
+    pages = [_page(["1. GRANT OF FRANCHISE", _BODY_TEXT, "TERRITORIAL RIGHTS.", _BODY_TEXT,
+                    "RESERVATION OF RIGHTS.", _BODY_TEXT, "2. FEES", _BODY_TEXT, "INITIAL FRANCHISE FEE.", _BODY_TEXT])]
+    mark_clause_headings(pages)
+    headings = [b.text for b in pages[0].blocks if b.type == BlockType.HEADING]
+    assert headings == ["### 1. GRANT OF FRANCHISE", "#### TERRITORIAL RIGHTS.", "#### RESERVATION OF RIGHTS.",
+                        "### 2. FEES", "#### INITIAL FRANCHISE FEE."], headings
 
 
 def test_filing_part_item_and_notes_keep_their_levels_across_pages(converted):
