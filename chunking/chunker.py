@@ -57,7 +57,9 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #:    chunk carries the role.
 #: 8: the converter reads clause structure again after the furniture review (a clause number or an
 #:    exhibit label alone in a page's top margin joins its text or becomes a heading).
-CHUNKER_VERSION = "8"
+#: 9: unnumbered clause titles in capitals ("TERM AND TERMINATION") and capital Roman-numbered ones
+#:    ("IV. INDEMNIFICATION") are headings.
+CHUNKER_VERSION = "9"
 
 
 def document_title(document: Document) -> str:
