@@ -51,6 +51,7 @@ alone.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from folioflow.ocr.layout.blocks import CLAUSE, page_markdown, reads_as_sentence
@@ -96,8 +97,8 @@ _SIGNATURE_LABEL = re.compile(r"^(?:By|Name|Title|Its|Date|Signature|Witness)\s*
 
 @dataclass
 class ClauseTitle:
-    """A clause title read from a block's text: ``kind`` (part, article, item, annex, section,
-    number, letter, recitals), ``title`` (the words naming the clause, number included),
+    """A clause title read from a block's text: ``kind`` (part, article, roman, item, annex,
+    section, number, letter, run_in, recitals; caps for a title in capitals found by the document pass), ``title`` (the words naming the clause, number included),
     ``run_in`` (the title opens a longer paragraph) and ``depth`` (numbers in "1.2.3": 3)."""
 
     kind: str
@@ -192,10 +193,9 @@ def clause_title(text: str) -> ClauseTitle | None:
         m = pattern.match(text)
         if not m:
             continue
-        if kind == "roman" and not (_caps_title(rest := text[m.end():].strip()) or _caps_run_in(rest)
-                                    or _caps_title(rest.split(". ")[0])):
-            continue  # "IV. INDEMNIFICATION" (capitals) is an article; "I. Introduction" may be a list
         label, rest = text[:m.end()].strip(), text[m.end():].strip()
+        if kind == "roman" and not (_caps_title(rest) or _caps_run_in(rest) or _caps_title(rest.split(". ")[0])):
+            continue  # "IV. INDEMNIFICATION" (capitals) is an article; "I. Introduction" may be a list
         rest = rest.lstrip("-–—:").strip() if kind in _TITLE_KINDS else rest
         depth = len(m.group(1).split(".")) if kind in ("number", "section") else 1
         if kind in ("number", "letter") and not rest:
@@ -376,13 +376,10 @@ def _caps_titles(pages: list[Page], taken: set[tuple[int, int]]) -> list[tuple[P
     times or more is a running head or a signature block's party label ("MEMBER"), not a title."""
     flow = [(page, i, b) for page in pages for i, b in enumerate(page.blocks)
             if b.type in (*_TEXT_TYPES, BlockType.TABLE, BlockType.TITLE)]
-    seen: dict[str, int] = {}
-    for _, _, block in flow:
-        key = _plain(block).rstrip(".").upper()
-        seen[key] = seen.get(key, 0) + 1
+    texts = [" ".join(_plain(block).split()) for _, _, block in flow]
+    seen = Counter(text.rstrip(".").upper() for text in texts)
     titles: list[tuple[Page, int, ClauseTitle]] = []
-    for j, (page, i, block) in enumerate(flow):
-        plain = " ".join(_plain(block).split())
+    for j, ((page, i, block), plain) in enumerate(zip(flow, texts, strict=True)):
         if block.type not in (BlockType.PARAGRAPH, BlockType.LIST_ITEM) or (id(page), i) in taken \
                 or not _caps_title(plain) or seen[plain.rstrip(".").upper()] > 2 or j + 1 >= len(flow):
             continue

@@ -137,6 +137,14 @@ def test_lines_in_capitals_become_headings_only_as_a_document_pattern():
     assert headings == ["### TERM", "### PAYMENT TERMS", "### GOVERNING LAW"], headings
 
 
+def test_titles_in_capitals_with_irregular_spacing_are_read_like_any_other():
+    """A text layer's double spaces inside a title ("TERM  AND TERMINATION") are no other title."""
+    pages = [_page(["TERM  AND TERMINATION", _BODY_TEXT, "FEES", _BODY_TEXT, "NOTICES", _BODY_TEXT,
+                    "TERM AND  TERMINATION", _BODY_TEXT])]
+    assert mark_clause_headings(pages) == 4
+    assert [b.level for b in pages[0].blocks if b.type == BlockType.HEADING] == [3, 3, 3, 3]
+
+
 def test_titles_in_capitals_nest_under_numbered_clauses():
     """Mrs. Fields' franchise agreement numbers its clauses ("1.", "2.") and sets their parts'
     titles in capitals on their own ("TERRITORIAL RIGHTS."): those nest one level below the
