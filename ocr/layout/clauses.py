@@ -20,6 +20,7 @@ form                                                   heading level
 ``Training. We will ...`` (unnumbered run-in title)    one below the deepest numbered clause
 ``TERM AND TERMINATION`` (capitals, alone, no number)  the top clause level (2 or 3); with numbered
                                                        clauses, one below the deepest of them
+``H. POTENTIAL OPPORTUNITIES`` (capitals, a letter)    the top clause level; 2 with numbered clauses
 a contract title on page 1 ("SUPPLY AGREEMENT")        1 (when no title was found by typography)
 =====================================================  =========================================
 
@@ -41,7 +42,8 @@ A line in capitals with no number ("TERM AND TERMINATION", "A. AUTHORITY OF AGEN
 only as a pattern of the document: followed by a body paragraph, not repeated three times (a
 signature block's "MEMBER"), no party name, legend or signature label, and three such titles or
 more in a document that has no ``Item`` headings (a filing's capitals are its cover, its officers
-and its exhibits).
+and its exhibits). A body paragraph is 8 words or more, or opens with a clause number ("1. This
+agreement shall terminate:"). "I." after a block lettered "H." is the letter I, not Roman one.
 
 The pass is idempotent: it removes the headings it inserted before it runs, and the blocks it
 changed carry :data:`CLAUSE` so :func:`~folioflow.ocr.layout.blocks.relevel_headings` leaves them
@@ -133,6 +135,10 @@ _LEGAL_FORM = re.compile(r"\b(?:INC|L\.?L\.?C|CORP|CORPORATION|LTD|LIMITED|L\.P|
 _NOT_CAPS_TITLE = re.compile(r"^(?:CONFIDENTIAL|REDACTED|EXECUTION|DRAFT|FINAL|IN WITNESS|WITNESSETH|AGREED|ACCEPTED|"
                              r"ACKNOWLEDGED|SIGNATURE|SIGNED|BY|NAME|TITLE|DATE|DATED|PAGE|NOTE|TABLE OF CONTENTS|"
                              r"BETWEEN|AND|AMONG|SEAL|ATTEST|WITNESS|NOTARY|NOW|WHEREAS)\b")
+#: A clause lettered in capitals ("H. POTENTIAL OPPORTUNITIES"): its letter.
+_CAPITAL_LETTER = re.compile(r"^([A-Z])[.)]\s")
+#: A numbered clause opening the text under a title ("1. This agreement shall terminate:").
+_BODY_NUMBER = re.compile(r"^\(?(?:\d{1,3}(?:\.\d{1,3})*|[a-z])[.)]\s+\S")
 #: Fewest capitals titles (distinct texts) a document needs before any of them becomes a heading.
 CAPS_TITLES_MIN = 3
 #: Fewest words of the paragraph that must follow a title in capitals.
@@ -300,7 +306,7 @@ def _contract_title(block: Block) -> bool:
     plain = _plain(block)
     return (block.type in (BlockType.PARAGRAPH, BlockType.HEADING) and len(plain.split()) <= 12
             and plain == plain.upper() and bool(_CONTRACT_WORDS.search(plain)) and not reads_as_sentence(plain)
-            and clause_title(plain) is None)
+            and clause_title(plain) is None and not _CAPITAL_LETTER.match(plain))
 
 
 def mark_clause_headings(pages: list[Page]) -> int:
@@ -319,6 +325,7 @@ def mark_clause_headings(pages: list[Page]) -> int:
                     found.append((page, i, title))
     if not found and not built:
         return 0
+    found = _letter_i(built, found)
     if not any(t.kind == "item" for _, _, t in found):  # a filing's capitals are its cover, officers, exhibits
         found += _caps_titles(built, {(id(page), i) for page, i, _ in found})
     kinds = {t.kind for _, _, t in found}
@@ -333,6 +340,8 @@ def mark_clause_headings(pages: list[Page]) -> int:
             return fixed[t.kind]
         if t.kind == "number":
             return min(6, 3 + t.depth - base)
+        if t.kind == "caps" and _CAPITAL_LETTER.match(t.title):
+            return 2 if numbered else top  # "H. POTENTIAL OPPORTUNITIES" above its "1. Other Programs"
         if t.kind == "caps" and not numbered:
             return top  # the document's clauses: "TERM AND TERMINATION" in an unnumbered contract
         return min(6, deepest + 1)  # a lettered sub-clause, an unnumbered run-in title or one in capitals
@@ -369,9 +378,27 @@ def mark_clause_headings(pages: list[Page]) -> int:
     return changed
 
 
+def _letter_i(pages: list[Page], found: list[tuple[Page, int, ClauseTitle]]) -> list[tuple[Page, int, ClauseTitle]]:
+    """``found`` without the Roman "I" titles that follow a block lettered "H." (the ninth lettered
+    clause, "I. NOTICES" after "H. ADDRESSES OF PARTIES", is no article I)."""
+    roman_i = {(id(page), i) for page, i, t in found if t.kind == "roman" and re.match(r"I\b", t.title)}
+    if not roman_i:
+        return found
+    after_h: set[tuple[int, int]] = set()
+    last = None
+    for page in pages:
+        for i, block in enumerate(page.blocks):
+            if (id(page), i) in roman_i and last == "H":
+                after_h.add((id(page), i))
+            m = _CAPITAL_LETTER.match(_plain(block))
+            last = m.group(1) if m else last
+    return [(page, i, t) for page, i, t in found if (id(page), i) not in after_h]
+
+
 def _caps_titles(pages: list[Page], taken: set[tuple[int, int]]) -> list[tuple[Page, int, ClauseTitle]]:
     """Paragraphs that read as unnumbered clause titles in capitals (:func:`_caps_title`), each
-    followed by a body paragraph of :data:`CAPS_BODY_WORDS` words or more that is no signature label,
+    followed by a body paragraph (:data:`CAPS_BODY_WORDS` words or more, or opening with a clause
+    number) that is no signature label,
     when the document has :data:`CAPS_TITLES_MIN` distinct such titles or more; a text found three
     times or more is a running head or a signature block's party label ("MEMBER"), not a title."""
     flow = [(page, i, b) for page in pages for i, b in enumerate(page.blocks)
@@ -385,8 +412,8 @@ def _caps_titles(pages: list[Page], taken: set[tuple[int, int]]) -> list[tuple[P
             continue
         body = flow[j + 1][2]
         text = _plain(body)
-        if body.type in (BlockType.PARAGRAPH, BlockType.LIST_ITEM) and len(text.split()) >= CAPS_BODY_WORDS \
-                and any(ch.islower() for ch in text) and not _SIGNATURE_LABEL.match(text):
+        if body.type in (BlockType.PARAGRAPH, BlockType.LIST_ITEM) and any(ch.islower() for ch in text) \
+                and (len(text.split()) >= CAPS_BODY_WORDS or _BODY_NUMBER.match(text)) and not _SIGNATURE_LABEL.match(text):
             titles.append((page, i, ClauseTitle("caps", plain.rstrip(".:"), run_in=False)))
     return titles if len({t.title for _, _, t in titles}) >= CAPS_TITLES_MIN else []
 

@@ -137,6 +137,24 @@ def test_lines_in_capitals_become_headings_only_as_a_document_pattern():
     assert headings == ["### TERM", "### PAYMENT TERMS", "### GOVERNING LAW"], headings
 
 
+def test_lettered_titles_in_capitals_hold_their_numbered_clauses_and_i_after_h_is_a_letter():
+    """American Physicians' agency agreement: sections "A." to "I." in capitals hold numbered
+    clauses ("1. Other Programs"), so they sit above them; "I. MISCELLANEOUS" after "H." is the ninth
+    letter, not Roman one; "F. TERMINATION OF AGREEMENT" is followed by a numbered clause, not a
+    long paragraph."""
+    pages = [_page(["A. AUTHORITY OF AGENCY", _BODY_TEXT, "F. TERMINATION OF AGREEMENT",
+                    "1. This agreement shall terminate:", "H. POTENTIAL OPPORTUNITIES",
+                    "1. Other Programs. The Agency may place business with other programs of the Company.",
+                    "I. MISCELLANEOUS", "1. Amendment. This Agreement may be amended only in a writing signed by both."])]
+    mark_clause_headings(pages)
+    headings = [b.text for b in pages[0].blocks if b.type == BlockType.HEADING]
+    assert headings == ["## A. AUTHORITY OF AGENCY", "## F. TERMINATION OF AGREEMENT", "## H. POTENTIAL OPPORTUNITIES",
+                        "### 1. Other Programs", "## I. MISCELLANEOUS", "### 1. Amendment"], headings
+    roman = [_page(["I. ENGAGEMENT", _BODY_TEXT, "II. SERVICES", _BODY_TEXT])]
+    mark_clause_headings(roman)
+    assert [b.text for b in roman[0].blocks if b.type == BlockType.HEADING] == ["## I. ENGAGEMENT", "## II. SERVICES"]
+
+
 def test_titles_in_capitals_with_irregular_spacing_are_read_like_any_other():
     """A text layer's double spaces inside a title ("TERM  AND TERMINATION") are no other title."""
     pages = [_page(["TERM  AND TERMINATION", _BODY_TEXT, "FEES", _BODY_TEXT, "NOTICES", _BODY_TEXT,
