@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
 
-#: what the wheel must carry besides code (folioflow.infra templates, the JSON schema)
+#: what the wheel must carry besides code (folioflow.infra templates, the JSON schema, the web UI's
+#: templates and static files, the legal query adapter)
 PACKAGE_DATA = [
     "folioflow/infra/prefect.yaml",
     "folioflow/infra/folioflow.example.yaml",
@@ -35,6 +36,10 @@ PACKAGE_DATA = [
     "folioflow/infra/vllm/1gpu.yaml",
     "folioflow/infra/vllm/cpu-test.yaml",
     "folioflow/ocr/document.schema.json",
+    "folioflow/flows/service/templates/document.html",
+    "folioflow/flows/service/static/app.js",
+    "folioflow/flows/service/static/app.css",
+    "folioflow/indexing/adapters/legal-all-MiniLM-L6-v2.npz",
 ]
 
 

@@ -30,7 +30,8 @@ def test_package_list_holds_every_package_folder():
             if "_package" in rel.parts or "__pycache__" in rel.parts:
                 continue
             found.add(".".join([package, *rel.parts]))
-    found |= {"folioflow.infra.vllm", "folioflow.infra.compose"}  # data folders without __init__.py
+    found |= {"folioflow.infra.vllm", "folioflow.infra.compose",  # data folders without __init__.py
+              "folioflow.flows.service.static", "folioflow.flows.service.templates", "folioflow.indexing.adapters"}
     assert set(tool["packages"]) == found
 
 
