@@ -24,12 +24,14 @@ from folioflow.ocr.errors import DocumentLookupError, TenancyError
 
 __all__ = [
     "QUERY_KEYS",
+    "ChunkRow",
     "DocumentRow",
     "IndexStatus",
     "QueryHit",
     "SourceCounts",
     "check_filters",
     "collection_profile",
+    "document_chunks",
     "document_row",
     "index_status",
     "match_documents",
@@ -108,6 +110,39 @@ class IndexStatus(BaseModel):
                                      "titles, or their text where a title names no kind "
                                      "(folioflow.indexing.profiles.collection_profile)")
     document_list: list[DocumentRow] | None = None
+
+
+class ChunkRow(BaseModel):
+    """One indexed chunk of a document, as ``show --chunks --format json`` and
+    ``GET /v1/documents/{doc_id}/chunks`` list it: its position (``index``, 0-based, in reading
+    order), ``kind`` (``text``, ``table``, ``formula``, ...), ``heading_path`` (outermost heading
+    first; empty when no heading is above it), pages (1-based, inclusive), ``token_count`` (the
+    embedding model's tokens of the embedded text: heading path and chunk) and the chunk's Markdown."""
+
+    index: int
+    kind: str | None = None
+    heading_path: list[str] = Field(default_factory=list)
+    page_start: int
+    page_end: int
+    token_count: int = 0
+    text: str = Field(description="The chunk's Markdown")
+
+
+def document_chunks(payloads: list[dict[str, Any]], page: int | None = None) -> list[ChunkRow]:
+    """The :class:`ChunkRow` of each point payload (:mod:`folioflow.indexing.payload`; what
+    :meth:`~folioflow.indexing.store.ChunkStore.payloads` returns), in chunk order; with ``page``
+    (1-based), only the chunks whose page span holds it."""
+    rows = []
+    for payload in payloads:
+        meta = payload.get("metadata") or {}
+        start, end = int(meta.get("page_start") or 1), int(meta.get("page_end") or meta.get("page_start") or 1)
+        if page is not None and not start <= page <= end:
+            continue
+        rows.append(ChunkRow(index=int(meta.get("chunk_index") or 0), kind=meta.get("kind"),
+                             heading_path=[str(h) for h in meta.get("heading_path") or []], page_start=start,
+                             page_end=end, token_count=int(meta.get("token_count") or 0),
+                             text=str(payload.get("page_content") or "")))
+    return sorted(rows, key=lambda r: r.index)
 
 
 def document_row(record: DocumentRecord) -> DocumentRow:

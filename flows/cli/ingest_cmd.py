@@ -217,7 +217,7 @@ def query(
     text: Annotated[str, typer.Argument(help="The question or search text")],
     k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return", min=1)] = 5,
     mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
-    profile: Annotated[str, typer.Option("--profile", help="Ranking defaults: auto (the collection's, inferred from its documents' file names, or their text where a name says nothing, and shown by `folioflow status`), finance, legal or general")] = "auto",
+    profile: Annotated[str, typer.Option("--profile", help="Ranking defaults: auto (the collection's, inferred from its documents' titles (file names, or `title` metadata), or their text where a title names no kind, and shown by `folioflow status`), finance, legal or general")] = "auto",
     distinct_pages: Annotated[bool | None, typer.Option("--distinct-pages/--all-chunks", help="At most one chunk per page (the best ranked; further chunks of those pages fill up to k), or the plain chunk ranking [default: the profile's]")] = None,
     glossary: Annotated[str | None, typer.Option("--glossary", help="Query expansion: finance (statement names, line-item abbreviations and metrics in filing wording), legal (clause concepts followed by contract drafting words), none, or a JSON/YAML file of {pattern, expansion} entries, optionally with concepts and example questions (docs/python.md) [default: the profile's]")] = None,
     route_titles: Annotated[bool, typer.Option("--route-titles/--no-route-titles", help="Also search inside the documents whose titles (file names, or `title` metadata) the question names, and fuse the two rankings")] = True,
@@ -324,6 +324,7 @@ def show(
     doc: Annotated[str, typer.Argument(help="What query --doc takes: document id (or a unique prefix), the path it was ingested from, or its file name when unambiguous")],
     page: Annotated[int | None, typer.Option("--page", help="Only this page (1-based)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="markdown | json")] = "markdown",
+    chunks: Annotated[bool, typer.Option("--chunks", help="Print its indexed chunks instead, in reading order, each with its page span, kind, token count and heading path")] = False,
     data_dir: DataDir = None,
     collection: Collection = None,
     config: Config = None,
@@ -331,19 +332,22 @@ def show(
     api_key: ApiKey = None,
 ) -> None:
     """Print exactly what was indexed for a document: its converted Markdown (or JSON); a failed
-    page shows as a `<!-- page N failed: reason -->` marker.
+    page shows as a `<!-- page N failed: reason -->` marker. With --chunks, its chunks as the index
+    holds them: each under a `<!-- chunk N · p.S-E · kind · tokens · heading path -->` line (JSON:
+    one object per chunk).
 
     With --api-url, or when `folioflow api` runs on the same data directory and collection, the
     document is read from that server (the same output)."""
     settings = build_settings(config, data_dir=data_dir, collection=collection)
-    from folioflow.flows.cli.query_view import print_document
+    from folioflow.flows.cli.query_view import print_chunks, print_document
 
+    printer = print_chunks if chunks else print_document
     server = _server(settings, api_url)
     if server:
         with _api_client(settings, server, api_key) as client:
-            print_document(settings, doc, page=page, fmt=fmt, api=client)
+            printer(settings, doc, page=page, fmt=fmt, api=client)
         return
-    print_document(settings, doc, page=page, fmt=fmt)
+    printer(settings, doc, page=page, fmt=fmt)
 
 
 @app.command()

@@ -247,6 +247,52 @@ def print_document(settings: Settings, key: str, page: int | None = None, fmt: s
         print(document_markdown(document, mark_furniture=True), end="")
 
 
+def print_chunks(settings: Settings, key: str, page: int | None = None, fmt: str = "markdown",
+                 api: Any = None) -> None:
+    """Print the indexed chunks of the document ``key`` names (as :func:`print_document` finds it),
+    in reading order, from the index itself: in Markdown each chunk is its text under a
+    ``<!-- chunk N · pages · kind · tokens · heading path -->`` line; in JSON a list of
+    :class:`~folioflow.flows.queries.ChunkRow`. ``page``: only the chunks whose page span holds it.
+    ``api``: read them from a server instead (``GET /v1/documents/{key}/chunks``)."""
+    import json
+    from urllib.parse import quote
+
+    from folioflow.flows.queries import ChunkRow, document_chunks
+
+    if fmt not in ("json", "markdown"):
+        fail(f"--format must be markdown or json, not {fmt!r}")
+    if api is not None:
+        from folioflow.ocr.errors import ServerError
+
+        if Path(key).exists():
+            from folioflow.ocr.ids import doc_id_for
+
+            key = doc_id_for(key)
+        try:
+            params = {"page": page} if page is not None else {}
+            rows = [ChunkRow.model_validate(r) for r in api.request("GET", f"/v1/documents/{quote(key, safe='')}/chunks",
+                                                                     params=params)]
+        except ServerError as exc:
+            fail(str(exc))
+    else:
+        store = _open_store(settings)
+        try:
+            record = resolve_document(store.list_documents(), key, option="show")
+            if page is not None and not 1 <= page <= max(record.pages, 0):
+                fail(f"page {page} outside 1..{record.pages}")
+            rows = document_chunks(store.payloads(record.doc_id), page)
+        finally:
+            store.close()
+    if fmt == "json":
+        print(json.dumps([r.model_dump() for r in rows], indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        pages = f"p.{row.page_start}" + (f"-{row.page_end}" if row.page_end != row.page_start else "")
+        path = " > ".join(row.heading_path) if row.heading_path else "(no heading path)"
+        print(f"<!-- chunk {row.index} · {pages} · {row.kind or 'text'} · {row.token_count} tokens · {path} -->")
+        print(row.text.rstrip() + "\n")
+
+
 def _server_document(api: Any, key: str) -> bytes:
     """The converted Document JSON of the document ``key`` names, from the server ``api``; the
     same note (stderr) and failures as :func:`_find_document`, with the server's reasons."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -35,7 +35,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from folioflow.flows.queries import IndexStatus, QueryHit, index_status, resolve_document, search_index
+from folioflow.flows.queries import ChunkRow, IndexStatus, QueryHit, index_status, resolve_document, search_index
 from folioflow.flows.service.client import announce
 from folioflow.flows.service.config import ApiSettings
 from folioflow.flows.service.jobs import JobQueue, JobTable, OrchestratorError, PrefectIngest
@@ -473,6 +473,19 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             raise HTTPException(404, f"no converted document for {record.path} ({record.doc_id}) on the server "
                                      "(keep_documents was off when it was ingested)")
         return Response(path.read_bytes(), media_type="application/json")
+
+    @app.get("/v1/documents/{doc_id}/chunks", response_model=list[ChunkRow], tags=["documents"], responses=_ERRORS)
+    def get_chunks(doc_id: str, who: Auth,
+                   page: Annotated[int | None, Query(ge=1, description="Only the chunks on this page (1-based)")] = None
+                   ) -> list[ChunkRow]:
+        """The document's indexed chunks in reading order: kind, heading path, page span, token
+        count and Markdown (what `folioflow show DOC --chunks --format json` prints)."""
+        from folioflow.flows.queries import document_chunks
+
+        record = find(who, doc_id)
+        if page is not None and page > max(record.pages, 0):
+            raise HTTPException(404, f"no page {page}: the document has {record.pages} page(s)")
+        return document_chunks(service.store.payloads(record.doc_id), page)
 
     @app.delete("/v1/documents/{doc_id}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
     def delete_document(doc_id: str, who: Auth) -> DeleteResult:

@@ -74,6 +74,22 @@ def test_ingest_query_status_show(tmp_path):
     show = folioflow("show", str(pdf), "--page", "1", cwd=tmp_path, home=home)
     assert show.returncode == 0 and "<!-- page 1 -->" in show.stdout and "| Advisory fees |" in show.stdout
 
+    # the chunks as the index holds them: all of them in reading order, each with its heading path
+    listed = folioflow("show", "sample.pdf", "--chunks", "--format", "json", cwd=tmp_path, home=home)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    rows = json.loads(listed.stdout)
+    assert [r["index"] for r in rows] == list(range(records["sample.pdf"]["chunks"]))
+    assert all(r["token_count"] > 0 and r["page_start"] <= r["page_end"] for r in rows)
+    sharpe = [r for r in rows if SAMPLE_FACTS["sharpe"] in r["text"]]
+    assert len(sharpe) == 1 and sharpe[0]["heading_path"] == ["2 Risk-Adjusted Return"] and sharpe[0]["page_start"] == 2
+    page2 = json.loads(folioflow("show", "sample.pdf", "--chunks", "--format", "json", "--page", "2",
+                                 cwd=tmp_path, home=home).stdout)
+    assert page2 == [r for r in rows if r["page_start"] <= 2 <= r["page_end"]] and sharpe[0] in page2
+    text = folioflow("show", "sample.pdf", "--chunks", cwd=tmp_path, home=home).stdout
+    assert text.count("<!-- chunk ") == len(rows) and "tokens · 2 Risk-Adjusted Return -->" in text
+    outside = folioflow("show", "sample.pdf", "--chunks", "--page", "9", cwd=tmp_path, home=home)
+    assert outside.returncode == 1 and "page 9 outside 1..2" in outside.stderr
+
     again = folioflow("ingest", str(pdf), "--report", "again.json", "--no-progress", cwd=tmp_path, home=home)
     assert again.returncode == 0
     assert json.loads((tmp_path / "again.json").read_text())[0]["status"] == "skipped"

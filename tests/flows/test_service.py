@@ -119,6 +119,14 @@ def test_documents_list_show_and_delete(client, indexed, sample):
     assert detail["doc_id"] == good["doc_id"] and detail["pages"] == 2 and detail["engines"] == ["text", "text"]
     assert detail["converted"] is True
     assert client.get("/v1/documents/no-such-doc").status_code == 404
+    chunks = client.get(f"/v1/documents/{good['doc_id'][:8]}/chunks").json()
+    assert [c["index"] for c in chunks] == list(range(good["chunks"]))
+    assert any(c["heading_path"] == ["2 Risk-Adjusted Return"] and c["page_start"] == 2 for c in chunks)
+    on_page = client.get(f"/v1/documents/{good['doc_id']}/chunks", params={"page": 1}).json()
+    assert on_page == [c for c in chunks if c["page_start"] <= 1 <= c["page_end"]] and on_page != chunks
+    assert client.get(f"/v1/documents/{good['doc_id']}/chunks", params={"page": 3}).status_code == 404
+    assert client.get(f"/v1/documents/{good['doc_id']}/chunks", params={"page": 0}).status_code == 422
+    assert client.get("/v1/documents/no-such-doc/chunks").status_code == 404
 
     # ingest by server-side path: refused outside the allowed roots, accepted inside
     assert client.post("/v1/documents", json={"path": str(sample)}).status_code == 403

@@ -39,7 +39,9 @@ def local_views(data: Path) -> dict:
     views = {}
     for name, args in {"status": ("status", "--json"), "status_docs": ("status", "--json", "--documents"),
                        "table": ("status", "--documents"), "show": ("show", "report.pdf"),
-                       "show_json": ("show", "report.pdf", "--format", "json", "--page", "2")}.items():
+                       "show_json": ("show", "report.pdf", "--format", "json", "--page", "2"),
+                       "chunks": ("show", "report.pdf", "--chunks"),
+                       "chunks_json": ("show", "report.pdf", "--chunks", "--format", "json", "--page", "2")}.items():
         done = cli(*args, "--data-dir", str(data))
         assert done.returncode == 0, done.stderr
         views[name] = done.stdout
