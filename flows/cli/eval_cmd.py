@@ -102,7 +102,13 @@ def eval_chunks(
     config: Config = None,
 ) -> None:
     """Chunk invariants over an ingested collection: tables or formulas cut, chunks over the token
-    limit, chunks without (or with a wrong) heading path, words lost."""
+    limit, chunks without a heading path, chunks whose heading path differs from the headings above
+    their text in the converted Markdown, pages with words in no chunk.
+
+    Heading paths are checked against the converted Markdown, so a line the conversion wrongly made
+    a heading (or a title it left as body text) is not counted as wrong here: read the paths with
+    `folioflow show DOC --chunks`. --json holds every failure: per document, its counts per
+    category and a [category, reason] pair for each failure, the reason naming its chunk, page or table."""
     _quiet_models()
     from folioflow.flows.cli.eval_views import run_eval_chunks
     from folioflow.flows.cli.options import build_settings, need, require_extras
