@@ -254,7 +254,6 @@ def print_chunks(settings: Settings, key: str, page: int | None = None, fmt: str
     ``<!-- chunk N · pages · kind · tokens · heading path -->`` line; in JSON a list of
     :class:`~folioflow.flows.queries.ChunkRow`. ``page``: only the chunks whose page span holds it.
     ``api``: read them from a server instead (``GET /v1/documents/{key}/chunks``)."""
-    import json
     from urllib.parse import quote
 
     from folioflow.flows.queries import ChunkRow, document_chunks
@@ -283,6 +282,8 @@ def print_chunks(settings: Settings, key: str, page: int | None = None, fmt: str
             rows = document_chunks(store.payloads(record.doc_id), page)
         finally:
             store.close()
+    if not rows:
+        stderr.print(f"note: no indexed chunks for {key}" + (f" on page {page}" if page is not None else ""), markup=False)
     if fmt == "json":
         print(json.dumps([r.model_dump() for r in rows], indent=2, ensure_ascii=False))
         return

@@ -35,7 +35,14 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from folioflow.flows.queries import ChunkRow, IndexStatus, QueryHit, index_status, resolve_document, search_index
+from folioflow.flows.queries import (
+    ChunkRow,
+    IndexStatus,
+    QueryHit,
+    index_status,
+    resolve_document,
+    search_index,
+)
 from folioflow.flows.service.client import announce
 from folioflow.flows.service.config import ApiSettings
 from folioflow.flows.service.jobs import JobQueue, JobTable, OrchestratorError, PrefectIngest
