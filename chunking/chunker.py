@@ -59,7 +59,9 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #:    exhibit label alone in a page's top margin joins its text or becomes a heading).
 #: 9: unnumbered clause titles in capitals ("TERM AND TERMINATION") and capital Roman-numbered ones
 #:    ("IV. INDEMNIFICATION") are headings.
-CHUNKER_VERSION = "9"
+#: 10: a signing party's name that typography made a heading is text of its signature block; a quoted
+#:    defined term and an "Att." address line open no clause title; "VIII. CONFIDENTIAL DATA" is one.
+CHUNKER_VERSION = "10"
 
 
 def document_title(document: Document) -> str:

@@ -36,7 +36,10 @@ GOVERNING LAW This Agreement ..."): the capitals up to a capitalised word in low
 ("ARTICLE VIII", "Item 8.") followed by a short title block takes that title in. Headings found
 by typography that read as such a form get the form's level, so levels agree across pages; a
 "heading" that is a signature label ("By:", "Name:", "Title:": large ink on a scan) becomes a
-paragraph.
+paragraph, and so does one that typography made of a signing party's name ("UTEK CORPORATION" in
+bold a few short lines above "By: /s/"), in documents without ``Item`` headings. A defined term in
+quotes ('1.8 "GALEN Information" means ...') and an address line ("Galen Holdings PLC Att. Chief
+Executive Officer ...") open no run-in title.
 
 A line in capitals with no number ("TERM AND TERMINATION", "A. AUTHORITY OF AGENCY") is a title
 only as a pattern of the document: followed by a body paragraph, not repeated three times (a
@@ -80,7 +83,8 @@ _FORMS: list[tuple[str, re.Pattern[str]]] = [
 #: an initial: "John S. Smith"), ended by a period before a capitalised sentence ("Training. We will ...").
 _PLAIN_RUN_IN = re.compile(r"^((?:[A-Z][\w’'-]*|of|and|the|to|in|for|on|or|a|an|by|with|upon|under|non-)"
                            r"(?:[ /](?:[A-Z][\w’'-]*|of|and|the|to|in|for|on|or|a|an|by|with|upon|under)){0,5})\.\s+(?=[A-Z“\"])")
-_NOT_TITLES = {"mr", "mrs", "ms", "dr", "inc", "co", "corp", "ltd", "llc", "no", "st", "jr", "sr", "u.s"}
+_NOT_TITLES = {"mr", "mrs", "ms", "dr", "inc", "co", "corp", "ltd", "llc", "no", "st", "jr", "sr", "u.s", "att", "attn",
+               "tel", "fax", "ave", "ste", "blvd", "dept", "esq"}
 _RECITALS = re.compile(r"^(?:RECITALS?|BACKGROUND|PREAMBLE|W\s?I\s?T\s?N\s?E\s?S\s?S\s?E\s?T\s?H)\s*[:.]?$", re.IGNORECASE)
 _WHEREAS = re.compile(r"^WHEREAS\b")
 _CONTRACT_WORDS = re.compile(r"\b(?:AGREEMENT|CONTRACT|LICEN[CS]E|LEASE|AMENDMENT|ADDENDUM|MEMORANDUM|DEED|"
@@ -132,7 +136,7 @@ def _standalone(rest: str) -> bool:
 
 _LEGAL_FORM = re.compile(r"\b(?:INC|L\.?L\.?C|CORP|CORPORATION|LTD|LIMITED|L\.P|LLP|PLC|GMBH|N\.A|S\.A|B\.V|CO|COMPANY|"
                          r"BANK)\b")
-_NOT_CAPS_TITLE = re.compile(r"^(?:CONFIDENTIAL|REDACTED|EXECUTION|DRAFT|FINAL|IN WITNESS|WITNESSETH|AGREED|ACCEPTED|"
+_NOT_CAPS_TITLE = re.compile(r"^(?:CONFIDENTIAL(?!\s+(?:INFORMATION|DATA|MATERIALS?|RECORDS|KNOW-HOW)\b)|REDACTED|EXECUTION|DRAFT|FINAL|IN WITNESS|WITNESSETH|AGREED|ACCEPTED|"
                              r"ACKNOWLEDGED|SIGNATURE|SIGNED|BY|NAME|TITLE|DATE|DATED|PAGE|NOTE|TABLE OF CONTENTS|"
                              r"BETWEEN|AND|AMONG|SEAL|ATTEST|WITNESS|NOTARY|NOW|WHEREAS)\b")
 #: A clause lettered in capitals ("H. POTENTIAL OPPORTUNITIES"): its letter.
@@ -179,6 +183,9 @@ def _caps_run_in(rest: str) -> str | None:
         title.pop()
     if not title or (len(title) == 1 and sum(ch.isalpha() for ch in title[0]) < 4):
         return None  # "IBM Products are ...": one short word in capitals is a name, not a title
+    joined = " ".join(title)
+    if joined.count('"') % 2 or joined.count("“") > joined.count("”"):
+        return None  # '1.8 "GALEN Information" means ...': a defined term whose quote the title would cut
     after = " ".join(words[len(title):])
     if not re.match(r"[A-Z][a-z]", after) or len(after) < _CAPS_RUN_IN_TEXT:
         return None
@@ -373,9 +380,52 @@ def mark_clause_headings(pages: list[Page]) -> int:
                 block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
                 block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
                 changed += 1
+    if not any(t.kind == "item" for _, _, t in found):
+        changed += _party_names(built)
     for page in built:
         page.markdown = page_markdown(page.blocks)
     return changed
+
+
+#: Blocks looked at after a heading for the signature line that makes it a party's name.
+PARTY_LOOKAHEAD = 4
+
+
+def _party_names(pages: list[Page]) -> int:
+    """Headings that typography made of a signing party's name ("UTEK CORPORATION" in bold above
+    "By: /s/ ...") become paragraphs, so the signature block stays one section and the name no
+    clause's title: a heading of at most eight words that is no clause title, followed on its page
+    within :data:`PARTY_LOOKAHEAD` blocks by a signature line (:func:`_signature_line`), with
+    nothing longer than ten words (a clause's text) between them; a heading that opens with a
+    clause form ("Article VII [Miscellaneous]") stays.
+    Returns the number of headings made paragraphs."""
+    changed = 0
+    for page in pages:
+        for i, block in enumerate(page.blocks):
+            plain = _plain(block)
+            if block.type != BlockType.HEADING or (block.attributes.get(CLAUSE) or {}).get("kind") \
+                    or len(plain.split()) > 8 or clause_title(plain) is not None or _contract_title(block) \
+                    or any(pattern.match(plain) for _, pattern in _FORMS):
+                continue
+            for after in page.blocks[i + 1:i + 1 + PARTY_LOOKAHEAD]:
+                if _signature_line(_plain(after)):
+                    block.type, block.level, block.text = BlockType.PARAGRAPH, None, plain
+                    block.attributes[CLAUSE] = {"kind": "party", "level": None, "synthetic": False}
+                    changed += 1
+                    break
+                if after.type != BlockType.HEADING and len(_plain(after).split()) > 10:
+                    break
+    return changed
+
+
+def _signature_line(text: str) -> bool:
+    """A signature line: ``By:`` / ``Name:`` / ``Signature:`` or ``/s/`` in a block of at most ten
+    words, or a ``Title:`` / ``Date:`` label of at most six ("Title: Defra project NF 0426 'The
+    genetic improvement ...'" in a list of agreements is no signature)."""
+    words = len(text.split())
+    if re.match(r"(?:By|Name|Signature|Witness)\s*:", text, re.IGNORECASE) or "/s/" in text.lower():
+        return words <= 10
+    return bool(_SIGNATURE_LABEL.match(text)) and words <= 6
 
 
 def _letter_i(pages: list[Page], found: list[tuple[Page, int, ClauseTitle]]) -> list[tuple[Page, int, ClauseTitle]]:
