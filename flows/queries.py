@@ -115,12 +115,15 @@ class IndexStatus(BaseModel):
 class ChunkRow(BaseModel):
     """One indexed chunk of a document, as ``show --chunks --format json`` and
     ``GET /v1/documents/{doc_id}/chunks`` list it: its position (``index``, 0-based, in reading
-    order), ``kind`` (``text``, ``table``, ``formula``, ...), ``heading_path`` (outermost heading
-    first; empty when no heading is above it), pages (1-based, inclusive), ``token_count`` (the
-    embedding model's tokens of the embedded text: heading path and chunk) and the chunk's Markdown."""
+    order), ``kind`` (``text``, ``table``, ``formula``, ...), ``role`` (a contract's ``parties``,
+    ``definitions`` or ``signature`` block, :mod:`folioflow.chunking.roles`; None for other text),
+    ``heading_path`` (outermost heading first; empty when no heading is above it), pages (1-based,
+    inclusive), ``token_count`` (the embedding model's tokens of what was embedded: the heading
+    path and the text, special tokens included) and the chunk's Markdown."""
 
     index: int
     kind: str | None = None
+    role: str | None = None
     heading_path: list[str] = Field(default_factory=list)
     page_start: int
     page_end: int
@@ -139,6 +142,7 @@ def document_chunks(payloads: list[dict[str, Any]], page: int | None = None) -> 
         if page is not None and not start <= page <= end:
             continue
         rows.append(ChunkRow(index=int(meta.get("chunk_index") or 0), kind=meta.get("kind"),
+                             role=(meta.get("extra") or {}).get("role"),
                              heading_path=[str(h) for h in meta.get("heading_path") or []], page_start=start,
                              page_end=end, token_count=int(meta.get("token_count") or 0),
                              text=str(payload.get("page_content") or "")))

@@ -324,8 +324,9 @@ def show(
     doc: Annotated[str, typer.Argument(help="What query --doc takes: document id (or a unique prefix), the path it was ingested from, or its file name when unambiguous")],
     page: Annotated[int | None, typer.Option("--page", help="Only this page (1-based)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="markdown | json")] = "markdown",
-    chunks: Annotated[bool, typer.Option("--chunks", help="Print its indexed chunks instead, in reading order, each with its page span, kind, token count and heading path")] = False,
+    chunks: Annotated[bool, typer.Option("--chunks", help="Print its indexed chunks instead, in reading order, each with its page span, kind, contract role, token count and heading path")] = False,
     data_dir: DataDir = None,
+    qdrant_url: QdrantUrl = None,
     collection: Collection = None,
     config: Config = None,
     api_url: ApiUrl = None,
@@ -333,12 +334,13 @@ def show(
 ) -> None:
     """Print exactly what was indexed for a document: its converted Markdown (or JSON); a failed
     page shows as a `<!-- page N failed: reason -->` marker. With --chunks, its chunks as the index
-    holds them: each under a `<!-- chunk N · p.S-E · kind · tokens · heading path -->` line (JSON:
-    one object per chunk).
+    holds them: each under a `<!-- chunk N · p.S-E · kind (role) · tokens · heading path -->` line
+    (JSON: one object per chunk). The role marks a contract's parties, definitions or signature
+    block; tokens are the embedding model's, of what was embedded (heading path and text).
 
     With --api-url, or when `folioflow api` runs on the same data directory and collection, the
     document is read from that server (the same output)."""
-    settings = build_settings(config, data_dir=data_dir, collection=collection)
+    settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     from folioflow.flows.cli.query_view import print_chunks, print_document
 
     printer = print_chunks if chunks else print_document

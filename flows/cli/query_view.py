@@ -251,7 +251,7 @@ def print_chunks(settings: Settings, key: str, page: int | None = None, fmt: str
                  api: Any = None) -> None:
     """Print the indexed chunks of the document ``key`` names (as :func:`print_document` finds it),
     in reading order, from the index itself: in Markdown each chunk is its text under a
-    ``<!-- chunk N · pages · kind · tokens · heading path -->`` line; in JSON a list of
+    ``<!-- chunk N · pages · kind (role) · tokens · heading path -->`` line; in JSON a list of
     :class:`~folioflow.flows.queries.ChunkRow`. ``page``: only the chunks whose page span holds it.
     ``api``: read them from a server instead (``GET /v1/documents/{key}/chunks``)."""
     from urllib.parse import quote
@@ -290,7 +290,8 @@ def print_chunks(settings: Settings, key: str, page: int | None = None, fmt: str
     for row in rows:
         pages = f"p.{row.page_start}" + (f"-{row.page_end}" if row.page_end != row.page_start else "")
         path = " > ".join(row.heading_path) if row.heading_path else "(no heading path)"
-        print(f"<!-- chunk {row.index} · {pages} · {row.kind or 'text'} · {row.token_count} tokens · {path} -->")
+        kind = (row.kind or "text") + (f" ({row.role})" if row.role else "")
+        print(f"<!-- chunk {row.index} · {pages} · {kind} · {row.token_count} tokens · {path} -->")
         print(row.text.rstrip() + "\n")
 
 
