@@ -199,3 +199,22 @@ def test_a_scanned_contract_gets_clause_paths_and_roles_through_cpu_ocr(tmp_path
     signature = [c for c in chunks if c.metadata.get(ROLE) == SIGNATURE]
     assert signature and "Name: Jane Smith" in "\n".join(c.text for c in signature)
     assert not any(t.startswith("By") for c in chunks for t in c.heading_path)
+
+
+def test_chunk_listing_shows_each_chunk_with_its_role_and_heading_path(contract_chunks):
+    """What `folioflow show --chunks` and GET /v1/documents/{id}/chunks list, built from the stored
+    payloads: every chunk in reading order, its contract role and its heading path, one page's
+    chunks with --page."""
+    from folioflow.flows.queries import document_chunks
+    from folioflow.indexing.payload import chunk_payload
+    from folioflow.indexing.registry import DocumentRecord
+
+    chunks = contract_chunks["run_in"]
+    record = DocumentRecord(doc_id=chunks[0].doc_id, uri="file:///contract.pdf", path="contract.pdf", content_hash="0" * 64)
+    payloads = [chunk_payload(c, record) for c in reversed(chunks)]  # a store returns them in any order
+    rows = document_chunks(payloads)
+    assert [r.index for r in rows] == [c.index for c in chunks]
+    assert [(r.role, r.heading_path, r.text) for r in rows] == [(c.metadata.get(ROLE), c.heading_path, c.text) for c in chunks]
+    assert {r.role for r in rows} >= {PARTIES, DEFINITIONS, SIGNATURE}
+    last = max(c.page_end for c in chunks)
+    assert document_chunks(payloads, page=last) == [r for r in rows if r.page_start <= last <= r.page_end] != []
