@@ -36,8 +36,9 @@ GOVERNING LAW This Agreement ..."): the capitals up to a capitalised word in low
 ("ARTICLE VIII", "Item 8.") followed by a short title block takes that title in. Headings found
 by typography that read as such a form get the form's level, so levels agree across pages; a
 "heading" that is a signature label ("By:", "Name:", "Title:": large ink on a scan) becomes a
-paragraph, and so does one that typography made of a signing party's name ("UTEK CORPORATION" in
-bold a few short lines above "By: /s/"), in documents without ``Item`` headings. A defined term in
+paragraph, and so do, in documents without ``Item`` headings, a label alone without its colon
+("By", "SIGNATURE") and one that typography made of a signing party's name ("UTEK CORPORATION" in
+bold a few short lines above "By: /s/"). A defined term in
 quotes ('1.8 "GALEN Information" means ...') and an address line ("Galen Holdings PLC Att. Chief
 Executive Officer ...") open no run-in title.
 
@@ -99,6 +100,8 @@ _CAPS_RUN_IN_TEXT = 40
 _TITLE_KINDS = ("part", "article", "item", "annex", "section", "roman")
 #: A signature label set large enough to look like a heading ("By: ____" on a scan).
 _SIGNATURE_LABEL = re.compile(r"^(?:By|Name|Title|Its|Date|Signature|Witness)\s*:", re.IGNORECASE)
+#: A signature block's label alone, without its colon ("By", "SIGNATURE", "DATE [*]").
+_BARE_LABEL = re.compile(r"(?:By|Name|Title|Its|Date|Signature|Witness)\s*(?:\[\*\]|_+)?", re.IGNORECASE)
 
 
 @dataclass
@@ -381,6 +384,12 @@ def mark_clause_headings(pages: list[Page]) -> int:
                 block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
                 changed += 1
     if not any(t.kind == "item" for _, _, t in found):
+        for page in built:
+            for block in page.blocks:
+                if block.type == BlockType.HEADING and _BARE_LABEL.fullmatch(_plain(block).strip()):
+                    block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
+                    block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
+                    changed += 1
         changed += _party_names(built)
     for page in built:
         page.markdown = page_markdown(page.blocks)

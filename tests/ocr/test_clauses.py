@@ -197,9 +197,12 @@ def test_signing_parties_set_as_headings_are_text_of_their_signature_block():
               Block(type=BlockType.PARAGRAPH, text="Clifford M. Gross, Ph.D. Chief Executive Officer"),
               _heading("UTEK Corporation"), Block(type=BlockType.PARAGRAPH, text="Clifford M. Gross, Ph.D. Chief Executive Officer"),
               _heading("World Energy Solutions"), Block(type=BlockType.PARAGRAPH, text="Benjamin C. Croxton Chief Executive Officer"),
-              Block(type=BlockType.PARAGRAPH, text="Date: September 9, 2005")]
+              Block(type=BlockType.PARAGRAPH, text="Date: September 9, 2005"),
+              # LUCID's signature page, read by OCR: its labels without their colons, set large
+              _heading("By"), Block(type=BlockType.PARAGRAPH, text="Marcy K. Davis-McHugh"), _heading("SIGNATURE"),
+              _heading("DATE [*]")]
     page = Page(number=6, width=612, height=792, blocks=blocks, markdown=page_markdown(blocks))
-    assert mark_clause_headings([page]) >= 4
+    assert mark_clause_headings([page]) >= 7
     assert [b.text for b in page.blocks if b.type == BlockType.HEADING] == ["## L. ATTORNEY'S FEES"]
     assert "\nUTEK CORPORATION\n" in page.markdown and "# UTEK" not in page.markdown
     before = page.markdown
