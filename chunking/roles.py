@@ -18,7 +18,10 @@ so a ranker can demote them. Found from the text:
   (``“Affiliate” shall mean ...``, ``"Term" has the meaning ...``);
 * ``signature``: from a paragraph opening with "IN WITNESS WHEREOF" or saying the agreement is
   "executed as of the date first above written" (or the first block holding signature labels
-  ``By:``/``Name:``/``Title:``, or one label and a signature rule ``____`` or ``/s/``) on, through
+  ``By:``/``Name:``/``Title:``, or one label and a signature rule ``____`` or ``/s/``, or a short
+  block with a label or a rule whose other half is in the next blocks: "Approved by:" above
+  "/s/ Jane Smith"; such a block takes with it the lead-in lines right above it, "EMPLOYEE:" or
+  "Signed at Philadelphia this ____ day of ____") on, also inside a definitions section, through
   the following blocks of its section and the following non-clause sections whose blocks are all
   short (a signatory's name set as a heading), until a clause, exhibit or schedule heading, a
   paragraph of more than :data:`SIGNATURE_MAX_WORDS` words, or the opening of a next agreement
@@ -74,9 +77,19 @@ _WITNESS = re.compile(r"^\W*IN\s+WITNESS\s+WHEREOF\b|^[^.]{0,80}\b(?:executed|si
 _SIGNATURE_LABEL = re.compile(r"(?:^|\s)(?:By|Name|Title|Its|Signature|Signed|Date)\s*:", re.IGNORECASE)
 _OPENING = re.compile(r"^\W*(?:WHEREAS|NOW,?\s+THEREFORE|RECITALS?)\b", re.IGNORECASE)
 _RULE = re.compile(r"_{4,}|/s/")
+#: A signature itself: a conformed one (``/s/ Jane Smith``) or a line of nothing but a rule.
+_SIGNED = re.compile(r"/s/|^[\s_]*_{4,}[\s_]*$", re.MULTILINE)
 #: Words of a block that may carry a signature run into a following section (a signatory's name or
 #: title set as a heading, the next party's block).
 _SIGNATURE_SECTION_WORDS = 25
+#: A signature block split over blocks ("Approved by:" / "/s/ Jane Smith" / "Date: ..."): each
+#: piece's most words, and the blocks searched for its label and rule.
+_SIGNATURE_PIECE_WORDS = 12
+_SIGNATURE_WINDOW = 3
+#: Lead-in lines above a signature block: at most this many blocks of at most this many words.
+_LEAD_IN_BLOCKS = 2
+_LEAD_IN_WORDS = 25
+_SIGNING_LEAD = re.compile(r"^\W*(?:signed|executed|dated|agreed|accepted|approved|acknowledged)\b", re.IGNORECASE)
 
 
 def _words(block: MdBlock) -> int:
@@ -86,6 +99,39 @@ def _words(block: MdBlock) -> int:
 def _signature_block(block: MdBlock) -> bool:
     labels = len(_SIGNATURE_LABEL.findall(block.text))
     return _words(block) <= SIGNATURE_MAX_WORDS and (labels >= 2 or (labels >= 1 and bool(_RULE.search(block.text))))
+
+
+def _split_signature(blocks: list[MdBlock], i: int) -> bool:
+    """Whether ``blocks[i]`` opens a signature block split over short blocks: it holds a signature
+    label or a signature (``/s/``, a line of underscores), and it and the next ones
+    (:data:`_SIGNATURE_WINDOW` in all, each at most :data:`_SIGNATURE_PIECE_WORDS` words) hold both.
+    A form's blank (``DATE OF ORDER:____``) is no signature."""
+    label = rule = False
+    for block in blocks[i:i + _SIGNATURE_WINDOW]:
+        if _words(block) > _SIGNATURE_PIECE_WORDS:
+            break
+        label = label or bool(_SIGNATURE_LABEL.search(block.text))
+        rule = rule or bool(_SIGNED.search(block.text))
+        if block is blocks[i] and not (label or rule):
+            return False
+        if label and rule:
+            return True
+    return False
+
+
+def _lead_in(blocks: list[MdBlock], i: int, roles: dict[int, str]) -> list[MdBlock]:
+    """The lead-in lines right above a signature block that starts at ``blocks[i]``, nearest last:
+    paragraphs without a role of at most :data:`_LEAD_IN_WORDS` words that name a signatory
+    ("EMPLOYEE:", at most 6 words ending in a colon) or open with "Signed", "Executed", "Dated",
+    "Agreed", "Accepted", "Approved" or "Acknowledged"."""
+    out: list[MdBlock] = []
+    for block in reversed(blocks[max(0, i - _LEAD_IN_BLOCKS):i]):
+        text = block.text.strip()
+        if block.kind != "paragraph" or id(block) in roles or _words(block) > _LEAD_IN_WORDS or not (
+                (text.endswith(":") and _words(block) <= 6) or _SIGNING_LEAD.match(text)):
+            break
+        out.insert(0, block)
+    return out
 
 
 def _preamble(text: str) -> bool:
@@ -119,14 +165,15 @@ def block_roles(sections: list[Section]) -> dict[int, str]:
         if signing and section.heading is not None and (
                 _clause_heading(section) or any(_words(b) > _SIGNATURE_SECTION_WORDS for b in section.blocks)):
             signing = False
-        if section.path and _DEFINITIONS_TITLE.search(title) and len(title.split()) <= 8:
-            for block in section.blocks:
-                roles.setdefault(id(block), DEFINITIONS)
-            continue
+        definitions = bool(section.path) and bool(_DEFINITIONS_TITLE.search(title)) and len(title.split()) <= 8
         run: list[MdBlock] = []
-        for block in section.blocks:
-            if _WITNESS.match(block.text) or (not signing and _signature_block(block)):
+        blocks = section.blocks
+        for i, block in enumerate(blocks):
+            if _WITNESS.match(block.text):
                 signing = True
+            elif not signing and (_signature_block(block) or _split_signature(blocks, i)):
+                signing = True
+                roles.update({id(b): SIGNATURE for b in _lead_in(blocks, i, roles)})
             elif signing and (_OPENING.match(block.text) or _PARTIES.search(block.text[:300]) and _AGREEMENT.search(block.text)):
                 signing = False  # the next agreement (an addendum's recitals or preamble) begins
             elif signing and (block.kind in ("table",) and _words(block) > 4 * SIGNATURE_MAX_WORDS
@@ -134,6 +181,9 @@ def block_roles(sections: list[Section]) -> dict[int, str]:
                 signing = False
             if signing:
                 roles[id(block)] = SIGNATURE
+            elif definitions:
+                roles.setdefault(id(block), DEFINITIONS)
+                continue
             if block.kind == "paragraph" and _DEFINES.match(block.text):
                 run.append(block)
                 continue

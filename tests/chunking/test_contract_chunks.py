@@ -161,6 +161,38 @@ def test_only_the_opening_chunk_of_a_long_preamble_is_the_party_block():
     assert [c.metadata.get(ROLE) for c in preamble] == [PARTIES] + [None] * (len(preamble) - 1)
     assert "made as of the first day of May" in preamble[0].text
 
+def test_signature_blocks_split_over_short_lines_keep_their_lead_in_and_win_over_a_definitions_section():
+    """Signature blocks as CUAD's exhibits print them: ORBSAT's "Approved by:" above the conformed
+    signatures (no block holds both a label and a rule), Prudential's "Signed at ... this ____ day"
+    and "EMPLOYEE:" above the signature lines, and "IN WITNESS WHEREOF" closing an "Interpretation"
+    article. A form's blanks ("DATE OF ORDER:____") are no signature."""
+    from tests.chunking.helpers import make_doc
+
+    text = ("# STRATEGIC ALLIANCE AGREEMENT\n\n## 1. Compensation\n\nAVDU shall pay UTK $120,000 worth of unregistered "
+            "shares upon the execution of this Agreement.\n\nApproved by:\n\n/s/ Clifford M. Gross\n\n"
+            "/s/ Benjamin C. Croxton\n\nUTEK Corporation\n\nDate: September 9, 2005\n\n"
+            "## 2. Interpretation\n\nWords used in the singular include the plural.\n\nIN WITNESS WHEREOF, the "
+            "parties have set their hands on the day and year first above written.\n\n/s/ Jeffrey Hanuscin\n\n"
+            "Employee\n\n## Exhibit A Beneficiary Designation\n\nAny payment directed by the Owner shall be a full "
+            "discharge of the Insurer, binding on all parties claiming any interest under the policy.\n\n"
+            "Signed at Philadelphia, PA this __________ day of ________________, 2017.\n\nEMPLOYEE:\n\n"
+            "Signature: ____________________ Name: ______________\n\n## Exhibit B Certificate\n\n"
+            "CLIENT NAME: SCHOOLPOP, INC.\n\nDATE OF ORIGINATING ORDER:______________\n\n"
+            "1. The undersigned certifies that each of the cards described on Schedule A has been destroyed.")
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    roles = {c.text.split("\n")[0]: c.metadata.get(ROLE) for c in chunks}
+    assert roles["Approved by:"] == SIGNATURE and roles["AVDU shall pay UTK $120,000 worth of unregistered shares "
+                                                         "upon the execution of this Agreement."] is None, roles
+    assert roles["Words used in the singular include the plural."] == DEFINITIONS, roles
+    assert roles["IN WITNESS WHEREOF, the parties have set their hands on the day and year first above written."] \
+        == SIGNATURE, roles
+    signed = next(c for c in chunks if "Signed at Philadelphia" in c.text)
+    assert signed.metadata.get(ROLE) == SIGNATURE and "EMPLOYEE:" in signed.text and "Signature:" in signed.text
+    assert "full discharge" not in signed.text
+    form = next(c for c in chunks if "SCHOOLPOP" in c.text)
+    assert form.metadata.get(ROLE) is None, form.text
+
+
 CUAD = "B_legal/cuad/pdfs"
 #: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
 #: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered
