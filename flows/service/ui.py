@@ -32,6 +32,8 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
+from folioflow.flows.queries import ChunkRow, document_chunks
+
 __all__ = ["ChunkView", "PageView", "mount_ui"]
 
 _HERE = Path(__file__).parent
@@ -45,17 +47,11 @@ UI_CSP = ("default-src 'self'; img-src 'self' blob: data:; style-src 'self'; scr
           "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 
 
-class ChunkView(BaseModel):
-    """One chunk of a document as the page view shows it: ``bboxes`` are its boxes on the page
-    asked for, ``[x0, y0, x1, y1]`` in page points (top-left origin, the page's ``width`` x
-    ``height``); pages are 1-based and inclusive."""
+class ChunkView(ChunkRow):
+    """One chunk of a document as the page view shows it: a :class:`~folioflow.flows.queries.ChunkRow`
+    and ``bboxes``, its boxes on the page asked for, ``[x0, y0, x1, y1]`` in page points (top-left
+    origin, the page's ``width`` x ``height``)."""
 
-    index: int
-    kind: str | None = None
-    heading_path: list[str] = Field(default_factory=list)
-    page_start: int
-    page_end: int
-    text: str = Field(description="The chunk's Markdown")
     bboxes: list[list[float]] = Field(default_factory=list)
 
 
@@ -119,17 +115,14 @@ def _source_path(record: Any) -> Path:
 
 
 def _chunks_on(payloads: list[dict[str, Any]], number: int) -> list[ChunkView]:
+    """The chunks of page ``number`` (:func:`~folioflow.flows.queries.document_chunks`), each with its boxes there."""
     chunks = []
     for payload in payloads:
-        meta = payload.get("metadata") or {}
-        start, end = int(meta.get("page_start", 0)), int(meta.get("page_end", 0))
-        if not start <= number <= end:
-            continue
-        boxes = [[float(v) for v in box[1:5]] for box in meta.get("bboxes") or [] if len(box) == 5 and int(box[0]) == number]
-        chunks.append(ChunkView(index=int(meta.get("chunk_index", 0)), kind=meta.get("kind"),
-                                heading_path=list(meta.get("heading_path") or []), page_start=start, page_end=end,
-                                text=str(payload.get("page_content", "")), bboxes=boxes))
-    return chunks
+        for row in document_chunks([payload], number):
+            boxes = [[float(v) for v in box[1:5]] for box in (payload.get("metadata") or {}).get("bboxes") or []
+                     if len(box) == 5 and int(box[0]) == number]
+            chunks.append(ChunkView(**row.model_dump(), bboxes=boxes))
+    return sorted(chunks, key=lambda c: c.index)
 
 
 def mount_ui(app: FastAPI, service: Any, auth: Callable[..., Any], find: Callable[[Any, str], Any]) -> None:

@@ -73,6 +73,9 @@ def test_page_route_without_the_converted_document(client):
     assert law["page_start"] == law["page_end"] == 2 and "Delaware" in law["text"]
     for x0, y0, x1, y1 in law["bboxes"]:
         assert 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 792
+    # the page view's chunks are the chunk listing's rows of that page, each with its boxes
+    listed = client.get(f"/v1/documents/{client.doc_id}/chunks", params={"page": 2}, headers=AUTH).json()
+    assert [{k: v for k, v in c.items() if k != "bboxes"} for c in body["chunks"]] == listed and law["token_count"] > 0
     assert client.get(f"/v1/documents/{client.doc_id}/pages/3", headers=AUTH).status_code == 404
     assert client.get(f"/v1/documents/{client.doc_id}/pages/0", headers=AUTH).status_code == 404
     assert client.get("/v1/documents/no-such-doc/pages/1", headers=AUTH).status_code == 404
