@@ -98,10 +98,14 @@ _RUN_IN = re.compile(r"^(.{2,90}?)([.:]|\s[-–—])\s+(?=\S)")
 #: Characters of text that must follow a title in capitals run in without a stop.
 _CAPS_RUN_IN_TEXT = 40
 _TITLE_KINDS = ("part", "article", "item", "annex", "section", "roman")
+#: Labels of a signature block; those that open a signature line by themselves come first.
+_SIGNING_LABELS = "By|Name|Signature|Witness"
+_LABELS = _SIGNING_LABELS + "|Title|Its|Date"
 #: A signature label set large enough to look like a heading ("By: ____" on a scan).
-_SIGNATURE_LABEL = re.compile(r"^(?:By|Name|Title|Its|Date|Signature|Witness)\s*:", re.IGNORECASE)
+_SIGNATURE_LABEL = re.compile(rf"^(?:{_LABELS})\s*:", re.IGNORECASE)
 #: A signature block's label alone, without its colon ("By", "SIGNATURE", "DATE [*]").
-_BARE_LABEL = re.compile(r"(?:By|Name|Title|Its|Date|Signature|Witness)\s*(?:\[\*\]|_+)?", re.IGNORECASE)
+_BARE_LABEL = re.compile(rf"(?:{_LABELS})\s*(?:\[\*\]|_+)?", re.IGNORECASE)
+_SIGNING_LABEL = re.compile(rf"(?:{_SIGNING_LABELS})\s*:", re.IGNORECASE)
 
 
 @dataclass
@@ -377,19 +381,17 @@ def mark_clause_headings(pages: list[Page]) -> int:
         for i, heading in reversed(inserts.get(id(page), [])):
             page.blocks.insert(i, heading)
     changed += _recitals_and_title(built, top)
+    contract = not any(t.kind == "item" for _, _, t in found)  # a filing's "Item" titles: no contract rules
     for page in built:
         for block in page.blocks:
-            if block.type == BlockType.HEADING and _SIGNATURE_LABEL.match(_plain(block)):
-                block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
+            if block.type != BlockType.HEADING:
+                continue
+            plain = _plain(block)
+            if _SIGNATURE_LABEL.match(plain) or contract and _BARE_LABEL.fullmatch(plain.strip()):
+                block.type, block.level, block.text = BlockType.PARAGRAPH, None, plain
                 block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
                 changed += 1
-    if not any(t.kind == "item" for _, _, t in found):
-        for page in built:
-            for block in page.blocks:
-                if block.type == BlockType.HEADING and _BARE_LABEL.fullmatch(_plain(block).strip()):
-                    block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
-                    block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
-                    changed += 1
+    if contract:
         changed += _party_names(built)
     for page in built:
         page.markdown = page_markdown(page.blocks)
@@ -417,12 +419,13 @@ def _party_names(pages: list[Page]) -> int:
                     or any(pattern.match(plain) for _, pattern in _FORMS):
                 continue
             for after in page.blocks[i + 1:i + 1 + PARTY_LOOKAHEAD]:
-                if _signature_line(_plain(after)):
+                text = _plain(after)
+                if _signature_line(text):
                     block.type, block.level, block.text = BlockType.PARAGRAPH, None, plain
                     block.attributes[CLAUSE] = {"kind": "party", "level": None, "synthetic": False}
                     changed += 1
                     break
-                if after.type != BlockType.HEADING and len(_plain(after).split()) > 10:
+                if after.type != BlockType.HEADING and len(text.split()) > 10:
                     break
     return changed
 
@@ -432,7 +435,7 @@ def _signature_line(text: str) -> bool:
     words, or a ``Title:`` / ``Date:`` label of at most six ("Title: Defra project NF 0426 'The
     genetic improvement ...'" in a list of agreements is no signature)."""
     words = len(text.split())
-    if re.match(r"(?:By|Name|Signature|Witness)\s*:", text, re.IGNORECASE) or "/s/" in text.lower():
+    if _SIGNING_LABEL.match(text) or "/s/" in text.lower():
         return words <= 10
     return bool(_SIGNATURE_LABEL.match(text)) and words <= 6
 
