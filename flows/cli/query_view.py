@@ -263,10 +263,7 @@ def print_chunks(settings: Settings, key: str, page: int | None = None, fmt: str
     if api is not None:
         from folioflow.ocr.errors import ServerError
 
-        if Path(key).exists():
-            from folioflow.ocr.ids import doc_id_for
-
-            key = doc_id_for(key)
+        key = _server_key(key)
         try:
             params = {"page": page} if page is not None else {}
             rows = [ChunkRow.model_validate(r) for r in api.request("GET", f"/v1/documents/{quote(key, safe='')}/chunks",
@@ -295,6 +292,16 @@ def print_chunks(settings: Settings, key: str, page: int | None = None, fmt: str
         print(row.text.rstrip() + "\n")
 
 
+def _server_key(key: str) -> str:
+    """What to send a server for ``key``: the doc id of a path on this machine (the server resolves
+    paths against its own working directory), else ``key`` as given (a doc id, a file name)."""
+    if Path(key).exists():
+        from folioflow.ocr.ids import doc_id_for
+
+        return doc_id_for(key)
+    return key
+
+
 def _server_document(api: Any, key: str) -> bytes:
     """The converted Document JSON of the document ``key`` names, from the server ``api``; the
     same note (stderr) and failures as :func:`_find_document`, with the server's reasons."""
@@ -302,10 +309,7 @@ def _server_document(api: Any, key: str) -> bytes:
 
     from folioflow.ocr.errors import ServerError
 
-    if Path(key).exists():  # a path on this machine: its doc id (the server resolves paths against its own cwd)
-        from folioflow.ocr.ids import doc_id_for
-
-        key = doc_id_for(key)
+    key = _server_key(key)
     try:
         record = api.request("GET", f"/v1/documents/{quote(key, safe='')}")
         if record["converted"] and record["status"] != "indexed":
