@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from folioflow.chunking.bboxes import attach_layout
-from folioflow.chunking.headers import collect_furniture, engine_furniture, mark_furniture
+from folioflow.chunking.headers import collect_furniture, engine_furniture, mark_furniture, mark_page_numbers
 from folioflow.chunking.packing import join_pieces, pack, repair
 from folioflow.chunking.parse import MdBlock, ParsedPage, parse_markdown
 from folioflow.chunking.pieces import Measure, Piece, block_pieces
@@ -61,7 +61,7 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #:    ("IV. INDEMNIFICATION") are headings.
 #: 10: a signing party's name that typography made a heading is text of its signature block; a quoted
 #:    defined term and an "Att." address line open no clause title; "VIII. CONFIDENTIAL DATA" is one.
-CHUNKER_VERSION = "11"
+CHUNKER_VERSION = "12"
 
 
 def document_title(document: Document) -> str:
@@ -215,6 +215,7 @@ class Chunker:
             pages.append(parsed)
         if self.options.furniture_min_pages >= 2:
             mark_furniture(pages, self.options.furniture_min_pages, self.options.furniture_edge_blocks)
+            mark_page_numbers(pages)
         return pages
 
     def _merge_tables(self, blocks: list[MdBlock], pages: list[ParsedPage]) -> list[MdBlock]:

@@ -21,7 +21,15 @@ never furniture. A repeated block of at least :data:`SENTENCE_WORDS` words is a 
 first occurrence stays in the body (a sentence printed on every page must not vanish from every
 page). Detected furniture is returned per page so chunks can carry it as metadata.
 
-3. The engine's header/footer blocks that its Markdown leaves out (the text layer and CPU OCR
+3. Printed page numbers inside the page body (:func:`mark_page_numbers`): an exhibit printed
+   from HTML breaks its PDF pages where the printed ones do not end, so "2", "- 3 -" or "Page 4"
+   stand alone between paragraphs mid-page, often mid-sentence. A block that is nothing but a
+   page number is a footer when it belongs to an ascending run through the document (each next
+   number one or two higher, after at least :data:`PAGE_TEXT_WORDS` words of text, at most two of
+   a run on one PDF page, at least :data:`PAGE_RUN` numbers). A number followed by a short title
+   ("3" above "Licensee's Responsibilities": a clause number in a margin column) is none.
+
+4. The engine's header/footer blocks that its Markdown leaves out (the text layer and CPU OCR
    write page headers and footers as blocks only; :mod:`folioflow.ocr.finish` has decided which
    margin lines are furniture) join the parsed page as furniture blocks
    (:func:`engine_furniture`), so that chunks keep them as metadata and the sparse index
@@ -36,8 +44,8 @@ from collections import defaultdict
 from folioflow.chunking.parse import MdBlock, ParsedPage
 from folioflow.ocr.schema import BlockType, Page
 
-__all__ = ["BAND", "SENTENCE_WORDS", "collect_furniture", "engine_furniture", "furniture_text", "mark_furniture",
-           "normalise_furniture"]
+__all__ = ["BAND", "PAGE_RUN", "PAGE_TEXT_WORDS", "SENTENCE_WORDS", "collect_furniture", "engine_furniture",
+           "furniture_text", "mark_furniture", "mark_page_numbers", "normalise_furniture"]
 
 _DIGITS = re.compile(r"\d+")
 _ROMAN_PAGE = re.compile(r"^(?:page\s+)?[ivxlc]+$")
@@ -49,6 +57,13 @@ SENTENCE_WORDS = 12
 #: Repeats of a running header/footer lie within this share of the page height of each other.
 BAND = 0.05
 _ENGINE_LABELS = {BlockType.PAGE_HEADER: "header", BlockType.PAGE_FOOTER: "footer"}
+#: A printed page number alone: "12", "- 12 -", "-12-", "Page 12", "Page 12 of 40" (a list item
+#: "- 12 -" to a Markdown parser).
+_PAGE_NUMBER = re.compile(r"^[-–—\s]{0,3}(?:page\s+)?(\d{1,3})(?:\s+of\s+\d{1,3})?[-–—\s]{0,3}$", re.IGNORECASE)
+#: Words of text that lie between two printed page numbers of one run, at least.
+PAGE_TEXT_WORDS = 40
+#: Printed page numbers that make a run, at least.
+PAGE_RUN = 3
 
 
 def normalise_furniture(text: str, fold_digits: bool = True) -> str:
@@ -102,6 +117,46 @@ def mark_furniture(pages: list[ParsedPage], min_pages: int = 3, edge_blocks: int
         needed = max(3, min_pages) if block.kind == "heading" else min_pages
         if len(pages_with) >= needed or (page_number_only and len(pages_with) >= 2):
             block.furniture = where
+
+
+def mark_page_numbers(pages: list[ParsedPage]) -> int:
+    """Mark the printed page numbers inside the page body as footers (module docstring, 3):
+    paragraph or list blocks that hold nothing but a page number and make an ascending run. Page
+    numbers already marked (at a page edge) count in runs and stay as they are; other furniture is
+    no text between them. Returns the number of blocks marked."""
+    runs: list[list[tuple[MdBlock, int, int]]] = []  # (block, number, words of text before it)
+    words = 0
+    for page in pages:
+        for i, block in enumerate(page.blocks):
+            match = _PAGE_NUMBER.match(block.text) if block.kind in ("paragraph", "list") else None
+            if match is None or _titled(page.blocks[i + 1:i + 2]):
+                words += 0 if block.furniture else len(block.text.split())
+                continue
+            number = int(match.group(1))
+            fits = [run for run in runs if 1 <= number - run[-1][1] <= 2 and words - run[-1][2] >= PAGE_TEXT_WORDS
+                    and sum(b.page == block.page for b, _, _ in run) < 2]
+            if fits:
+                min(fits, key=lambda run: number - run[-1][1]).append((block, number, words))
+            else:
+                runs.append([(block, number, words)])
+    marked = 0
+    for run in runs:
+        if len(run) >= PAGE_RUN:
+            for block, _, _ in run:
+                if not block.furniture:
+                    block.furniture = "footer"
+                    marked += 1
+    return marked
+
+
+def _titled(after: list[MdBlock]) -> bool:
+    """Whether the block after a number alone is the title it numbers: a short line (at most 8
+    words) that opens with no number of its own and ends with no stop."""
+    if not after or after[0].furniture:
+        return False
+    text = after[0].text.lstrip("#* ").strip()
+    return (0 < len(text.split()) <= 8 and not text[:1].isdigit() and not text.endswith((".", ";", ","))
+            and not _PAGE_NUMBER.match(text))
 
 
 def _centre(block: MdBlock, height: float | None) -> float | None:

@@ -152,3 +152,33 @@ def test_a_heading_that_ends_its_page_is_in_the_span_of_the_chunk_it_opens(conve
     assert opened[0].page_start == 1 and opened[0].page_end == 2
     assert docs.body(2)[0] in opened[0].text
     assert all(c.page_start == 1 for c in chunks if docs.body(1)[0] in c.text)
+
+
+def _clause(n: int) -> str:
+    return (f"{n}.1 The Reseller shall market the Products in the Territory during the Term and shall keep complete "
+            f"records of each sale made under this Agreement, which the Company may audit on ten days' notice "
+            f"during business hours; such records shall be kept for three years after the sale to which they relate.")
+
+
+def test_printed_page_numbers_inside_the_page_body_leave_the_chunk_text(chunker):
+    """An exhibit printed from HTML (CUAD's WORLDWIDE STRATEGIES reseller agreement, PROFOUND MEDICAL's
+    supply agreement): its printed page numbers ("2", "- 3 -", "Page 4") stand alone mid-page, where
+    the printed pages ended, often mid-sentence. They go to the chunks' footer metadata; a clause
+    number in a margin column ("3" above its title) and an amount alone on a line stay text."""
+    from tests.chunking.helpers import make_doc
+
+    pages = [
+        f"# RESELLER AGREEMENT\n\n{_clause(1)}\n\n2\n\n{_clause(2)}\n\n250\n\n{_clause(3)}",
+        f"{_clause(4)}\n\n- 3 -\n\nthe Company shall deliver the Products within thirty days.\n\n{_clause(5)}",
+        f"{_clause(6)}\n\nPage 4\n\n{_clause(7)}\n\n5\n\nLicensee's Responsibilities\n\n{_clause(8)}",
+        f"{_clause(9)}\n\n6\n\n{_clause(10)}",
+    ]
+    chunks = chunker.chunk(make_doc(*pages))
+    lines = {line.strip() for c in chunks for line in c.text.splitlines()}
+    assert not lines & {"2", "- 3 -", "Page 4", "6"}, sorted(lines)[:10]
+    assert {"250", "5", "Licensee's Responsibilities"} <= lines  # an amount; a clause number above its title
+    footers = [f for c in chunks for f in c.metadata.get("page_footers", [])]
+    assert {"2", "- 3 -", "Page 4", "6"} <= set(footers), footers
+    # the same numbers without text between them (a column of a table read as lines) are no page numbers
+    column = chunker.chunk(make_doc("# RATES\n\n" + "\n\n".join(str(n) for n in range(1, 7)) + "\n\n" + _clause(1)))
+    assert {"1", "2", "3", "4"} <= {line.strip() for c in column for line in c.text.splitlines()}
