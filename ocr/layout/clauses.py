@@ -79,6 +79,7 @@ _FORMS: list[tuple[str, re.Pattern[str]]] = [
     ("section", re.compile(r"^(?:SECTION|§)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?", re.IGNORECASE)),
     ("number", re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)(?:\.|\))?(?=\s|$)")),
     ("letter", re.compile(r"^(?:\((?:[a-zA-Z]{1,2}|[ivxlcIVXLC]{1,5}|\d{1,2})\)|(?:[a-z]|[ivx]{1,4})[.)])(?=\s|$)")),
+    ("capital", re.compile(r"^([A-Z])[.)](?=\s)")),
 ]
 #: An unnumbered run-in title: up to six capitalised words, the last of three letters or more (not
 #: an initial: "John S. Smith"), ended by a period before a capitalised sentence ("Training. We will ...").
@@ -214,6 +215,8 @@ def clause_title(text: str) -> ClauseTitle | None:
         if not m:
             continue
         label, rest = text[:m.end()].strip(), text[m.end():].strip()
+        if kind == "capital":
+            return _capital_run_in(label, rest)
         if kind == "roman" and not (_caps_title(rest) or _caps_run_in(rest) or _caps_title(rest.split(". ")[0])):
             continue  # "IV. INDEMNIFICATION" (capitals) is an article; "I. Introduction" may be a list
         rest = rest.lstrip("-–—:").strip() if kind in _TITLE_KINDS else rest
@@ -238,6 +241,26 @@ def clause_title(text: str) -> ClauseTitle | None:
         if len(last) >= 3 and last not in _NOT_TITLES and len(text) - plain.end() >= 40:
             return ClauseTitle("run_in", plain.group(1), run_in=True)
     return None
+
+
+def _capital_run_in(label: str, rest: str) -> ClauseTitle | None:
+    """A clause lettered with a capital and its title run in ("D. EXECUTION. The execution ...",
+    "B. Conversion Project Manager. M&I will ..."), or None: a capital letter opens a title only
+    run in, and the title's last word has three letters or more and is no abbreviation, with no
+    initial and no figure of three digits ("P. O. Box 2511 Houston, Texas"); no legal form (a
+    party's name)."""
+    run = _RUN_IN.match(rest)
+    if run and run.group(2) in ".:" and _title_words(run.group(1), 8) and len(rest) > run.end():
+        title: str | None = run.group(1).strip()
+    else:
+        title = _caps_run_in(rest)
+    if not title:
+        return None
+    last = title.split()[-1].strip("’'-.,").lower()
+    if len(last) < 3 or last in _NOT_TITLES or _LEGAL_FORM.search(title.upper()) \
+            or re.search(r"\b[A-Z]\.(?:\s|$)|\d{3,}", title):
+        return None
+    return ClauseTitle("capital", f"{label} {title}", run_in=True)
 
 
 def _plain(block: Block) -> str:
@@ -342,6 +365,8 @@ def mark_clause_headings(pages: list[Page]) -> int:
     found = _letter_i(built, found)
     if not any(t.kind == "item" for _, _, t in found):  # a filing's capitals are its cover, officers, exhibits
         found += _caps_titles(built, {(id(page), i) for page, i, _ in found})
+    else:  # a filing's "A. Basis of Presentation." is a note's paragraph, left as the filing sets it
+        found = [f for f in found if f[2].kind != "capital"]
     kinds = {t.kind for _, _, t in found}
     numbered = [t.depth for _, _, t in found if t.kind == "number"]
     base = min(numbered) if numbered else 1
@@ -358,6 +383,8 @@ def mark_clause_headings(pages: list[Page]) -> int:
             return 2 if numbered else top  # "H. POTENTIAL OPPORTUNITIES" above its "1. Other Programs"
         if t.kind == "caps" and not numbered:
             return top  # the document's clauses: "TERM AND TERMINATION" in an unnumbered contract
+        if t.kind == "capital" and not numbered and not kinds & {"article", "roman", "part", "caps"}:
+            return top  # "A. Definitions. The following ..." lettering the contract's own clauses
         return min(6, deepest + 1)  # a lettered sub-clause, an unnumbered run-in title or one in capitals
 
     changed = 0
