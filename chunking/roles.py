@@ -41,7 +41,7 @@ from folioflow.chunking.sections import Section
 from folioflow.ocr.layout.clauses import clause_title
 
 __all__ = ["DEFINITIONS", "PARTIES", "PREAMBLE_BLOCKS", "ROLE", "ROLES", "SIGNATURE", "SIGNATURE_MAX_WORDS",
-           "block_roles", "split_by_role"]
+           "block_roles", "signature_path", "split_by_role"]
 
 #: ``Chunk.metadata`` key of a chunk's role (absent for ordinary content).
 ROLE = "role"
@@ -72,7 +72,7 @@ _DEFINITIONS_TITLE = re.compile(r"\b(?:definitions?|defined\s+terms|interpretati
 _DEFINES = re.compile(r"^\W*(?:\d{1,3}(?:\.\d{1,3})*\.?\s*)?(?:\([a-z0-9]{1,4}\)\s*)?[“\"‘'][^”\"’']{1,80}[”\"’']"
                       r"[^.]{0,80}?\b(?:shall\s+mean|means|mean|shall\s+have\s+the\s+meaning|has\s+the\s+meaning|"
                       r"shall\s+include|includes|refers\s+to)\b", re.IGNORECASE)
-_WITNESS = re.compile(r"^\W*IN\s+WITNESS\s+WHEREOF\b|^[^.]{0,80}\b(?:executed|signed)\b[^.]{0,60}\bas\s+of\s+the\s+"
+_WITNESS = re.compile(r"^\W*IN\s+WITNESS\s+(?:WHEREOF|THEREOF|OF\s+THE\s+FOREGOING)\b|^[^.]{0,80}\b(?:executed|signed)\b[^.]{0,60}\bas\s+of\s+the\s+"
                       r"(?:date|day)\b[^.]{0,40}\b(?:first\s+)?(?:above\s+)?written", re.IGNORECASE)
 _SIGNATURE_LABEL = re.compile(r"(?:^|\s)(?:By|Name|Title|Its|Signature|Signed|Date)\s*:", re.IGNORECASE)
 _OPENING = re.compile(r"^\W*(?:WHEREAS|NOW,?\s+THEREFORE|RECITALS?)\b", re.IGNORECASE)
@@ -87,8 +87,15 @@ _SIGNATURE_SECTION_WORDS = 25
 _SIGNATURE_PIECE_WORDS = 12
 _SIGNATURE_WINDOW = 3
 #: Lead-in lines above a signature block: at most this many blocks of at most this many words.
-_LEAD_IN_BLOCKS = 2
+_LEAD_IN_BLOCKS = 4
 _LEAD_IN_WORDS = 25
+#: A signing party's name above its signature: at most this many words, each capitalised.
+_PARTY_NAME_WORDS = 6
+#: Clause kinds (:func:`folioflow.ocr.layout.clauses.clause_title`) a signature block does not
+#: belong to: its heading path stops above them.
+_CLAUSE_KINDS = {"number", "letter", "capital", "run_in", "section", "roman", "article"}
+#: A clause lettered with a capital, its title alone ("L. ATTORNEY'S FEES").
+_LETTERED = re.compile(r"^[A-Z][.)]\s+\S")
 _SIGNING_LEAD = re.compile(r"^\W*(?:signed|executed|dated|agreed|accepted|approved|acknowledged)\b", re.IGNORECASE)
 
 
@@ -119,16 +126,34 @@ def _split_signature(blocks: list[MdBlock], i: int) -> bool:
     return False
 
 
+def _party_name(text: str) -> bool:
+    words = [w for w in text.split() if any(ch.isalpha() for ch in w)]
+    return 0 < len(words) <= _PARTY_NAME_WORDS and all(w.lstrip("\"“'‘(")[:1].isupper() for w in words) \
+        and not text.rstrip().endswith((";", ","))
+
+
+def signature_path(path: list[str]) -> list[str]:
+    """The heading path of a signature block found under ``path``: without the clauses at its end
+    (ORBSAT's signatures follow "L. ATTORNEY'S FEES" but are no part of it); the document title,
+    parts, items and exhibits stay."""
+    out = list(path)
+    while out and (_LETTERED.match(out[-1]) or (title := clause_title(out[-1])) is not None and title.kind in _CLAUSE_KINDS):
+        out.pop()
+    return out
+
+
 def _lead_in(blocks: list[MdBlock], i: int, roles: dict[int, str]) -> list[MdBlock]:
     """The lead-in lines right above a signature block that starts at ``blocks[i]``, nearest last:
     paragraphs without a role of at most :data:`_LEAD_IN_WORDS` words that name a signatory
-    ("EMPLOYEE:", at most 6 words ending in a colon) or open with "Signed", "Executed", "Dated",
-    "Agreed", "Accepted", "Approved" or "Acknowledged"."""
+    ("EMPLOYEE:", at most 6 words ending in a colon), open with "Signed", "Executed", "Dated",
+    "Agreed", "Accepted", "Approved" or "Acknowledged", or are a signing party's name (at most
+    :data:`_PARTY_NAME_WORDS` words, each capitalised: "UTEK CORPORATION", "Intuit Inc.",
+    "Client: Stamps.com Inc.")."""
     out: list[MdBlock] = []
     for block in reversed(blocks[max(0, i - _LEAD_IN_BLOCKS):i]):
         text = block.text.strip()
         if block.kind != "paragraph" or id(block) in roles or _words(block) > _LEAD_IN_WORDS or not (
-                (text.endswith(":") and _words(block) <= 6) or _SIGNING_LEAD.match(text)):
+                (text.endswith(":") and _words(block) <= 6) or _SIGNING_LEAD.match(text) or _party_name(text)):
             break
         out.insert(0, block)
     return out
@@ -197,7 +222,8 @@ def block_roles(sections: list[Section]) -> dict[int, str]:
 
 def split_by_role(sections: list[Section]) -> list[tuple[Section, str | None]]:
     """``sections`` cut into runs of consecutive blocks of one role, each with its role (``None``:
-    ordinary content). A section's heading stays with its first run; the runs keep its path."""
+    ordinary content). A section's heading stays with its first run; the runs keep its path, a
+    signature run without the clauses at its end (:func:`signature_path`)."""
     roles = block_roles(sections)
     out: list[tuple[Section, str | None]] = []
     for section in sections:
@@ -209,7 +235,8 @@ def split_by_role(sections: list[Section]) -> list[tuple[Section, str | None]]:
         for block in section.blocks:
             r = roles.get(id(block))
             if current is None or r != role:
-                current = Section(path=list(section.path), heading=section.heading if current is None else None)
+                path = signature_path(section.path) if r == SIGNATURE else list(section.path)
+                current = Section(path=path, heading=section.heading if current is None else None)
                 role = r
                 out.append((current, role))
             current.blocks.append(block)

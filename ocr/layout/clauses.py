@@ -469,7 +469,8 @@ def _signature_line(text: str) -> bool:
 
 def _letter_i(pages: list[Page], found: list[tuple[Page, int, ClauseTitle]]) -> list[tuple[Page, int, ClauseTitle]]:
     """``found`` without the Roman "I" titles that follow a block lettered "H." (the ninth lettered
-    clause, "I. NOTICES" after "H. ADDRESSES OF PARTIES", is no article I)."""
+    clause, "I. NOTICES" after "H. ADDRESSES OF PARTIES", is no article I); one with its title run
+    in is read as lettered with a capital (:func:`_capital_run_in`)."""
     roman_i = {(id(page), i) for page, i, t in found if t.kind == "roman" and re.match(r"I\b", t.title)}
     if not roman_i:
         return found
@@ -481,7 +482,17 @@ def _letter_i(pages: list[Page], found: list[tuple[Page, int, ClauseTitle]]) -> 
                 after_h.add((id(page), i))
             m = _CAPITAL_LETTER.match(_plain(block))
             last = m.group(1) if m else last
-    return [(page, i, t) for page, i, t in found if (id(page), i) not in after_h]
+    out: list[tuple[Page, int, ClauseTitle]] = []
+    for page, i, title in found:
+        if (id(page), i) in after_h:  # the ninth letter, its title run in ("I. NOTICES. Any notice ...")
+            text = " ".join(_plain(page.blocks[i]).split())
+            letter = _CAPITAL_LETTER.match(text)
+            capital = _capital_run_in(text[:letter.end()].strip(), text[letter.end():].strip()) if letter else None
+            if capital is not None:
+                out.append((page, i, capital))
+            continue
+        out.append((page, i, title))
+    return out
 
 
 def _caps_titles(pages: list[Page], taken: set[tuple[int, int]]) -> list[tuple[Page, int, ClauseTitle]]:

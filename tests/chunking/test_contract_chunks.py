@@ -193,6 +193,38 @@ def test_signature_blocks_split_over_short_lines_keep_their_lead_in_and_win_over
     assert form.metadata.get(ROLE) is None, form.text
 
 
+def test_signing_parties_names_join_their_signature_block_whose_path_names_no_clause():
+    """ORBSAT's last page: "APPROVED AND AGREED:" and the parties' names in capitals above the
+    conformed signatures belong to the signature block, not to clause L; STAMPS' "Client:
+    Stamps.com Inc." / "Intuit Inc." above blank "By:" lines likewise; WORLDWIDE's "IN WITNESS OF
+    THE FOREGOING" opens a signature block. A signature chunk's heading path stops above the
+    clauses (the document title, an exhibit stay)."""
+    from tests.chunking.helpers import make_doc
+
+    fees = ("In the event of any dispute under this Agreement, the prevailing party shall be entitled to recover "
+            "its reasonable attorney's fees and costs from the other party.")
+    text = (f"# STRATEGIC ALLIANCE AGREEMENT\n\n## IX. MISCELLANEOUS\n\n#### L. ATTORNEY'S FEES\n\n{fees}\n\n"
+            "APPROVED AND AGREED:\n\nUTEK CORPORATION\n\nWORLD ENERGY SOLUTIONS\n\nBy: /s/ Clifford M. Gross\n\n"
+            "By: /s/ Benjamin C. Croxton\n\n## Exhibit A Sponsorship Terms\n\n### 18.8 Counterparts\n\n"
+            "This Agreement may be executed in counterparts, each of which will serve to evidence the parties' "
+            "binding agreement.\n\nClient: Stamps.com Inc. ---------------\n\nIntuit Inc.\n\n"
+            "By: ____________ Name: ____________ Title: ____________\n\n### 10.16 Publicity\n\nNeither party "
+            "shall issue a press release about this Agreement without the other party's written consent.\n\n"
+            "IN WITNESS OF THE FOREGOING, the parties have signed this Agreement.\n\nWORLDWIDE STRATEGIES INC.")
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    signatures = [c for c in chunks if c.metadata.get(ROLE) == SIGNATURE]
+    assert [c.text.split("\n")[0] for c in signatures] == [
+        "APPROVED AND AGREED:", "Client: Stamps.com Inc. ---------------", "IN WITNESS OF THE FOREGOING, the parties "
+        "have signed this Agreement."], [(c.metadata.get(ROLE), c.text[:30]) for c in chunks]
+    assert "UTEK CORPORATION" in signatures[0].text and "Intuit Inc." in signatures[1].text
+    assert [c.heading_path for c in signatures] == [
+        ["STRATEGIC ALLIANCE AGREEMENT"], ["STRATEGIC ALLIANCE AGREEMENT", "Exhibit A Sponsorship Terms"],
+        ["STRATEGIC ALLIANCE AGREEMENT", "Exhibit A Sponsorship Terms"]]
+    clause = next(c for c in chunks if "prevailing party" in c.text)
+    assert clause.metadata.get(ROLE) is None and "UTEK" not in clause.text
+    assert clause.heading_path[-1] == "L. ATTORNEY'S FEES"
+
+
 CUAD = "B_legal/cuad/pdfs"
 #: Real contracts of three clause-title styles: run-in "1. Term. Subject to ..." (GAINSCO), ALL-CAPS
 #: titles with their number in a margin column (Apollo Endosurgery), numbered run-ins with lettered

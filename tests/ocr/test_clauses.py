@@ -178,6 +178,10 @@ def test_capital_lettered_run_in_titles_nest_under_articles_and_stay_text_in_a_f
     assert [b.text for b in pages[0].blocks if b.type == BlockType.HEADING] == [
         "## V. GENERAL PROVISIONS", "#### D. EXECUTION", "#### E. TIMELY APPRISALS"]
     assert any(b.text == f"D. EXECUTION. {body}" for b in pages[0].blocks)  # the text keeps its title
+    ninth = [_page(["IX. MISCELLANEOUS", _BODY_TEXT, f"H. ADDRESSES OF PARTIES. {body}", f"I. NOTICES. {body}"])]
+    mark_clause_headings(ninth)  # "I." after "H." is the ninth letter, its title run in
+    assert [b.text for b in ninth[0].blocks if b.type == BlockType.HEADING] == [
+        "## IX. MISCELLANEOUS", "#### H. ADDRESSES OF PARTIES", "#### I. NOTICES"]
     filing = [_page(["Item 8. Financial Statements and Supplementary Data",
                      f"A. Basis of Presentation. {body}"])]
     mark_clause_headings(filing)
