@@ -626,4 +626,6 @@ def test_a_question_no_rule_reads_is_read_by_its_closest_example_questions(contr
         docs = FolioRetriever(store=store, embedder=embedder).invoke(question, doc_ids=[doc_id], k=5)
         assert docs[0].page_content == preamble, (style, _role(docs[0]))
         plain = FolioRetriever(store=store, embedder=embedder, glossary=without).invoke(question, doc_ids=[doc_id], k=5)
-        assert preamble not in [d.page_content for d in plain[:3]], style
+        # the party block after every clause among the results (a clause question demotes roles)
+        at = [d.page_content for d in plain].index(preamble) if preamble in [d.page_content for d in plain] else len(plain)
+        assert at > 0 and all(_role(d) is not None for d in plain[at:]), (style, [_role(d) for d in plain])
