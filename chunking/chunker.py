@@ -61,7 +61,7 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #:    ("IV. INDEMNIFICATION") are headings.
 #: 10: a signing party's name that typography made a heading is text of its signature block; a quoted
 #:    defined term and an "Att." address line open no clause title; "VIII. CONFIDENTIAL DATA" is one.
-CHUNKER_VERSION = "13"
+CHUNKER_VERSION = "14"
 
 
 def document_title(document: Document) -> str:

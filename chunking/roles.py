@@ -97,6 +97,10 @@ _CLAUSE_KINDS = {"number", "letter", "capital", "run_in", "section", "roman", "a
 #: A clause lettered with a capital, its title alone ("L. ATTORNEY'S FEES").
 _LETTERED = re.compile(r"^[A-Z][.)]\s+\S")
 _SIGNING_LEAD = re.compile(r"^\W*(?:signed|executed|dated|agreed|accepted|approved|acknowledged)\b", re.IGNORECASE)
+#: A date written out ("25th day of May, 1999", "May 25, 1999"): a lead-in that holds one says when the
+#: agreement was made or takes effect ("Signed and effective this 25th day of May, 1999.") and stays text.
+_MONTH = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b",
+                    re.IGNORECASE)
 
 
 def _words(block: MdBlock) -> int:
@@ -146,14 +150,16 @@ def _lead_in(blocks: list[MdBlock], i: int, roles: dict[int, str]) -> list[MdBlo
     """The lead-in lines right above a signature block that starts at ``blocks[i]``, nearest last:
     paragraphs without a role of at most :data:`_LEAD_IN_WORDS` words that name a signatory
     ("EMPLOYEE:", at most 6 words ending in a colon), open with "Signed", "Executed", "Dated",
-    "Agreed", "Accepted", "Approved" or "Acknowledged", or are a signing party's name (at most
+    "Agreed", "Accepted", "Approved" or "Acknowledged" and name no month ("Signed and effective this
+    25th day of May, 1999" is the effective date, text), or are a signing party's name (at most
     :data:`_PARTY_NAME_WORDS` words, each capitalised: "UTEK CORPORATION", "Intuit Inc.",
     "Client: Stamps.com Inc.")."""
     out: list[MdBlock] = []
     for block in reversed(blocks[max(0, i - _LEAD_IN_BLOCKS):i]):
         text = block.text.strip()
         if block.kind != "paragraph" or id(block) in roles or _words(block) > _LEAD_IN_WORDS or not (
-                (text.endswith(":") and _words(block) <= 6) or _SIGNING_LEAD.match(text) or _party_name(text)):
+                (text.endswith(":") and _words(block) <= 6) or _SIGNING_LEAD.match(text) and not _MONTH.search(text)
+                or _party_name(text)):
             break
         out.insert(0, block)
     return out

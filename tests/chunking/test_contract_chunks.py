@@ -198,13 +198,14 @@ def test_signing_parties_names_join_their_signature_block_whose_path_names_no_cl
     conformed signatures belong to the signature block, not to clause L; STAMPS' "Client:
     Stamps.com Inc." / "Intuit Inc." above blank "By:" lines likewise; WORLDWIDE's "IN WITNESS OF
     THE FOREGOING" opens a signature block. A signature chunk's heading path stops above the
-    clauses (the document title, an exhibit stay)."""
+    clauses (the document title, an exhibit stay). American Physicians' "Signed and effective this
+    25th day of May, 1999." is the effective date: it stays with the clauses."""
     from tests.chunking.helpers import make_doc
 
     fees = ("In the event of any dispute under this Agreement, the prevailing party shall be entitled to recover "
             "its reasonable attorney's fees and costs from the other party.")
     text = (f"# STRATEGIC ALLIANCE AGREEMENT\n\n## IX. MISCELLANEOUS\n\n#### L. ATTORNEY'S FEES\n\n{fees}\n\n"
-            "APPROVED AND AGREED:\n\nUTEK CORPORATION\n\nWORLD ENERGY SOLUTIONS\n\nBy: /s/ Clifford M. Gross\n\n"
+            "Signed and effective this 25th day of May, 1999.\n\nAPPROVED AND AGREED:\n\nUTEK CORPORATION\n\nWORLD ENERGY SOLUTIONS\n\nBy: /s/ Clifford M. Gross\n\n"
             "By: /s/ Benjamin C. Croxton\n\n## Exhibit A Sponsorship Terms\n\n### 18.8 Counterparts\n\n"
             "This Agreement may be executed in counterparts, each of which will serve to evidence the parties' "
             "binding agreement.\n\nClient: Stamps.com Inc. ---------------\n\nIntuit Inc.\n\n"
@@ -222,6 +223,7 @@ def test_signing_parties_names_join_their_signature_block_whose_path_names_no_cl
         ["STRATEGIC ALLIANCE AGREEMENT", "Exhibit A Sponsorship Terms"]]
     clause = next(c for c in chunks if "prevailing party" in c.text)
     assert clause.metadata.get(ROLE) is None and "UTEK" not in clause.text
+    assert "Signed and effective this 25th day of May, 1999." in clause.text  # a date stays with the clauses
     assert clause.heading_path[-1] == "L. ATTORNEY'S FEES"
 
 
