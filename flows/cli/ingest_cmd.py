@@ -332,8 +332,9 @@ def show(
     api_url: ApiUrl = None,
     api_key: ApiKey = None,
 ) -> None:
-    """Print exactly what was indexed for a document: its converted Markdown (or JSON); a failed
-    page shows as a `<!-- page N failed: reason -->` marker. With --chunks, its chunks as the index
+    """Print the converted document that was indexed: its Markdown (or JSON), before chunking
+    (page headers, footers and printed page numbers are still in it); a failed page shows as a
+    `<!-- page N failed: reason -->` marker. With --chunks, its chunks as the index
     holds them: each under a `<!-- chunk N · p.S-E · kind (role) · tokens · heading path -->` line
     (JSON: one object per chunk). The role marks a contract's parties, definitions or signature
     block; tokens are the embedding model's, of what was embedded (heading path and text).
