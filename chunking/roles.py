@@ -38,7 +38,7 @@ import re
 
 from folioflow.chunking.parse import MdBlock
 from folioflow.chunking.sections import Section
-from folioflow.ocr.layout.clauses import clause_title
+from folioflow.ocr.layout.clauses import CAPITAL_LETTER, clause_title
 
 __all__ = ["DEFINITIONS", "PARTIES", "PREAMBLE_BLOCKS", "ROLE", "ROLES", "SIGNATURE", "SIGNATURE_MAX_WORDS",
            "block_roles", "signature_path", "split_by_role"]
@@ -94,8 +94,6 @@ _PARTY_NAME_WORDS = 6
 #: Clause kinds (:func:`folioflow.ocr.layout.clauses.clause_title`) a signature block does not
 #: belong to: its heading path stops above them.
 _CLAUSE_KINDS = {"number", "letter", "capital", "run_in", "section", "roman", "article"}
-#: A clause lettered with a capital, its title alone ("L. ATTORNEY'S FEES").
-_LETTERED = re.compile(r"^[A-Z][.)]\s+\S")
 _SIGNING_LEAD = re.compile(r"^\W*(?:signed|executed|dated|agreed|accepted|approved|acknowledged)\b", re.IGNORECASE)
 #: A date written out ("25th day of May, 1999", "May 25, 1999"): a lead-in that holds one says when the
 #: agreement was made or takes effect ("Signed and effective this 25th day of May, 1999.") and stays text.
@@ -141,7 +139,7 @@ def signature_path(path: list[str]) -> list[str]:
     (ORBSAT's signatures follow "L. ATTORNEY'S FEES" but are no part of it); the document title,
     parts, items and exhibits stay."""
     out = list(path)
-    while out and (_LETTERED.match(out[-1]) or (title := clause_title(out[-1])) is not None and title.kind in _CLAUSE_KINDS):
+    while out and (CAPITAL_LETTER.match(out[-1]) or (title := clause_title(out[-1])) is not None and title.kind in _CLAUSE_KINDS):
         out.pop()
     return out
 

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from folioflow.ocr.layout.blocks import CLAUSE, page_markdown, reads_as_sentence
 from folioflow.ocr.schema import BBox, Block, BlockType, Page
 
-__all__ = ["CLAUSE", "ClauseTitle", "clause_title", "mark_clause_headings"]
+__all__ = ["CAPITAL_LETTER", "CLAUSE", "ClauseTitle", "clause_title", "mark_clause_headings"]
 
 # CLAUSE (from blocks): the ``Block.attributes`` key set on every block this pass made or changed:
 # ``{"kind": str, "level": int, "synthetic": bool}`` (``synthetic``: a heading inserted before its paragraph).
@@ -148,7 +148,7 @@ _NOT_CAPS_TITLE = re.compile(r"^(?:CONFIDENTIAL(?!\s+(?:INFORMATION|DATA|MATERIA
                              r"ACKNOWLEDGED|SIGNATURE|SIGNED|BY|NAME|TITLE|DATE|DATED|PAGE|NOTE|TABLE OF CONTENTS|"
                              r"BETWEEN|AND|AMONG|SEAL|ATTEST|WITNESS|NOTARY|NOW|WHEREAS)\b")
 #: A clause lettered in capitals ("H. POTENTIAL OPPORTUNITIES"): its letter.
-_CAPITAL_LETTER = re.compile(r"^([A-Z])[.)]\s")
+CAPITAL_LETTER = re.compile(r"^([A-Z])[.)]\s")
 #: A numbered clause opening the text under a title ("1. This agreement shall terminate:").
 _BODY_NUMBER = re.compile(r"^\(?(?:\d{1,3}(?:\.\d{1,3})*|[a-z])[.)]\s+\S")
 #: Fewest capitals titles (distinct texts) a document needs before any of them becomes a heading.
@@ -343,7 +343,7 @@ def _contract_title(block: Block) -> bool:
     plain = _plain(block)
     return (block.type in (BlockType.PARAGRAPH, BlockType.HEADING) and len(plain.split()) <= 12
             and plain == plain.upper() and bool(_CONTRACT_WORDS.search(plain)) and not reads_as_sentence(plain)
-            and clause_title(plain) is None and not _CAPITAL_LETTER.match(plain))
+            and clause_title(plain) is None and not CAPITAL_LETTER.match(plain))
 
 
 def mark_clause_headings(pages: list[Page]) -> int:
@@ -379,7 +379,7 @@ def mark_clause_headings(pages: list[Page]) -> int:
             return fixed[t.kind]
         if t.kind == "number":
             return min(6, 3 + t.depth - base)
-        if t.kind == "caps" and _CAPITAL_LETTER.match(t.title):
+        if t.kind == "caps" and CAPITAL_LETTER.match(t.title):
             return 2 if numbered else top  # "H. POTENTIAL OPPORTUNITIES" above its "1. Other Programs"
         if t.kind == "caps" and not numbered:
             return top  # the document's clauses: "TERM AND TERMINATION" in an unnumbered contract
@@ -480,13 +480,13 @@ def _letter_i(pages: list[Page], found: list[tuple[Page, int, ClauseTitle]]) -> 
         for i, block in enumerate(page.blocks):
             if (id(page), i) in roman_i and last == "H":
                 after_h.add((id(page), i))
-            m = _CAPITAL_LETTER.match(_plain(block))
+            m = CAPITAL_LETTER.match(_plain(block))
             last = m.group(1) if m else last
     out: list[tuple[Page, int, ClauseTitle]] = []
     for page, i, title in found:
         if (id(page), i) in after_h:  # the ninth letter, its title run in ("I. NOTICES. Any notice ...")
             text = " ".join(_plain(page.blocks[i]).split())
-            letter = _CAPITAL_LETTER.match(text)
+            letter = CAPITAL_LETTER.match(text)
             capital = _capital_run_in(text[:letter.end()].strip(), text[letter.end():].strip()) if letter else None
             if capital is not None:
                 out.append((page, i, capital))
