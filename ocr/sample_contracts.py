@@ -75,9 +75,11 @@ CONTRACT_CLAUSES: dict[str, list[tuple[str, str]]] = {
 FILING_NOTES = ["Note 1 - Summary of Significant Accounting Policies", "Note 2 - Revenue Recognition"]
 
 
-def write_contract_pdf(path: str | Path, style: str = "run_in") -> Path:
+def write_contract_pdf(path: str | Path, style: str = "run_in", contents: bool = False) -> Path:
     """Write a 2-3 page contract in clause-title ``style`` (one of :data:`CONTRACT_STYLES`) to
-    ``path`` (parents created); returns the path. Raises ``ValueError`` for an unknown style."""
+    ``path`` (parents created); returns the path. With ``contents``, a first page lists the clauses
+    under "TABLE OF CONTENTS" (titles, dot leaders, page numbers) and the contract starts on page 2.
+    Raises ``ValueError`` for an unknown style."""
     from reportlab.lib.pagesizes import LETTER
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
     from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer
@@ -90,7 +92,16 @@ def write_contract_pdf(path: str | Path, style: str = "run_in") -> Path:
     body = ParagraphStyle("body", parent=styles["BodyText"], fontName="Times-Roman", fontSize=11, leading=14,
                           spaceAfter=6)
     centre = ParagraphStyle("centre", parent=body, alignment=1)
+    numbers = _numbers(style)
+    listing: list = []
+    if contents:
+        listing = [Paragraph("MASTER SUPPLY AGREEMENT", centre), Paragraph("TABLE OF CONTENTS", centre),
+                   Paragraph("Page", body)]
+        listing += [Paragraph(f"{_title(style, n, t)} {'.' * 30} {2 + i // 3}", body)
+                    for i, (n, (t, _)) in enumerate(zip(numbers, _BODY, strict=True))]
+        listing.append(PageBreak())
     story: list = [
+        *listing,
         Paragraph("MASTER SUPPLY AGREEMENT", centre),
         Paragraph("This Master Supply Agreement (the \"Agreement\") is made and entered into as of March 1, 2024 by and "
                   "between Acme Packaging Corp., a Delaware corporation (\"Supplier\"), and Birch Foods Inc., an Ohio "
@@ -99,7 +110,6 @@ def write_contract_pdf(path: str | Path, style: str = "run_in") -> Path:
         Paragraph("WHEREAS, Buyer wishes to purchase such components from Supplier on the terms set out below.", body),
         Paragraph("NOW, THEREFORE, in consideration of the mutual covenants herein, the parties agree as follows:", body),
     ]
-    numbers = _numbers(style)
     if style == "article":
         story += [Paragraph("ARTICLE I", centre), Paragraph("DEFINITIONS", centre)]
         story += [Paragraph(f"1.0{i + 1} {d}", body) for i, d in enumerate(_DEFINITION_TEXT)]

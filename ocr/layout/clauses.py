@@ -49,6 +49,12 @@ more in a document that has no ``Item`` headings (a filing's capitals are its co
 and its exhibits). A body paragraph is 8 words or more, or opens with a clause number ("1. This
 agreement shall terminate:"). "I." after a block lettered "H." is the letter I, not Roman one.
 
+A contract's table of contents lists every clause title and makes none a heading: after a block
+titled "TABLE OF CONTENTS" or "Contents" on one of the first :data:`CONTENTS_PAGES` pages, its
+tables and the blocks that read as its entries (:func:`contents_entry`) are left as text, and
+headings among them become paragraphs, up to the first block that is no entry (a sentence, the
+agreement's opening, its title in capitals, a heading that opens with no clause form).
+
 The pass is idempotent: it removes the headings it inserted before it runs, and the blocks it
 changed carry :data:`CLAUSE` so :func:`~folioflow.ocr.layout.blocks.relevel_headings` leaves them
 alone.
@@ -63,7 +69,8 @@ from dataclasses import dataclass
 from folioflow.ocr.layout.blocks import CLAUSE, page_markdown, reads_as_sentence
 from folioflow.ocr.schema import BBox, Block, BlockType, Page
 
-__all__ = ["CAPITAL_LETTER", "CLAUSE", "ClauseTitle", "clause_title", "mark_clause_headings"]
+__all__ = ["CAPITAL_LETTER", "CLAUSE", "CONTENTS_TITLE", "ClauseTitle", "clause_title", "contents_entry", "contract_title",
+           "mark_clause_headings"]
 
 # CLAUSE (from blocks): the ``Block.attributes`` key set on every block this pass made or changed:
 # ``{"kind": str, "level": int, "synthetic": bool}`` (``synthetic``: a heading inserted before its paragraph).
@@ -339,11 +346,70 @@ def _join_numbers(blocks: list[Block]) -> list[Block]:
     return out
 
 
+def contract_title(text: str) -> bool:
+    """Whether ``text`` (a block's plain text) reads as a contract's title: at most 12 words in
+    capitals naming an instrument ("OUTSOURCING AGREEMENT", "CONTRACT CARRIAGE RULES"), not a
+    sentence and no clause title ("EXHIBIT A - LICENSE AGREEMENT" is an exhibit's)."""
+    return (len(text.split()) <= 12 and text == text.upper() and bool(_CONTRACT_WORDS.search(text))
+            and not reads_as_sentence(text) and clause_title(text) is None and not CAPITAL_LETTER.match(text))
+
+
 def _contract_title(block: Block) -> bool:
-    plain = _plain(block)
-    return (block.type in (BlockType.PARAGRAPH, BlockType.HEADING) and len(plain.split()) <= 12
-            and plain == plain.upper() and bool(_CONTRACT_WORDS.search(plain)) and not reads_as_sentence(plain)
-            and clause_title(plain) is None and not CAPITAL_LETTER.match(plain))
+    return block.type in (BlockType.PARAGRAPH, BlockType.HEADING) and contract_title(_plain(block))
+
+
+#: The title of a table of contents ("TABLE OF CONTENTS", "Contents", "TABLE OF CONTENTS: Page").
+CONTENTS_TITLE = re.compile(r"^\W*(?:TABLE\s+OF\s+CONTENTS|CONTENTS)\s*:?\s*(?:PAGE\s*)?$", re.IGNORECASE)
+#: Pages after its title that a table of contents may still run on.
+CONTENTS_PAGES = 4
+#: The opening of an agreement's text: a table of contents never holds it.
+_MADE = re.compile(r"\b(?:BY\s+AND\s+BETWEEN|IS\s+MADE|ARE\s+MADE|ENTERED\s+INTO|WHEREAS|WITNESSETH)\b", re.IGNORECASE)
+
+
+def contents_entry(text: str) -> bool:
+    """Whether ``text`` (a block's plain text, ``#`` marks allowed) reads as lines of a table of
+    contents: clause numbers and titles ("8. FEES 8.1 Fee Structure 8.2 Conversion", "1.
+    Definitions......3", "Article 1 Definitions . . . 1"), page numbers ("Page", "ii", "1 1"), lists
+    of schedules and exhibits. Not an entry: a sentence (:func:`~folioflow.ocr.layout.blocks.reads_as_sentence`),
+    text in lower case (more than one word in ten, connectors aside), an agreement's opening ("by and
+    between", "is made", "WHEREAS"), or the contract's title (:func:`contract_title`: the body begins)."""
+    plain = " ".join(text.lstrip("#").split())
+    if not plain or reads_as_sentence(plain) or _MADE.search(plain) or contract_title(plain):
+        return False
+    words = re.findall(r"[A-Za-z][\w'’-]*", plain)
+    lower = [w for w in words if w[0].islower() and w.lower() not in _SMALL_WORDS]
+    return len(lower) <= max(1, len(words) // 10)
+
+
+def _contents_run(pages: list[Page]) -> set[tuple[int, int]]:
+    """The blocks (``(id(page), index)``) of a contract's table of contents: after the first block
+    titled as one (:data:`CONTENTS_TITLE`) in the first pages, every table and every block that
+    reads as its lines (:func:`contents_entry`; a heading only when it opens with a clause form,
+    "## Article 1 Definitions": another is the body's title), up to the first that does not, within
+    :data:`CONTENTS_PAGES` pages; page headers, footers and pictures are passed over. Empty without
+    such a title, or when fewer than two entries follow it (a clause titled "Contents")."""
+    run: set[tuple[int, int]] = set()
+    start: int | None = None
+    for page in pages:
+        if start is None and page.number > CONTENTS_PAGES:
+            break
+        if start is not None and page.number > start + CONTENTS_PAGES:
+            break
+        for i, block in enumerate(page.blocks):
+            if block.type not in (*_TEXT_TYPES, BlockType.TABLE, BlockType.TITLE):
+                continue
+            plain = _plain(block)
+            if start is None:
+                if block.type != BlockType.TABLE and CONTENTS_TITLE.match(plain):
+                    start = page.number
+                continue
+            heading = block.type == BlockType.HEADING
+            if block.type == BlockType.TABLE or (block.type != BlockType.TITLE and contents_entry(plain) and (
+                    not heading or any(pattern.match(plain) for _, pattern in _FORMS))):
+                run.add((id(page), i))
+                continue
+            return run if len(run) >= 2 else set()
+    return run if len(run) >= 2 else set()
 
 
 def mark_clause_headings(pages: list[Page]) -> int:
@@ -363,8 +429,11 @@ def mark_clause_headings(pages: list[Page]) -> int:
     if not found and not built:
         return 0
     found = _letter_i(built, found)
+    contents: set[tuple[int, int]] = set()
     if not any(t.kind == "item" for _, _, t in found):  # a filing's capitals are its cover, officers, exhibits
-        found += _caps_titles(built, {(id(page), i) for page, i, _ in found})
+        contents = _contents_run(built)  # a contract's table of contents: its lines are no clauses
+        found = [f for f in found if (id(f[0]), f[1]) not in contents]
+        found += _caps_titles(built, {(id(page), i) for page, i, _ in found} | contents)
     else:  # a filing's "A. Basis of Presentation." is a note's paragraph, left as the filing sets it
         found = [f for f in found if f[2].kind != "capital"]
     kinds = {t.kind for _, _, t in found}
@@ -388,6 +457,12 @@ def mark_clause_headings(pages: list[Page]) -> int:
         return min(6, deepest + 1)  # a lettered sub-clause, an unnumbered run-in title or one in capitals
 
     changed = 0
+    for page in built:
+        for i, block in enumerate(page.blocks):
+            if (id(page), i) in contents and block.type == BlockType.HEADING:
+                block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
+                block.attributes[CLAUSE] = {"kind": "contents", "level": None, "synthetic": False}
+                changed += 1
     inserts: dict[int, list[tuple[int, Block]]] = {}
     for page, i, title in found:
         block = page.blocks[i]

@@ -189,6 +189,43 @@ def test_capital_lettered_run_in_titles_nest_under_articles_and_stay_text_in_a_f
         "## Item 8. Financial Statements and Supplementary Data"]
 
 
+def test_a_table_of_contents_makes_no_clause_headings():
+    """TRICITY's outsourcing agreement lists its clauses after "TABLE OF CONTENTS" ("2. TERM 2.1
+    Initial Term 2.2 Extensions"); IMAGEWARE's list, with dot leaders, was set as headings by
+    typography. The listed titles are no clauses: only the body's titles become headings, and the
+    preamble after the list keeps the document title's path. A heading that is no clause form after
+    the list (GOOSEHEAD's "Goosehead Insurance Agency, LLC Franchise Agreement") is the body's title
+    and stays; a page without such a title keeps titles that merely follow the word "Contents"."""
+    preamble = ('This Outsourcing Agreement ("Agreement") is made as of the 16th day of February, 1998, by and '
+                "between Tri City National Bank and M&I Data Services.")
+    listing = ["OUTSOURCING AGREEMENT", "TABLE OF CONTENTS", "Page",
+               "1. DEFINITIONS 1.1 Background 1.2 Definitions 1.3 References 1.4 Interpretation",
+               "2. TERM 2.1 Initial Term 2.2 Extensions", "3. FEES 3.1 Fee Structure 3.2 Terms of Payment",
+               "Schedules", "A RDS Agreement B ACH Authorization Agreement"]
+    body = ["OUTSOURCING AGREEMENT", preamble, "1. DEFINITIONS", _BODY_TEXT, "2. TERM", _BODY_TEXT, "3. FEES", _BODY_TEXT]
+    pages = [_page(listing + body)]
+    mark_clause_headings(pages)
+    headings = [b.text for b in pages[0].blocks if b.type == BlockType.HEADING]
+    assert headings == ["# OUTSOURCING AGREEMENT", "### 1. DEFINITIONS", "### 2. TERM", "### 3. FEES"], headings
+    assert "2. TERM 2.1 Initial Term 2.2 Extensions" in pages[0].markdown.split("\n\n")  # kept, as text
+
+    typeset = _page(["MAINTENANCE AGREEMENT", "TABLE OF CONTENTS"] + body)
+    leaders = [Block(type=BlockType.HEADING, level=3, text=f"### {n}. {t}{'.' * 40}{p}")
+               for n, t, p in ((1, "Definitions", 3), (2, "Term of Agreement", 4), (3, "Charges", 5))]
+    title = Block(type=BlockType.HEADING, level=2, text="## Goosehead Insurance Agency, LLC Franchise Agreement")
+    typeset.blocks[2:2] = [*leaders, title]
+    typeset.markdown = page_markdown(typeset.blocks)
+    mark_clause_headings([typeset])
+    headings = [b.text for b in typeset.blocks if b.type == BlockType.HEADING]
+    assert headings == ["# MAINTENANCE AGREEMENT", "## Goosehead Insurance Agency, LLC Franchise Agreement",
+                        "### 1. DEFINITIONS", "### 2. TERM", "### 3. FEES"], headings
+    assert mark_clause_headings([typeset]) == mark_clause_headings([typeset])  # idempotent
+
+    one = [_page(["Contents", "1. DEFINITIONS", _BODY_TEXT, "2. TERM", _BODY_TEXT])]  # no list: one entry at most
+    mark_clause_headings(one)
+    assert [b.text for b in one[0].blocks if b.type == BlockType.HEADING] == ["### 1. DEFINITIONS", "### 2. TERM"]
+
+
 def test_titles_in_capitals_with_irregular_spacing_are_read_like_any_other():
     """A text layer's double spaces inside a title ("TERM  AND TERMINATION") are no other title."""
     pages = [_page(["TERM  AND TERMINATION", _BODY_TEXT, "FEES", _BODY_TEXT, "NOTICES", _BODY_TEXT,
