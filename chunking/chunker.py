@@ -61,7 +61,13 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #:    ("IV. INDEMNIFICATION") are headings.
 #: 10: a signing party's name that typography made a heading is text of its signature block; a quoted
 #:    defined term and an "Att." address line open no clause title; "VIII. CONFIDENTIAL DATA" is one.
-CHUNKER_VERSION = "14"
+#: 11: a signature block split over short lines is the signature role.
+#: 12: printed page numbers inside the page body are footers.
+#: 13: a signature block takes its lead-in lines; its heading path stops above the clauses it follows.
+#: 14: a lead-in line that names a month stays text.
+#: 15: a contract's table of contents makes no clause headings; its blocks are chunks of the role
+#:    ``contents``.
+CHUNKER_VERSION = "15"
 
 
 def document_title(document: Document) -> str:

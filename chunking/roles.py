@@ -1,4 +1,4 @@
-"""Roles of contract blocks that a clause question should not land on: parties, definitions, signature.
+"""Roles of contract blocks that a clause question should not land on: parties, definitions, signature, contents.
 
 A contract's party block ("This Agreement is made ... by and between X and Y"), its defined-terms
 block and its signature blocks ("IN WITNESS WHEREOF", "By: ___ Name: Title:") hold the words of
@@ -25,7 +25,13 @@ so a ranker can demote them. Found from the text:
   the following blocks of its section and the following non-clause sections whose blocks are all
   short (a signatory's name set as a heading), until a clause, exhibit or schedule heading, a
   paragraph of more than :data:`SIGNATURE_MAX_WORDS` words, or the opening of a next agreement
-  ("WHEREAS", "NOW, THEREFORE", a party block).
+  ("WHEREAS", "NOW, THEREFORE", a party block);
+* ``contents``: a table of contents on one of the first pages (:func:`contents_blocks`): it lists
+  every clause's title and answers no clause question.
+
+The party block is searched for among the first :data:`PREAMBLE_BLOCKS` content blocks that are
+no table of contents, and takes with it a contract title in capitals right above it ("OUTSOURCING
+AGREEMENT" repeated after the table of contents), which would otherwise be a chunk of its own.
 
 :func:`split_by_role` cuts sections where the role changes, so the packer never puts a role's
 blocks in a chunk with other text. Of a party block too long for one chunk (a preamble paragraph
@@ -38,16 +44,23 @@ import re
 
 from folioflow.chunking.parse import MdBlock
 from folioflow.chunking.sections import Section
-from folioflow.ocr.layout.clauses import CAPITAL_LETTER, clause_title
+from folioflow.ocr.layout.clauses import (
+    CAPITAL_LETTER,
+    CONTENTS_PAGES,
+    CONTENTS_TITLE,
+    clause_title,
+    contents_entry,
+    contract_title,
+)
 
-__all__ = ["DEFINITIONS", "PARTIES", "PREAMBLE_BLOCKS", "ROLE", "ROLES", "SIGNATURE", "SIGNATURE_MAX_WORDS",
+__all__ = ["CONTENTS", "DEFINITIONS", "PARTIES", "PREAMBLE_BLOCKS", "ROLE", "ROLES", "SIGNATURE", "SIGNATURE_MAX_WORDS",
            "block_roles", "signature_path", "split_by_role"]
 
 #: ``Chunk.metadata`` key of a chunk's role (absent for ordinary content).
 ROLE = "role"
-PARTIES, DEFINITIONS, SIGNATURE = "parties", "definitions", "signature"
+PARTIES, DEFINITIONS, SIGNATURE, CONTENTS = "parties", "definitions", "signature", "contents"
 #: Every role value, for rankers and filters.
-ROLES = (PARTIES, DEFINITIONS, SIGNATURE)
+ROLES = (PARTIES, DEFINITIONS, SIGNATURE, CONTENTS)
 #: Content blocks from the start of a document searched for the party block.
 PREAMBLE_BLOCKS = 8
 #: A signature run ends at a paragraph longer than this.
@@ -175,19 +188,51 @@ def _clause_heading(section: Section) -> bool:
     return bool(section.path) and clause_title(section.path[-1]) is not None
 
 
+def _contents_title(text: str) -> bool:
+    return bool(CONTENTS_TITLE.match(text.lstrip("#").strip()))
+
+
+def contents_blocks(sections: list[Section]) -> set[int]:
+    """The blocks (``id(block)``) of a table of contents: in a section titled as one
+    (:data:`~folioflow.ocr.layout.clauses.CONTENTS_TITLE`) or after a paragraph so titled, on one of
+    the first :data:`~folioflow.ocr.layout.clauses.CONTENTS_PAGES` pages and for as many after it, the
+    tables and the blocks that read as its lines (:func:`~folioflow.ocr.layout.clauses.contents_entry`),
+    up to the first that does not (the contract's title or its opening, where no heading came
+    between); the title paragraph with them."""
+    out: set[int] = set()
+    start: int | None = None  # the page of the title
+    for section in sections:
+        listing = bool(section.path) and _contents_title(section.path[-1]) and bool(section.blocks) \
+            and section.blocks[0].page <= CONTENTS_PAGES
+        if listing:
+            start = section.blocks[0].page
+        for block in section.blocks:
+            if block.kind in ("paragraph", "caption") and _contents_title(block.text) and block.page <= CONTENTS_PAGES:
+                listing, start = True, block.page
+                out.add(id(block))
+            elif listing and start is not None and block.page <= start + CONTENTS_PAGES and (
+                    block.kind == "table" or block.kind in ("paragraph", "caption", "list") and contents_entry(block.text)):
+                out.add(id(block))
+            else:
+                listing = False
+    return out
+
+
 def block_roles(sections: list[Section]) -> dict[int, str]:
     """The role of each block that has one, by ``id(block)`` (see the module docstring)."""
-    roles: dict[int, str] = {}
-    content = [b for s in sections for b in s.blocks]
+    roles: dict[int, str] = {id_: CONTENTS for id_ in contents_blocks(sections)}
+    content = [b for s in sections for b in s.blocks if id(b) not in roles]
     first = True
     for i, block in enumerate(content):
         if block.kind != "paragraph":
             continue
-        if first and i < PREAMBLE_BLOCKS and _preamble(block.text):
+        opening = first and i < PREAMBLE_BLOCKS and _preamble(block.text)
+        if opening or _LATER_PREAMBLE.match(block.text) and _DEFINED_PARTY.search(block.text):
             roles[id(block)] = PARTIES
-            first = False
-        elif _LATER_PREAMBLE.match(block.text) and _DEFINED_PARTY.search(block.text):
-            roles[id(block)] = PARTIES
+            first = first and not opening
+            title = content[i - 1] if i else None  # the agreement's title right above ("OUTSOURCING AGREEMENT")
+            if title is not None and title.kind == "paragraph" and id(title) not in roles and contract_title(title.text):
+                roles[id(title)] = PARTIES
     signing = False
     for section in sections:
         title = section.path[-1] if section.path else ""
@@ -236,10 +281,13 @@ def split_by_role(sections: list[Section]) -> list[tuple[Section, str | None]]:
             continue
         current: Section | None = None
         role: str | None = None
+        listing = bool(section.path) and _contents_title(section.path[-1])
         for block in section.blocks:
             r = roles.get(id(block))
             if current is None or r != role:
                 path = signature_path(section.path) if r == SIGNATURE else list(section.path)
+                if listing and r != CONTENTS and current is not None:
+                    path = path[:-1]  # the agreement's opening after its table of contents, with no heading between
                 current = Section(path=path, heading=section.heading if current is None else None)
                 role = r
                 out.append((current, role))

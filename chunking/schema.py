@@ -55,8 +55,9 @@ class Chunk(BaseModel):
 
     ``metadata["role"]``, when present, says the chunk is one of a contract's blocks that hold the
     words of many questions and answer few (:mod:`folioflow.chunking.roles`): ``"parties"`` (the
-    preamble naming the parties), ``"definitions"`` (defined terms) or ``"signature"`` ("IN WITNESS
-    WHEREOF", "By: / Name: / Title:"). Such a chunk holds nothing else; a ranker may demote it.
+    preamble naming the parties), ``"definitions"`` (defined terms), ``"signature"`` ("IN WITNESS
+    WHEREOF", "By: / Name: / Title:") or ``"contents"`` (a table of contents). Such a chunk holds
+    nothing else; a ranker may demote it.
     Decision: a metadata value rather than a :class:`ChunkKind` member, because the kind says what
     the text *is made of* (prose, table, formula) and a signature block may be a table: the two are
     independent, and the payload already carries ``metadata`` to the store and the retriever.

@@ -5,8 +5,8 @@ Two re-rankings of a fused chunk ranking, used by
 :class:`~folioflow.indexing.retriever.FolioRetriever` when its profile turns them on
 (:mod:`folioflow.indexing.profiles`):
 
-* **Role demotion** (``demote_roles``). A contract's party block, defined terms and signature
-  blocks are chunks of their own marked with a role (:mod:`folioflow.chunking.roles`, payload
+* **Role demotion** (``demote_roles``). A contract's party block, defined terms, signature
+  blocks and table of contents are chunks of their own marked with a role (:mod:`folioflow.chunking.roles`, payload
   ``metadata.extra.role``). They share the words of almost every question (the parties' names,
   "Agreement", defined terms) and answer few. For a question that does not ask for a role
   (:func:`wanted_roles`), every chunk with a role comes after every chunk without one
@@ -17,7 +17,8 @@ Two re-rankings of a fused chunk ranking, used by
   A question asks for the party block when it asks who the parties are or when the agreement was
   made, dated or took effect (the preamble says "made as of ... by and between ..."); for the
   signature blocks when it asks who signed, or when the agreement was made or executed; for the
-  defined terms when it asks what a term means or how it is defined.
+  defined terms when it asks what a term means or how it is defined; for the table of contents
+  when it names it.
 * **The party block first** (with role demotion, retriever option ``lead_roles``). A question that
   asks for a role of :data:`LEADING_ROLES` (:func:`leading_role`: the party block, for "who are the
   parties", "when was it made", "when does it take effect") gets that block first: the retriever
@@ -55,7 +56,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
+from folioflow.chunking.roles import CONTENTS, DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
 __all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE",
            "RENEWAL", "START_DATE", "asks_date", "asks_effect", "blank_dated", "boilerplate_test", "chunk_role",
@@ -141,6 +142,9 @@ OTHER_DATE = re.compile(r"\b(?:end(?:ing)?|expir\w*|expiry|terminat\w*|renewal|p
 #: Question words that ask for the defined terms.
 _ASKS_DEFINITIONS = re.compile(r"\bdefin(?:e|ed|es|ition|itions)\b|\bmeaning\b|\bwhat\s+(?:does|do)\b.*\bmean\b|"
                                r"\bmeans\b", re.IGNORECASE)
+#: Question words that ask for the table of contents (what the agreement's sections are).
+_ASKS_CONTENTS = re.compile(r"\btable\s+of\s+contents\b|\bcontents\s+of\s+(?:this|the)\s+(?:agreement|contract)\b|"
+                            r"\bwhat\s+(?:sections|articles|clauses)\s+(?:does|do)\b", re.IGNORECASE)
 #: Roles whose block goes first for a question that asks for it: the party block (one per agreement;
 #: it answers "who are the parties" and "when was it made", and often "when does it take effect").
 LEADING_ROLES = (PARTIES,)
@@ -170,6 +174,8 @@ def wanted_roles(question: str) -> frozenset[str]:
         out.add(SIGNATURE)
     if _ASKS_DEFINITIONS.search(question):
         out.add(DEFINITIONS)
+    if _ASKS_CONTENTS.search(question):
+        out.add(CONTENTS)
     return frozenset(out)
 
 

@@ -336,8 +336,8 @@ def show(
     (page headers, footers and printed page numbers are still in it); a failed page shows as a
     `<!-- page N failed: reason -->` marker. With --chunks, its chunks as the index
     holds them: each under a `<!-- chunk N · p.S-E · kind (role) · tokens · heading path -->` line
-    (JSON: one object per chunk). The role marks a contract's parties, definitions or signature
-    block; tokens are the embedding model's, of what was embedded (heading path and text).
+    (JSON: one object per chunk). The role marks a contract's parties, definitions, signature
+    block or table of contents; tokens are the embedding model's, of what was embedded (heading path and text).
 
     With --api-url, or when `folioflow api` runs on the same data directory and collection, the
     document is read from that server (the same output)."""

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from folioflow.chunking.chunker import Chunker
-from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, SIGNATURE
+from folioflow.chunking.roles import CONTENTS, DEFINITIONS, PARTIES, ROLE, SIGNATURE
 from folioflow.chunking.tokens import default_counter
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.sample_contracts import CONTRACT_CLAUSES, CONTRACT_STYLES, write_contract_pdf
@@ -160,6 +160,38 @@ def test_only_the_opening_chunk_of_a_long_preamble_is_the_party_block():
     assert len(preamble) >= 2, [c.text[:40] for c in chunks]
     assert [c.metadata.get(ROLE) for c in preamble] == [PARTIES] + [None] * (len(preamble) - 1)
     assert "made as of the first day of May" in preamble[0].text
+
+def test_a_table_of_contents_is_a_chunk_of_its_own_and_the_preamble_after_it_is_the_party_block():
+    """A contract's table of contents (TRICITY: a paragraph "TABLE OF CONTENTS" and 23 listed
+    clauses; HOSPITALITY: a section "TABLE OF CONTENTS" holding tables) holds every clause's title
+    and answers no clause question: its chunks carry the role ``contents``. The party block after a
+    long list is still found (the list does not count among the first blocks searched), and where no
+    heading comes between, the preamble's path does not name the table of contents."""
+    from tests.chunking.helpers import make_doc
+
+    listed = "\n\n".join(f"{n}. CLAUSE TITLE {n} {n}.1 First Part {n}.2 Second Part" for n in range(1, 24))
+    preamble = ('This Outsourcing Agreement ("Agreement") is made as of the 16th day of February, 1998, by and '
+                'between Tri City National Bank ("Customer") and M&I Data Services ("M&I").')
+    clause = "## 1. TERM\n\nThe initial term of this Agreement shall be eight years from the Commencement Date."
+    text = f"# OUTSOURCING AGREEMENT\n\nTABLE OF CONTENTS\n\nPage\n\n{listed}\n\nOUTSOURCING AGREEMENT\n\n{preamble}\n\n{clause}"
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    listing = [c for c in chunks if c.metadata.get(ROLE) == CONTENTS]
+    assert listing and listing[0].text.startswith("TABLE OF CONTENTS"), [c.text[:30] for c in chunks]
+    assert all("CLAUSE TITLE" in c.text and "made as of" not in c.text for c in listing)
+    assert not any("CLAUSE TITLE" in c.text for c in chunks if c.metadata.get(ROLE) != CONTENTS)
+    party = next(c for c in chunks if "made as of" in c.text)
+    assert party.metadata.get(ROLE) == PARTIES and party.heading_path == ["OUTSOURCING AGREEMENT"]
+    assert party.text.startswith("OUTSOURCING AGREEMENT\n\nThis Outsourcing")  # its title: no chunk of its own
+    term = next(c for c in chunks if "initial term" in c.text)
+    assert term.metadata.get(ROLE) is None and term.heading_path[-1] == "1. TERM"
+
+    table = "| 1.0 | DEFINITIONS | 1 |\n|---|---|---|\n| 2.0 | GRANT OF LICENSE | 6 |\n| 3.0 | TERM | 7 |"
+    text = f"# FRANCHISE AGREEMENT\n\n## TABLE OF CONTENTS\n\n{table}\n\nii\n\n{preamble}\n\n{clause}"
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    assert [c.metadata.get(ROLE) for c in chunks if "GRANT OF LICENSE" in c.text] == [CONTENTS]
+    party = next(c for c in chunks if "made as of" in c.text)
+    assert party.metadata.get(ROLE) == PARTIES and party.heading_path == ["FRANCHISE AGREEMENT"], party.heading_path
+
 
 def test_signature_blocks_split_over_short_lines_keep_their_lead_in_and_win_over_a_definitions_section():
     """Signature blocks as CUAD's exhibits print them: ORBSAT's "Approved by:" above the conformed

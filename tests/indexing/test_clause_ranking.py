@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from folioflow.chunking.chunker import Chunker
-from folioflow.chunking.roles import DEFINITIONS, PARTIES, ROLE, SIGNATURE
+from folioflow.chunking.roles import CONTENTS, DEFINITIONS, PARTIES, ROLE, SIGNATURE
 from folioflow.chunking.tokens import default_counter
 from folioflow.indexing.clause_ranking import (
     boilerplate_test,
@@ -42,16 +42,17 @@ CLAUSE_QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def contract_store(tmp_path_factory, embedder):
-    """One store with the four generated contracts (one per clause-title style); yields
-    (store, {style: doc_id}, {style: chunks})."""
+    """One store with the generated contracts (one per clause-title style, and under ``contents`` a
+    decimal one that opens with a table of contents); yields (store, {style: doc_id}, {style: chunks})."""
     root = tmp_path_factory.mktemp("clause_ranking")
     converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
     chunker = Chunker(default_counter())
     store = open_store(StoreSettings(data_dir=root / "store", backend="edge"))
     indexer = Indexer(embedder, store)
     ids, chunks_of = {}, {}
-    for style in CONTRACT_STYLES:
-        path = write_contract_pdf(root / f"AcmePackagingCorp_{style}_Master Supply Agreement.pdf", style)
+    for style in (*CONTRACT_STYLES, "contents"):
+        path = write_contract_pdf(root / f"AcmePackagingCorp_{style}_Master Supply Agreement.pdf",
+                                  "decimal" if style == "contents" else style, contents=style == "contents")
         doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
         chunks = chunker.chunk(doc)
         record = DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name, source="contracts",
@@ -71,6 +72,8 @@ def test_the_questions_ask_for_no_role_and_the_contracts_have_every_role(contrac
     assert all(not wanted_roles(q) for q in CLAUSE_QUESTIONS)
     for chunks in chunks_of.values():
         assert {c.metadata.get(ROLE) for c in chunks} >= {PARTIES, DEFINITIONS, SIGNATURE}
+    assert [c.metadata.get(ROLE) for c in chunks_of["contents"] if "TABLE OF CONTENTS" in c.text] == [CONTENTS]
+    assert not any(wanted_roles(q) for q in CLAUSE_QUESTIONS) and CONTENTS in wanted_roles("Show me the table of contents.")
 
 
 def test_role_chunks_never_outrank_a_substantive_clause_for_a_clause_question(contract_store, embedder):
