@@ -86,7 +86,8 @@ is the first result, whatever page scoring, title routing or the glossary would 
 raised to the former first result's when lower, so scores still never increase down the list).
 When title routing fires, the same rule applies first to the search inside the routed documents:
 agreement inside the documents the question names outranks agreement elsewhere (in a shared store
-of contracts, every governing-law clause agrees with "which law governs the Pareteum agreement").
+of contracts, every governing-law clause agrees with "which law governs the Pareteum agreement"),
+and agreement over the whole store counts only for a chunk of the routed documents.
 One rule comes before it, with ``demote_roles`` (the ``legal`` profile) and ``lead_roles`` (default
 on): a question that asks for a contract's party block (who the parties are, when the agreement
 was made or takes effect) gets the best party block of the documents searched first
@@ -427,7 +428,13 @@ class FolioRetriever(BaseRetriever):
                     if adapter is not None and dense_in is not None:
                         dense_in = adapter.apply(dense_in)
             inside, agreed_inside = self._search(dense_in, sparse_in, replace(flt, doc_ids=routed), **search)
-            unanimous = agreed_inside or unanimous  # agreement inside the documents the question names comes first
+            # agreement inside the documents the question names comes first; agreement over the whole
+            # store counts only for a chunk of those documents (another contract's "Governing Law"
+            # clause, first in both searches, is no answer to "In the Loyaltypoint agreement: ...")
+            if agreed_inside is None and unanimous is not None \
+                    and (unanimous.payload.get("metadata") or {}).get("doc_id") not in routed:
+                unanimous = None
+            unanimous = agreed_inside or unanimous
             ranked = fuse_rankings([[hit for hit, _ in ranked], [hit for hit, _ in inside]],
                                    weights=(1.0, float(opts["route_weight"])))
         if heading_weight:  # when the question names documents, only their clauses gain

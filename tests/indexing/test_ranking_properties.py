@@ -201,3 +201,44 @@ def test_convex_fusion_scores_candidates_with_each_search_below_its_top(store, e
     docs = retriever.invoke(query)
     assert [d.id for d in docs] == [i for i, _ in expected[:2]]
     assert [d.metadata["score"] for d in docs] == pytest.approx([s for _, s in expected[:2]], rel=1e-6)
+
+
+#: A consulting agreement in which the dense and the sparse search disagree on the governing-law
+#: question: BM25 prefers a filing schedule that repeats its words, the dense search the clause.
+GLOBEX = [
+    (["1. Services"], "text", "Consultant shall provide the advisory services described in Exhibit A to Client.", 1),
+    (["2. Fees"], "text", "Client shall pay a monthly retainer of ten thousand dollars.", 1),
+    (["3. Schedule B"], "text", "Schedule B: State filing rules. Client shall give effect to each State rule on "
+     "construed filings, in accordance with the State laws without conflict, and shall choose the filing office.", 2),
+    (["9. Applicable Law"], "text", "Delaware statutes and case law control how this contract is read and enforced, "
+     "whatever another jurisdiction's principles would say.", 2),
+]
+
+
+def test_agreement_over_the_store_puts_no_other_documents_chunk_first_when_the_question_names_one(tmp_path, embedder):
+    """A question that names a document ("In the Globex agreement: ...") is answered from it: a
+    chunk of another document that both searches over the whole store rank first (Acme's clause,
+    worded as the question) is not put first when the searches inside the named document disagree
+    (CUAD: NUVEEN's "Section 14. Governing Law" came first for Loyaltypoint's question)."""
+    st = open_store(StoreSettings(data_dir=tmp_path, backend="edge"))
+    try:
+        indexer = Indexer(embedder, st)
+        for path, parts in (("AcmeCorp_Supply_Agreement.pdf", SUPPLY), ("Globex_Consulting_Agreement.pdf", GLOBEX)):
+            indexer.index(*make_document(path, parts, source="contracts"))
+        question = f"In the Globex agreement: {CLAUSE}"
+        retriever = FolioRetriever(store=st, embedder=embedder, k=5)
+        routed = retriever._router(None, None).route(question)
+        assert routed is not None and len(routed) == 1
+        for flt, first in ((SearchFilter(), CLAUSE), (SearchFilter(doc_ids=routed), None)):
+            dense = st.search(embedder.encode_query(question), mode="dense", k=3, filter=flt)
+            sparse = st.search(sparse=retriever._encoder().encode_query(question), mode="sparse", k=3, filter=flt)
+            if first:  # over the store, both searches agree on Acme's clause
+                assert dense[0].id == sparse[0].id and dense[0].payload["page_content"] == first
+            else:  # inside Globex they disagree: no agreement there to put first
+                assert dense[0].id != sparse[0].id
+        for fusion in ("rrf", "convex"):
+            for weight in (0.2, 1.0, 2.0):
+                docs = retriever.invoke(question, fusion=fusion, route_weight=weight, distinct_pages=False)
+                assert docs[0].metadata["path"] == "Globex_Consulting_Agreement.pdf", (fusion, weight, docs[0].page_content)
+    finally:
+        st.close()
