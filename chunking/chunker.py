@@ -66,7 +66,7 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 13: a signature block takes its lead-in lines; its heading path stops above the clauses it follows.
 #: 14: a lead-in line that names a month stays text.
 #: 15: a contract's table of contents makes no clause headings; its blocks are chunks of the role
-#:    ``contents``.
+#:    ``contents``; a clause number indented in its paragraph's first line joins that paragraph.
 CHUNKER_VERSION = "15"
 
 

@@ -32,7 +32,8 @@ clause ("### 11. Choice Of Law") is inserted before the paragraph, which stays w
 included (``attributes["clause"]["synthetic"]``). A numbered title in capitals also runs in without
 a stop when the text layer joined its line to the paragraph under it ("19. ENTIRE AGREEMENT,
 GOVERNING LAW This Agreement ..."): the capitals up to a capitalised word in lower case. A clause number set apart from its title by a tab
-("1." | "DEFINITIONS" on one row: two blocks) is joined to the block on its right. A bare label
+("1." | "DEFINITIONS" on one row: two blocks) is joined to the block on its right, or to the
+paragraph whose first line it is indented in (:func:`_row_partner`). A bare label
 ("ARTICLE VIII", "Item 8.") followed by a short title block takes that title in. Headings found
 by typography that read as such a form get the form's level, so levels agree across pages; a
 "heading" that is a signature label ("By:", "Name:", "Title:": large ink on a scan) becomes a
@@ -285,17 +286,31 @@ def _union(a: BBox | None, b: BBox | None) -> BBox | None:
 _TEXT_TYPES = (BlockType.PARAGRAPH, BlockType.LIST_ITEM, BlockType.HEADING)
 
 
+#: Where a clause number indented in a paragraph's first line may sit: within this share of the
+#: paragraph's width from its left edge (a figure further right is a table's column).
+AROUND_INDENT = 0.25
+#: Text that a clause number opens: a word or a quoted defined term, not a figure ("0.2 $ 3.6").
+_TEXT_START = re.compile(r"^[“\"‘']?[A-Za-z]")
+
+
 def _row_partner(number: Block, blocks: list[Block]) -> Block | None:
-    """The text block whose first line is on ``number``'s row, nearest to its right (a clause
-    number in a margin column is read before the column of clause text)."""
+    """The text block whose first line is on ``number``'s row: nearest to its right (a clause
+    number in a margin column is read before the column of clause text), else one that spans the
+    number's row from left of it to right of it, the number in the first :data:`AROUND_INDENT` of
+    its width, and opens with a word (TRICITY's "21.10" indented in the first line of "Affiliates.
+    All processing ...", whose further lines start at the left margin; not a table row's figures)."""
     a = number.bbox
     if a is None:
         return None
     height = max(a.y1 - a.y0, 1e-6)
-    right = [b for b in blocks if b is not number and b.type in _TEXT_TYPES and b.bbox is not None
-             and b.bbox.x0 >= a.x1 - 1 and abs(b.bbox.y0 - a.y0) < 0.6 * height
-             and not _BARE_NUMBER.match(_plain(b))]
-    return min(right, key=lambda b: b.bbox.x0 if b.bbox is not None else 0.0, default=None)
+    row = [b for b in blocks if b is not number and b.type in _TEXT_TYPES and b.bbox is not None
+           and abs(b.bbox.y0 - a.y0) < 0.6 * height and not _BARE_NUMBER.match(_plain(b))]
+    right = [b for b in row if b.bbox is not None and b.bbox.x0 >= a.x1 - 1]
+    if right:
+        return min(right, key=lambda b: b.bbox.x0 if b.bbox is not None else 0.0)
+    around = [b for b in row if b.bbox is not None and b.bbox.x0 < a.x0 and b.bbox.x1 > a.x1 + 4 * (a.x1 - a.x0)
+              and a.x0 - b.bbox.x0 <= AROUND_INDENT * (b.bbox.x1 - b.bbox.x0) and _TEXT_START.match(_plain(b))]
+    return min(around, key=lambda b: b.bbox.x0 if b.bbox is not None else 0.0, default=None)
 
 
 def _joined(first: str, block: Block, bbox: BBox | None, heading: bool) -> Block:

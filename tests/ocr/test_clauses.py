@@ -14,7 +14,7 @@ from folioflow.ocr.sample_contracts import (
     write_contract_pdf,
     write_filing_pdf,
 )
-from folioflow.ocr.schema import Block, BlockType, Document, Page, SourceRef
+from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, SourceRef
 
 
 @pytest.mark.parametrize(("text", "kind", "title", "run_in"), [
@@ -224,6 +224,29 @@ def test_a_table_of_contents_makes_no_clause_headings():
     one = [_page(["Contents", "1. DEFINITIONS", _BODY_TEXT, "2. TERM", _BODY_TEXT])]  # no list: one entry at most
     mark_clause_headings(one)
     assert [b.text for b in one[0].blocks if b.type == BlockType.HEADING] == ["### 1. DEFINITIONS", "### 2. TERM"]
+
+
+def test_a_clause_number_indented_in_its_paragraphs_first_line_joins_it():
+    """TRICITY's "21.10" is indented in the first line of "Affiliates. All processing ...", whose
+    further lines start at the left margin, so the paragraph's box reaches left of the number: the
+    number opens that paragraph and names its clause ("21.10 Affiliates", not a sub-clause of 21.9).
+    A figure in a table row's box ("0.7" amid "0.2 $ 3.6 $ 0.2") stays where it is."""
+    def block(text, x0, y0, x1, y1):
+        return Block(type=BlockType.PARAGRAPH, text=text, bbox=BBox(x0=x0, y0=y0, x1=x1, y1=y1))
+
+    blocks = [block("21.9 IRS Filing. Customer shall comply with all TIN requirements of the Internal Revenue Service.",
+                    13.4, 20.0, 327.1, 83.2),
+              block("21.10", 34.9, 93.04, 56.3, 98.7),
+              block("Affiliates. All processing for Customer and Customer's subsidiaries and Affiliates which M&I "
+                    "does shall be included in the fees.", 13.4, 93.0, 335.7, 168.3),
+              block("0.7", 200.0, 180.0, 215.0, 186.0),
+              block("0.2 $ 3.6 $ 0.2", 13.4, 180.0, 335.7, 186.0)]
+    page = Page(number=1, width=612, height=792, blocks=blocks, markdown=page_markdown(blocks))
+    mark_clause_headings([page])
+    texts = [b.text for b in page.blocks]
+    assert "### 21.10 Affiliates" in texts, texts  # a sibling of 21.9
+    assert any(t.startswith("21.10 Affiliates. All processing") for t in texts) and "21.10" not in texts
+    assert "0.7" in texts and "0.2 $ 3.6 $ 0.2" in texts  # a table row's figures are not joined
 
 
 def test_titles_in_capitals_with_irregular_spacing_are_read_like_any_other():
