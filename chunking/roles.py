@@ -14,7 +14,8 @@ so a ranker can demote them. Found from the text:
   agreement it amends): a paragraph opening with "This ... Agreement/Amendment/..." that is made
   or entered into ... between ... and names a party in quotes and parentheses (``("NETGEAR")``);
 * ``definitions``: every block of a section whose title names definitions ("1. DEFINITIONS",
-  "Defined Terms", "Interpretation"), and runs of two or more paragraphs that each define a term
+  "Defined Terms", "Definitions and Interpretation"; not "Interpretation" alone, an order of
+  precedence or rules of construction), and runs of two or more paragraphs that each define a term
   (``“Affiliate” shall mean ...``, ``"Term" has the meaning ...``);
 * ``signature``: from a paragraph opening with "IN WITNESS WHEREOF" or saying the agreement is
   "executed as of the date first above written" (or the first block holding signature labels
@@ -81,7 +82,10 @@ _LATER_PREAMBLE = re.compile(r"^\W*THIS\s+(?:[\w#.,'’-]+\s+){0,8}?(?:AGREEMENT
                              r"LICEN[CS]E)\b[^.]{0,120}?\b(?:is|was)\s+(?:hereby\s+)?(?:made|entered\s+into)\b"
                              r"[^.]{0,400}?\bbetween\b", re.IGNORECASE | re.DOTALL)
 _AGREEMENT = re.compile(r"\b(?:agreement|contract|amendment|addendum|license|lease)\b", re.IGNORECASE)
-_DEFINITIONS_TITLE = re.compile(r"\b(?:definitions?|defined\s+terms|interpretation)\b", re.IGNORECASE)
+#: A section title that names definitions ("1. DEFINITIONS", "Defined Terms", "Definitions and
+#: Interpretation"); "Interpretation" alone is a clause of its own (an order of precedence, rules of
+#: construction), not defined terms.
+_DEFINITIONS_TITLE = re.compile(r"\b(?:definitions?|defined\s+terms)\b", re.IGNORECASE)
 _DEFINES = re.compile(r"^\W*(?:\d{1,3}(?:\.\d{1,3})*\.?\s*)?(?:\([a-z0-9]{1,4}\)\s*)?[“\"‘'][^”\"’']{1,80}[”\"’']"
                       r"[^.]{0,80}?\b(?:shall\s+mean|means|mean|shall\s+have\s+the\s+meaning|has\s+the\s+meaning|"
                       r"shall\s+include|includes|refers\s+to)\b", re.IGNORECASE)

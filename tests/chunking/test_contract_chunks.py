@@ -193,17 +193,31 @@ def test_a_table_of_contents_is_a_chunk_of_its_own_and_the_preamble_after_it_is_
     assert party.metadata.get(ROLE) == PARTIES and party.heading_path == ["FRANCHISE AGREEMENT"], party.heading_path
 
 
+def test_an_interpretation_clause_is_no_definitions_block():
+    """TRICITY's "1.4 Interpretation" says which document prevails in a conflict: a clause a lawyer
+    asks about, not defined terms. A section titled "Definitions and Interpretation" still is."""
+    from tests.chunking.helpers import make_doc
+
+    precedence = ("In the event of a conflict between this Agreement and the terms of any exhibits and schedules "
+                  "attached hereto, the terms of the schedules and exhibits shall prevail.")
+    text = (f"# OUTSOURCING AGREEMENT\n\n## 1.3 Definitions and Interpretation\n\nWords used in the singular "
+            f"include the plural.\n\n## 1.4 Interpretation\n\n{precedence}")
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    roles = {c.text: c.metadata.get(ROLE) for c in chunks}
+    assert roles[precedence] is None and roles["Words used in the singular include the plural."] == DEFINITIONS, roles
+
+
 def test_signature_blocks_split_over_short_lines_keep_their_lead_in_and_win_over_a_definitions_section():
     """Signature blocks as CUAD's exhibits print them: ORBSAT's "Approved by:" above the conformed
     signatures (no block holds both a label and a rule), Prudential's "Signed at ... this ____ day"
-    and "EMPLOYEE:" above the signature lines, and "IN WITNESS WHEREOF" closing an "Interpretation"
+    and "EMPLOYEE:" above the signature lines, and "IN WITNESS WHEREOF" closing a "Definitions and Interpretation"
     article. A form's blanks ("DATE OF ORDER:____") are no signature."""
     from tests.chunking.helpers import make_doc
 
     text = ("# STRATEGIC ALLIANCE AGREEMENT\n\n## 1. Compensation\n\nAVDU shall pay UTK $120,000 worth of unregistered "
             "shares upon the execution of this Agreement.\n\nApproved by:\n\n/s/ Clifford M. Gross\n\n"
             "/s/ Benjamin C. Croxton\n\nUTEK Corporation\n\nDate: September 9, 2005\n\n"
-            "## 2. Interpretation\n\nWords used in the singular include the plural.\n\nIN WITNESS WHEREOF, the "
+            "## 2. Definitions and Interpretation\n\nWords used in the singular include the plural.\n\nIN WITNESS WHEREOF, the "
             "parties have set their hands on the day and year first above written.\n\n/s/ Jeffrey Hanuscin\n\n"
             "Employee\n\n## Exhibit A Beneficiary Designation\n\nAny payment directed by the Owner shall be a full "
             "discharge of the Insurer, binding on all parties claiming any interest under the policy.\n\n"
