@@ -25,11 +25,13 @@ a contract title on page 1 ("SUPPLY AGREEMENT")        1 (when no title was foun
 =====================================================  =========================================
 
 A clause title is either the whole block (short, title-like: at most 15 words, not a sentence,
-see :func:`~folioflow.ocr.layout.blocks.reads_as_sentence`) and the block becomes the heading, or
+see :func:`~folioflow.ocr.layout.blocks.reads_as_sentence`, and no running text after a stop) and the block becomes the heading, or
 a *run-in* title that opens a paragraph ("11. Choice Of Law. This Agreement shall be governed
 ..."; a title of at most 10 capitalised words ended by ``.``/``:``): then a heading naming the
 clause ("### 11. Choice Of Law") is inserted before the paragraph, which stays whole, clause number
-included (``attributes["clause"]["synthetic"]``). A numbered title in capitals also runs in without
+included (``attributes["clause"]["synthetic"]``). In a contract, a heading made by typography that
+holds such a title and the clause's first words (a bold first line: "Section 7.9 MODIFICATIONS.
+Licensee shall not make any modifications to or") becomes the paragraph, under a heading naming the clause. A numbered title in capitals also runs in without
 a stop when the text layer joined its line to the paragraph under it ("19. ENTIRE AGREEMENT,
 GOVERNING LAW This Agreement ..."): the capitals up to a capitalised word in lower case. A clause number set apart from its title by a tab
 ("1." | "DEFINITIONS" on one row: two blocks) is joined to the block on its right, or to the
@@ -146,6 +148,12 @@ def _title_words(text: str, max_words: int) -> bool:
 
 def _standalone(rest: str) -> bool:
     bare = rest.rstrip("\u201d\"')]} ")
+    stop = next((m for m in re.finditer(r"(\S+)[.:]\s+", rest)  # not after "Inc." or an initial
+                 if len(m.group(1).strip("(),")) > 1 and m.group(1).strip("(),").lower() not in _NOT_TITLES
+                 and not _LEGAL_FORM.fullmatch(m.group(1).strip("(),").upper())), None)
+    after = rest[stop.end():].split() if stop else []
+    if len(after) >= RUN_ON_WORDS and sum(w[:1].islower() and w.lower() not in _SMALL_WORDS for w in after) >= 2:
+        return False  # "MODIFICATIONS. Licensee shall not make any ...": the clause's text runs in
     return (len(rest.split()) <= 15 and len(rest) <= 120 and not reads_as_sentence(rest)
             and not bare.endswith((",", ";")) and (not rest or rest[:1].isupper() or rest[:1] in "\"“(-–—:"))
 
@@ -472,6 +480,7 @@ def mark_clause_headings(pages: list[Page]) -> int:
         return min(6, deepest + 1)  # a lettered sub-clause, an unnumbered run-in title or one in capitals
 
     changed = 0
+    filing = any(t.kind == "item" for _, _, t in found)
     for page in built:
         for i, block in enumerate(page.blocks):
             if (id(page), i) in contents and block.type == BlockType.HEADING:
@@ -484,8 +493,10 @@ def mark_clause_headings(pages: list[Page]) -> int:
         lvl = level(title)
         mark = {"kind": title.kind, "level": lvl, "synthetic": False}
         if title.run_in:
-            if block.type == BlockType.HEADING:
+            if block.type == BlockType.HEADING and (filing or not _runs_on(_plain(block), title)):
                 continue  # a heading that reads as a run-in clause is left as typography made it
+            if block.type == BlockType.HEADING:  # its first line is the clause's text too: a paragraph
+                block.type, block.level, block.text = BlockType.PARAGRAPH, None, _plain(block)
             heading = Block(type=BlockType.HEADING, text="#" * lvl + " " + title.title, bbox=block.bbox, level=lvl,
                             attributes={CLAUSE: {**mark, "synthetic": True}})
             inserts.setdefault(id(page), []).append((i, heading))
@@ -513,6 +524,18 @@ def mark_clause_headings(pages: list[Page]) -> int:
     for page in built:
         page.markdown = page_markdown(page.blocks)
     return changed
+
+
+#: Words of running text after a run-in title that make a heading block the clause's paragraph.
+RUN_ON_WORDS = 4
+
+
+def _runs_on(text: str, title: ClauseTitle) -> bool:
+    """Whether a heading block holding the run-in ``title`` goes on with the clause's own text
+    (NEON's "Section 7.9 MODIFICATIONS. Licensee shall not make any modifications to or", its first
+    line set bold): :data:`RUN_ON_WORDS` words or more after the title, two of them in lower case."""
+    rest = " ".join(text.split())[len(" ".join(title.title.split())):].lstrip(" .:-–—").split()
+    return len(rest) >= RUN_ON_WORDS and sum(w[:1].islower() for w in rest) >= 2
 
 
 #: Blocks looked at after a heading for the signature line that makes it a party's name.

@@ -36,6 +36,12 @@ from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, SourceR
      "D. EXECUTION", True),
     ("B. Conversion Project Manager. M&I will provide a conversion project manager to the Customer.", "capital",
      "B. Conversion Project Manager", True),
+    # a bold first line holding the title and the clause's first words (NEON's distributor agreement)
+    ("Section 7.9 MODIFICATIONS. Licensee shall not make any modifications to or", "section",
+     "Section 7.9 MODIFICATIONS", True),
+    # "Inc." closes a name, not the title (Ulta Beauty's earnings release)
+    ("Exhibit 2 Ulta Beauty, Inc. Consolidated Statements of Income (In thousands, except per share data)", "annex",
+     "Exhibit 2 Ulta Beauty, Inc. Consolidated Statements of Income (In thousands, except per share data)", False),
     ("IV. CONFIDENTIALITY", "roman", "IV. CONFIDENTIALITY", False),
     ("VIII. CONFIDENTIAL DATA", "roman", "VIII. CONFIDENTIAL DATA", False),  # ORBSAT's: no "CONFIDENTIAL" legend
     ("II - WORK BY LEO", "roman", "II - WORK BY LEO", False),  # WARNERCHILCOTT's development agreement
@@ -247,6 +253,19 @@ def test_a_clause_number_indented_in_its_paragraphs_first_line_joins_it():
     assert "### 21.10 Affiliates" in texts, texts  # a sibling of 21.9
     assert any(t.startswith("21.10 Affiliates. All processing") for t in texts) and "21.10" not in texts
     assert "0.7" in texts and "0.2 $ 3.6 $ 0.2" in texts  # a table row's figures are not joined
+
+
+def test_a_heading_that_holds_a_run_in_title_and_the_clauses_first_words_becomes_its_paragraph():
+    """NEON's "Section 7.9 MODIFICATIONS. Licensee shall not make any modifications to or" is a bold
+    first line that typography made a heading: the heading names the clause, and the words after the
+    title stay text of the clause, before the rest of its sentence ("derivations of ...")."""
+    first = "Section 7.9 MODIFICATIONS. Licensee shall not make any modifications to or"
+    rest = "derivations of the Licensed Products without the prior written consent of Licensor."
+    blocks = [Block(type=BlockType.HEADING, level=3, text=f"### {first}"), Block(type=BlockType.PARAGRAPH, text=rest)]
+    page = Page(number=1, width=612, height=792, blocks=blocks, markdown=page_markdown(blocks))
+    mark_clause_headings([page])
+    assert [b.text for b in page.blocks] == ["### Section 7.9 MODIFICATIONS", first, rest]
+    assert mark_clause_headings([page]) and [b.text for b in page.blocks] == ["### Section 7.9 MODIFICATIONS", first, rest]
 
 
 def test_titles_in_capitals_with_irregular_spacing_are_read_like_any_other():
