@@ -21,7 +21,7 @@ so a ranker can demote them. Found from the text:
   "executed as of the date first above written" (or the first block holding signature labels
   ``By:``/``Name:``/``Title:``, or one label and a signature rule ``____`` or ``/s/``, or a short
   block with a label or a rule whose other half is in the next blocks: "Approved by:" above
-  "/s/ Jane Smith"; such a block takes with it the lead-in lines right above it, "EMPLOYEE:" or
+  "/s/ Jane Smith", or two conformed signatures in a few short blocks; such a block takes with it the lead-in lines right above it, "EMPLOYEE:" or
   "Signed at Philadelphia this ____ day of ____") on, also inside a definitions section, through
   the following blocks of its section and the following non-clause sections whose blocks are all
   short (a signatory's name set as a heading), until a clause, exhibit or schedule heading, a
@@ -130,17 +130,20 @@ def _signature_block(block: MdBlock) -> bool:
 def _split_signature(blocks: list[MdBlock], i: int) -> bool:
     """Whether ``blocks[i]`` opens a signature block split over short blocks: it holds a signature
     label or a signature (``/s/``, a line of underscores), and it and the next ones
-    (:data:`_SIGNATURE_WINDOW` in all, each at most :data:`_SIGNATURE_PIECE_WORDS` words) hold both.
+    (:data:`_SIGNATURE_WINDOW` in all, each at most :data:`_SIGNATURE_PIECE_WORDS` words) hold both,
+    or two conformed signatures without labels ("/s/ [Illegible]" above "/s/ [Illegible] ---- SAGEM").
     A form's blank (``DATE OF ORDER:____``) is no signature."""
     label = rule = False
+    conformed = 0
     for block in blocks[i:i + _SIGNATURE_WINDOW]:
         if _words(block) > _SIGNATURE_PIECE_WORDS:
             break
         label = label or bool(_SIGNATURE_LABEL.search(block.text))
         rule = rule or bool(_SIGNED.search(block.text))
+        conformed += "/s/" in block.text.lower()
         if block is blocks[i] and not (label or rule):
             return False
-        if label and rule:
+        if label and rule or conformed >= 2:
             return True
     return False
 

@@ -207,6 +207,23 @@ def test_an_interpretation_clause_is_no_definitions_block():
     assert roles[precedence] is None and roles["Words used in the singular include the plural."] == DEFINITIONS, roles
 
 
+def test_conformed_signatures_without_labels_are_a_signature_block():
+    """IMAGEWARE's last page: "/s/ [Illegible]" above "---- XIMAGE" and "/s/ [Illegible] ---- SAGEM",
+    no "By:" or "Name:" label, were text of clause 20; two conformed signatures in a few short lines
+    are a signature block. One "/s/" quoted in a clause is not."""
+    from tests.chunking.helpers import make_doc
+
+    clause = "This Agreement contains the entire agreement between the parties and supersedes all prior agreements."
+    text = (f"# MAINTENANCE AGREEMENT\n\n## 20. Entire Agreement and Waiver\n\n{clause}\n\n/s/ [Illegible]\n\n"
+            "---- XIMAGE\n\n/s/ [Illegible] ---- SAGEM")
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    signed = [c for c in chunks if "SAGEM" in c.text]
+    assert [c.metadata.get(ROLE) for c in signed] == [SIGNATURE] and "XIMAGE" in signed[0].text, [c.text for c in chunks]
+    assert next(c for c in chunks if clause in c.text).metadata.get(ROLE) is None
+    quoted = "## 4. Filings\n\nEach filing is signed /s/ by an officer.\n\nThe officer keeps a copy of each filing."
+    assert not any(c.metadata.get(ROLE) for c in Chunker(default_counter()).chunk(make_doc(quoted)))
+
+
 def test_signature_blocks_split_over_short_lines_keep_their_lead_in_and_win_over_a_definitions_section():
     """Signature blocks as CUAD's exhibits print them: ORBSAT's "Approved by:" above the conformed
     signatures (no block holds both a label and a rule), Prudential's "Signed at ... this ____ day"
