@@ -88,7 +88,7 @@ _FORMS: list[tuple[str, re.Pattern[str]]] = [
                          rf"([A-Z]{{1,2}}(?:-\d{{1,2}})?|\d{{1,2}}(?!\.\d)|{_ROMAN})\b\.?", re.IGNORECASE)),
     ("section", re.compile(r"^(?:SECTION|§)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?", re.IGNORECASE)),
     ("number", re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)(?:\.|\))?(?=\s|$)")),
-    ("letter", re.compile(r"^(?:\((?:[a-zA-Z]{1,2}|[ivxlcIVXLC]{1,5}|\d{1,2})\)|(?:[a-z]|[ivx]{1,4})[.)])(?=\s|$)")),
+    ("letter", re.compile(r"^(?:\((?:[a-zA-Z]{1,2}|[ivxlcIVXLC]{1,5}|\d{1,2})\)(?=\s|$|[A-Z][a-z])|(?:[a-z]|[ivx]{1,4})[.)](?=\s|$))")),
     ("capital", re.compile(r"^([A-Z])[.)](?=\s)")),
 ]
 #: An unnumbered run-in title: up to six capitalised words, the last of three letters or more (not
@@ -163,6 +163,8 @@ _LEGAL_FORM = re.compile(r"\b(?:INC|L\.?L\.?C|CORP|CORPORATION|LTD|LIMITED|L\.P|
 _NOT_CAPS_TITLE = re.compile(r"^(?:CONFIDENTIAL(?!\s+(?:INFORMATION|DATA|MATERIALS?|RECORDS|KNOW-HOW)\b)|REDACTED|EXECUTION|DRAFT|FINAL|IN WITNESS|WITNESSETH|AGREED|ACCEPTED|"
                              r"ACKNOWLEDGED|SIGNATURE|SIGNED|BY|NAME|TITLE|DATE|DATED|PAGE|NOTE|TABLE OF CONTENTS|"
                              r"BETWEEN|AND|AMONG|SEAL|ATTEST|WITNESS|NOTARY|NOW|WHEREAS)\b")
+#: A lettered clause whose title follows its letter without a space ("(d)Conditions for Transfers").
+_GLUED_LETTER = re.compile(r"^\([^)\s]{1,5}\)\S")
 #: A clause lettered in capitals ("H. POTENTIAL OPPORTUNITIES"): its letter.
 CAPITAL_LETTER = re.compile(r"^([A-Z])[.)]\s")
 #: A numbered clause opening the text under a title ("1. This agreement shall terminate:").
@@ -457,8 +459,9 @@ def mark_clause_headings(pages: list[Page]) -> int:
         contents = _contents_run(built)  # a contract's table of contents: its lines are no clauses
         found = [f for f in found if (id(f[0]), f[1]) not in contents]
         found += _caps_titles(built, {(id(page), i) for page, i, _ in found} | contents)
-    else:  # a filing's "A. Basis of Presentation." is a note's paragraph, left as the filing sets it
-        found = [f for f in found if f[2].kind != "capital"]
+    else:  # a filing's "A. Basis of Presentation." is a note's paragraph, left as the filing sets it, and
+        # "(a)Refer to Note 11" a table's footnote
+        found = [f for f in found if f[2].kind != "capital" and not _GLUED_LETTER.match(_plain(f[0].blocks[f[1]]))]
     kinds = {t.kind for _, _, t in found}
     numbered = [t.depth for _, _, t in found if t.kind == "number"]
     base = min(numbered) if numbered else 1

@@ -42,6 +42,9 @@ from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, SourceR
     # "Inc." closes a name, not the title (Ulta Beauty's earnings release)
     ("Exhibit 2 Ulta Beauty, Inc. Consolidated Statements of Income (In thousands, except per share data)", "annex",
      "Exhibit 2 Ulta Beauty, Inc. Consolidated Statements of Income (In thousands, except per share data)", False),
+    # the title glued to its letter (Verizon's transfer and servicing agreement)
+    ("(d)Conditions for Transfers of Additional Receivables. The Depositor shall transfer each Receivable.", "letter",
+     "(d) Conditions for Transfers of Additional Receivables", True),
     ("IV. CONFIDENTIALITY", "roman", "IV. CONFIDENTIALITY", False),
     ("VIII. CONFIDENTIAL DATA", "roman", "VIII. CONFIDENTIAL DATA", False),  # ORBSAT's: no "CONFIDENTIAL" legend
     ("II - WORK BY LEO", "roman", "II - WORK BY LEO", False),  # WARNERCHILCOTT's development agreement
@@ -189,7 +192,8 @@ def test_capital_lettered_run_in_titles_nest_under_articles_and_stay_text_in_a_f
     assert [b.text for b in ninth[0].blocks if b.type == BlockType.HEADING] == [
         "## IX. MISCELLANEOUS", "#### H. ADDRESSES OF PARTIES", "#### I. NOTICES"]
     filing = [_page(["Item 8. Financial Statements and Supplementary Data",
-                     f"A. Basis of Presentation. {body}"])]
+                     f"A. Basis of Presentation. {body}",
+                     "(a)Refer to Note 11 – Derivatives for further information on the hedges."])]  # a table's footnote
     mark_clause_headings(filing)
     assert [b.text for b in filing[0].blocks if b.type == BlockType.HEADING] == [
         "## Item 8. Financial Statements and Supplementary Data"]
