@@ -237,9 +237,9 @@ def block_roles(sections: list[Section]) -> dict[int, str]:
         if opening or _LATER_PREAMBLE.match(block.text) and _DEFINED_PARTY.search(block.text):
             roles[id(block)] = PARTIES
             first = first and not opening
-            title = content[i - 1] if i else None  # the agreement's title right above ("OUTSOURCING AGREEMENT")
-            if title is not None and title.kind == "paragraph" and id(title) not in roles and contract_title(title.text):
-                roles[id(title)] = PARTIES
+            above = content[i - 1] if i else None  # the agreement's title right above ("OUTSOURCING AGREEMENT")
+            if above is not None and above.kind == "paragraph" and id(above) not in roles and contract_title(above.text):
+                roles[id(above)] = PARTIES
     signing = False
     for section in sections:
         title = section.path[-1] if section.path else ""
