@@ -455,7 +455,8 @@ def mark_clause_headings(pages: list[Page]) -> int:
         return 0
     found = _letter_i(built, found)
     contents: set[tuple[int, int]] = set()
-    if not any(t.kind == "item" for _, _, t in found):  # a filing's capitals are its cover, officers, exhibits
+    filing = any(t.kind == "item" for _, _, t in found)  # a filing's "Item" titles: no contract rules
+    if not filing:  # a filing's capitals are its cover, officers, exhibits
         contents = _contents_run(built)  # a contract's table of contents: its lines are no clauses
         found = [f for f in found if (id(f[0]), f[1]) not in contents]
         found += _caps_titles(built, {(id(page), i) for page, i, _ in found} | contents)
@@ -483,7 +484,6 @@ def mark_clause_headings(pages: list[Page]) -> int:
         return min(6, deepest + 1)  # a lettered sub-clause, an unnumbered run-in title or one in capitals
 
     changed = 0
-    filing = any(t.kind == "item" for _, _, t in found)
     for page in built:
         for i, block in enumerate(page.blocks):
             if (id(page), i) in contents and block.type == BlockType.HEADING:
@@ -512,17 +512,16 @@ def mark_clause_headings(pages: list[Page]) -> int:
         for i, heading in reversed(inserts.get(id(page), [])):
             page.blocks.insert(i, heading)
     changed += _recitals_and_title(built, top)
-    contract = not any(t.kind == "item" for _, _, t in found)  # a filing's "Item" titles: no contract rules
     for page in built:
         for block in page.blocks:
             if block.type != BlockType.HEADING:
                 continue
             plain = _plain(block)
-            if _SIGNATURE_LABEL.match(plain) or contract and _BARE_LABEL.fullmatch(plain.strip()):
+            if _SIGNATURE_LABEL.match(plain) or not filing and _BARE_LABEL.fullmatch(plain.strip()):
                 block.type, block.level, block.text = BlockType.PARAGRAPH, None, plain
                 block.attributes[CLAUSE] = {"kind": "label", "level": None, "synthetic": False}
                 changed += 1
-    if contract:
+    if not filing:
         changed += _party_names(built)
     for page in built:
         page.markdown = page_markdown(page.blocks)
