@@ -30,7 +30,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from folioflow.chunking.bboxes import attach_layout
-from folioflow.chunking.headers import collect_furniture, engine_furniture, mark_furniture, mark_page_numbers
+from folioflow.chunking.headers import (
+    collect_furniture,
+    engine_furniture,
+    join_split_sentences,
+    mark_furniture,
+    mark_page_numbers,
+)
 from folioflow.chunking.packing import join_pieces, pack, repair
 from folioflow.chunking.parse import MdBlock, ParsedPage, parse_markdown
 from folioflow.chunking.pieces import Measure, Piece, block_pieces
@@ -67,7 +73,9 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 14: a lead-in line that names a month stays text.
 #: 15: a contract's table of contents makes no clause headings; its blocks are chunks of the role
 #:    ``contents``; a clause number indented in its paragraph's first line joins that paragraph.
-CHUNKER_VERSION = "15"
+#: 16: a sentence cut by a printed page number mid-page is one paragraph again; a printed page
+#:    number above a numbered title ("Section 5.2 ...") is a footer.
+CHUNKER_VERSION = "16"
 
 
 def document_title(document: Document) -> str:
@@ -222,6 +230,7 @@ class Chunker:
         if self.options.furniture_min_pages >= 2:
             mark_furniture(pages, self.options.furniture_min_pages, self.options.furniture_edge_blocks)
             mark_page_numbers(pages)
+            join_split_sentences(pages)
         return pages
 
     def _merge_tables(self, blocks: list[MdBlock], pages: list[ParsedPage]) -> list[MdBlock]:

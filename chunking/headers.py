@@ -27,13 +27,21 @@ page). Detected furniture is returned per page so chunks can carry it as metadat
    page number is a footer when it belongs to an ascending run through the document (each next
    number one or two higher, after at least :data:`PAGE_TEXT_WORDS` words of text, at most two of
    a run on one PDF page, at least :data:`PAGE_RUN` numbers). A number followed by a short title
-   ("3" above "Licensee's Responsibilities": a clause number in a margin column) is none.
+   ("3" above "Licensee's Responsibilities": a clause number in a margin column) is none; a
+   title with a number of its own ("5" above "Section 5.2 ABILITY TO PERFORM") is not that number's.
 
 4. The engine's header/footer blocks that its Markdown leaves out (the text layer and CPU OCR
    write page headers and footers as blocks only; :mod:`folioflow.ocr.finish` has decided which
    margin lines are furniture) join the parsed page as furniture blocks
    (:func:`engine_furniture`), so that chunks keep them as metadata and the sparse index
    searches them (an invoice number printed only in the running header).
+
+5. Sentences cut by a printed page break (:func:`join_split_sentences`): where such a page
+   number (or other furniture) stands between two paragraphs of one PDF page and the first ends
+   inside a sentence ("... license fee and" / "proposed delivery date ..."; "Within five" /
+   "(5) business days"), the two halves are one paragraph again, so that the chunker's sentence
+   splitting keeps the sentence in one chunk. Paragraphs on different PDF pages are left apart: a
+   chunk's page span comes from its blocks' pages.
 """
 
 from __future__ import annotations
@@ -44,8 +52,8 @@ from collections import defaultdict
 from folioflow.chunking.parse import MdBlock, ParsedPage
 from folioflow.ocr.schema import BlockType, Page
 
-__all__ = ["BAND", "PAGE_RUN", "PAGE_TEXT_WORDS", "SENTENCE_WORDS", "collect_furniture", "engine_furniture",
-           "furniture_text", "mark_furniture", "mark_page_numbers", "normalise_furniture"]
+__all__ = ["BAND", "PAGE_RUN", "PAGE_TEXT_WORDS", "SENTENCE_WORDS", "SPLIT_MIN_WORDS", "collect_furniture", "engine_furniture",
+           "furniture_text", "join_split_sentences", "mark_furniture", "mark_page_numbers", "normalise_furniture"]
 
 _DIGITS = re.compile(r"\d+")
 _ROMAN_PAGE = re.compile(r"^(?:page\s+)?[ivxlc]+$")
@@ -60,6 +68,19 @@ _ENGINE_LABELS = {BlockType.PAGE_HEADER: "header", BlockType.PAGE_FOOTER: "foote
 #: A printed page number alone: "12", "- 12 -", "-12-", "Page 12", "Page 12 of 40" (a list item
 #: "- 12 -" to a Markdown parser).
 _PAGE_NUMBER = re.compile(r"^[-–—\s]{0,3}(?:page\s+)?(\d{1,3})(?:\s+of\s+\d{1,3})?[-–—\s]{0,3}$", re.IGNORECASE)
+#: A title that carries its own clause number: "Section 5.2", "ARTICLE VI", "Clause 3", "§ 4".
+_NUMBERED_TITLE = re.compile(r"^(?:(?:section|article|clause|schedule|exhibit|annex|appendix|part|§)\s*)"
+                             r"(?:\d+(?:\.\d+)*|[IVXLC]+\b|[A-Z]\b)", re.IGNORECASE)
+#: A paragraph cut by a printed page break has at least this many words before the break.
+SPLIT_MIN_WORDS = 6
+#: Words after which a sentence cannot end ("... the Licensed Products or" / "Documentation, ...").
+_OPEN_WORDS = frozenset(["a", "an", "and", "any", "as", "at", "between", "by", "each", "for", "from", "in", "into",
+                         "its", "of", "on", "or", "such", "than", "that", "the", "their", "this", "to", "under",
+                         "upon", "which", "with", "within", "without"])
+_NUMBER_WORDS = frozenset(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                           "twelve", "fifteen", "twenty", "thirty", "forty", "fifty", "sixty", "ninety", "hundred",
+                           "thousand"])
+_NUMERAL = re.compile(r"^\(\d+\)\s+\w")
 #: Words of text that lie between two printed page numbers of one run, at least.
 PAGE_TEXT_WORDS = 40
 #: Printed page numbers that make a run, at least.
@@ -149,14 +170,62 @@ def mark_page_numbers(pages: list[ParsedPage]) -> int:
     return marked
 
 
+def join_split_sentences(pages: list[ParsedPage]) -> int:
+    """Join the two halves of a sentence that a printed page break cut (module docstring, 5), in
+    place: paragraph A, then nothing but furniture (a printed page number, a running header) on the
+    same PDF page, then paragraph B, where A (at least :data:`SPLIT_MIN_WORDS` words) ends inside a
+    sentence and B goes on with it. B's text joins A's after a space, its boxes join A's boxes and
+    B leaves the page; the furniture stays. Returns the number of joins."""
+    joined = 0
+    for page in pages:
+        out: list[MdBlock] = []
+        between = False  # furniture seen since the last body block
+        for block in page.blocks:
+            if block.furniture:
+                between = True
+                out.append(block)
+                continue
+            body = [b for b in out if not b.furniture]
+            prev = body[-1] if body else None
+            if between and prev is not None and _continues(prev, block):
+                prev.text = f"{prev.text} {block.text}"
+                prev.end = block.end
+                prev.bboxes = [*prev.bboxes, *block.bboxes]
+                joined += 1
+            else:
+                out.append(block)
+            between = False
+        page.blocks = out
+    return joined
+
+
+def _continues(first: MdBlock, second: MdBlock) -> bool:
+    """Whether paragraph ``second`` goes on with the sentence that paragraph ``first`` leaves open."""
+    if first.kind != "paragraph" or second.kind != "paragraph" or second.hint != first.hint:
+        return False
+    head, tail = first.text.rstrip(), second.text.lstrip()
+    words = head.split()
+    if len(words) < SPLIT_MIN_WORDS or not tail:
+        return False
+    last = words[-1].casefold()
+    if not (head[-1].islower() or head[-1] == ","):
+        return False
+    if tail[0].islower():
+        return True
+    if last in _NUMBER_WORDS and _NUMERAL.match(tail):
+        return True  # "within five" / "(5) days"
+    return last.rstrip(",") in _OPEN_WORDS and tail[0].isalnum()
+
+
 def _titled(after: list[MdBlock]) -> bool:
     """Whether the block after a number alone is the title it numbers: a short line (at most 8
-    words) that opens with no number of its own and ends with no stop."""
+    words) that opens with no number of its own ("5.2 Ability", "Section 5.2 Ability", "ARTICLE VI
+    Term" carry theirs) and ends with no stop."""
     if not after or after[0].furniture:
         return False
     text = after[0].text.lstrip("#* ").strip()
     return (0 < len(text.split()) <= 8 and not text[:1].isdigit() and not text.endswith((".", ";", ","))
-            and not _PAGE_NUMBER.match(text))
+            and not _PAGE_NUMBER.match(text) and not _NUMBERED_TITLE.match(text))
 
 
 def _centre(block: MdBlock, height: float | None) -> float | None:

@@ -182,3 +182,40 @@ def test_printed_page_numbers_inside_the_page_body_leave_the_chunk_text(chunker)
     # the same numbers without text between them (a column of a table read as lines) are no page numbers
     column = chunker.chunk(make_doc("# RATES\n\n" + "\n\n".join(str(n) for n in range(1, 7)) + "\n\n" + _clause(1)))
     assert {"1", "2", "3", "4"} <= {line.strip() for c in column for line in c.text.splitlines()}
+
+
+def test_a_sentence_cut_by_a_printed_page_number_is_one_sentence_again(chunker):
+    """CUAD's NEON SYSTEMS distributor agreement, printed from HTML: "... license fee and" / "4" /
+    "proposed delivery date for such order." The page number goes to the footers and the sentence
+    is whole in one chunk, though the text after it fills a chunk of its own; a paragraph that ends
+    its sentence stays apart, and so does a title. "5" above "Section 5.2 ABILITY TO PERFORM" is a
+    page number, since that title carries its own number."""
+    from tests.chunking.helpers import make_doc
+
+    order = ("Section 4.1 ORDER AND DELIVERY. Licensee shall deliver to Licensor product orders in writing that "
+             "are signed by an authorized representative of Licensee and that list the quantity, product name, "
+             "number, version, license fee and")
+    rest = ("proposed delivery date for such order. " + " ".join(
+        f"Licensor shall ship the Licensed Products of order {n} in accordance with the product orders received "
+        f"and accepted by Licensor, F.O.B. Licensor's place of business, within {n + 10} days." for n in range(9)))
+    review = ("Section 2.5 REVIEW. Licensee shall not enter into any such agreement until it has been approved by "
+              "Licensor. Within five")
+    pages = [
+        f"# DISTRIBUTOR AGREEMENT\n\n{_clause(1)}\n\n2\n\n{_clause(2)}\n\n{review}\n\n3\n\n"
+        "(5) business days after its receipt of any such agreement, Licensor shall notify Licensee.",
+        f"{_clause(3)}\n\n{order}\n\n4\n\n{rest}\n\n{_clause(4)}",
+        f"{_clause(5)}\n\n5\n\n### Section 5.2 ABILITY TO PERFORM\n\n{_clause(6)}\n\nSchedule of prices for\n\n6\n\n"
+        "the products that the Licensor lists for each year of the Term, in United States dollars.",
+    ]
+    chunks = chunker.chunk(make_doc(*pages))
+    texts = [" ".join(c.text.split()) for c in chunks]
+    assert any("license fee and proposed delivery date for such order." in t for t in texts), texts
+    assert any("Within five (5) business days after its receipt" in t for t in texts), texts
+    lines = {line.strip() for c in chunks for line in c.text.splitlines()}
+    assert not lines & {"2", "3", "4", "5", "6"}, sorted(lines)[:10]
+    footers = {f for c in chunks for f in c.metadata.get("page_footers", [])}
+    assert {"4", "5", "6"} <= footers, footers
+    # a clause that ends its sentence before a page number and the next clause stay two paragraphs,
+    # and so does a line too short to be a sentence's start (a title)
+    assert any(f"{_clause(1)}\n\n{_clause(2)}" in c.text for c in chunks), [c.text[:80] for c in chunks]
+    assert any("Schedule of prices for\n\nthe products that" in c.text for c in chunks), [c.text[-80:] for c in chunks]
