@@ -36,12 +36,13 @@ page). Detected furniture is returned per page so chunks can carry it as metadat
    (:func:`engine_furniture`), so that chunks keep them as metadata and the sparse index
    searches them (an invoice number printed only in the running header).
 
-5. Sentences cut by a printed page break (:func:`join_split_sentences`): where such a page
-   number (or other furniture) stands between two paragraphs of one PDF page and the first ends
-   inside a sentence ("... license fee and" / "proposed delivery date ..."; "Within five" /
-   "(5) business days"), the two halves are one paragraph again, so that the chunker's sentence
-   splitting keeps the sentence in one chunk. Paragraphs on different PDF pages are left apart: a
-   chunk's page span comes from its blocks' pages.
+5. Sentences cut by a page break (:func:`join_split_sentences`): where such a page number (or
+   other furniture) stands between two paragraphs of one PDF page, or one PDF page ends and the
+   next begins, and the first paragraph ends inside a sentence ("... license fee and" / "proposed
+   delivery date ..."; "Within five" / "(5) business days"), the two halves are one paragraph
+   again, so that the chunker's sentence splitting keeps the sentence in one chunk. A paragraph
+   joined over a PDF page break keeps where each page's text starts, so each piece of it, and so
+   each chunk, still spans the pages its own text is on.
 """
 
 from __future__ import annotations
@@ -171,32 +172,52 @@ def mark_page_numbers(pages: list[ParsedPage]) -> int:
 
 
 def join_split_sentences(pages: list[ParsedPage]) -> int:
-    """Join the two halves of a sentence that a printed page break cut (module docstring, 5), in
-    place: paragraph A, then nothing but furniture (a printed page number, a running header) on the
-    same PDF page, then paragraph B, where A (at least :data:`SPLIT_MIN_WORDS` words) ends inside a
-    sentence and B goes on with it. B's text joins A's after a space, its boxes join A's boxes and
-    B leaves the page; the furniture stays. Returns the number of joins."""
+    """Join the two halves of a sentence that a page break cut (module docstring, 5), in place:
+    paragraph A, then nothing but furniture (a printed page number, a running header) or the end
+    of A's PDF page, then paragraph B (on the same page or the next), where A (at least
+    :data:`SPLIT_MIN_WORDS` words) ends inside a sentence and B goes on with it. B's text joins
+    A's after a space, its boxes join A's boxes, B leaves its page, and a B on the next page is
+    recorded in A's ``page_breaks`` and ``bbox_pages``; the furniture stays. Returns the number of
+    joins."""
     joined = 0
+    prev: MdBlock | None = None  # the last body block
+    prev_page = 0
     for page in pages:
         out: list[MdBlock] = []
-        between = False  # furniture seen since the last body block
+        between = False  # furniture seen since the last body block on this page
         for block in page.blocks:
             if block.furniture:
                 between = True
                 out.append(block)
                 continue
-            body = [b for b in out if not b.furniture]
-            prev = body[-1] if body else None
-            if between and prev is not None and _continues(prev, block):
-                prev.text = f"{prev.text} {block.text}"
-                prev.end = block.end
-                prev.bboxes = [*prev.bboxes, *block.bboxes]
+            first_body = not any(not b.furniture for b in out)
+            broken = between if prev_page == page.number else (prev_page == page.number - 1 and first_body)
+            if broken and prev is not None and _continues(prev, block):
+                _join(prev, block)
                 joined += 1
             else:
                 out.append(block)
+                prev, prev_page = block, page.number
             between = False
         page.blocks = out
     return joined
+
+
+def _join(first: MdBlock, second: MdBlock) -> None:
+    """Append paragraph ``second`` to ``first`` (see :func:`join_split_sentences`)."""
+    offset = len(first.text) + 1
+    if not first.bbox_pages:
+        first.bbox_pages = [first.page] * len(first.bboxes)
+    if second.page != first.last_page:
+        first.page_breaks.append((offset, second.page))
+    else:
+        first.end = second.end
+    first.page_breaks.extend((offset + at, page) for at, page in second.page_breaks)
+    first.text = f"{first.text} {second.text}"
+    first.bboxes = [*first.bboxes, *second.bboxes]
+    first.bbox_pages = [*first.bbox_pages,
+                        *(second.bbox_pages if len(second.bbox_pages) == len(second.bboxes)
+                          else [second.page] * len(second.bboxes))]
 
 
 def _continues(first: MdBlock, second: MdBlock) -> bool:

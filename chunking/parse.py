@@ -56,6 +56,10 @@ class MdBlock:
     its character offsets in the page Markdown. ``items`` are (start, end) offsets of list items
     relative to ``text``. ``page`` is 1-based; ``bboxes`` are in page points (filled by
     :mod:`folioflow.chunking.bboxes`); ``furniture`` is ``"header"``/``"footer"`` for page headers/footers.
+    A paragraph that a page break cut and that was joined again
+    (:func:`folioflow.chunking.headers.join_split_sentences`) runs on over later pages:
+    ``page_breaks`` lists ``(offset in text, page)`` where each later page's text starts, and
+    ``bbox_pages`` gives the page of each box (empty: all on ``page``).
     """
 
     kind: str
@@ -70,6 +74,21 @@ class MdBlock:
     bboxes: list[BBox] = field(default_factory=list)
     furniture: str | None = None
     hint: str | None = None  # layout label from the engine's blocks (caption, footnote, ...)
+    page_breaks: list[tuple[int, int]] = field(default_factory=list)
+    bbox_pages: list[int] = field(default_factory=list)
+
+    def page_at(self, offset: int) -> int:
+        """The 1-based page that holds character ``offset`` of ``text``."""
+        page = self.page
+        for start, later in self.page_breaks:
+            if offset >= start:
+                page = later
+        return page
+
+    @property
+    def last_page(self) -> int:
+        """The page on which the block's text ends."""
+        return self.page_breaks[-1][1] if self.page_breaks else self.page
 
 
 @dataclass

@@ -69,7 +69,8 @@ class Piece:
 
 
 def _bboxes(block: MdBlock) -> list[PageBBox]:
-    return [PageBBox(page=block.page, bbox=b) for b in block.bboxes]
+    pages = block.bbox_pages if len(block.bbox_pages) == len(block.bboxes) else [block.page] * len(block.bboxes)
+    return [PageBBox(page=page, bbox=b) for page, b in zip(pages, block.bboxes, strict=True)]
 
 
 def _text_pieces(block: MdBlock, start: int, end: int, budget: int, m: Measure, units: str = "sentences",
@@ -84,15 +85,17 @@ def _text_pieces(block: MdBlock, start: int, end: int, budget: int, m: Measure, 
         sizes = m.content_batch([block.text[s:e] for s, e in spans])
     out = []
     for (s, e), n in zip(spans, sizes, strict=True):
-        piece = Piece(kind=kind, text=block.text[s:e], tokens=n, pages=(block.page, block.page), bboxes=_bboxes(block),
-                      block=block, span=(s, e))
+        first, last = block.page_at(s), block.page_at(max(s, e - 1))
+        boxes = [b for b in _bboxes(block) if first <= b.page <= last]
+        piece = Piece(kind=kind, text=block.text[s:e], tokens=n, pages=(first, last), bboxes=boxes, block=block,
+                      span=(s, e))
         piece.resplit = (lambda b, s=s, e=e: _text_pieces(block, s, e, b, m, units, kind, pack))
         out.append(piece)
     return out
 
 
 def _whole(block: MdBlock, kind: str, tokens: int) -> Piece:
-    return Piece(kind=kind, text=block.text, tokens=tokens, pages=(block.page, block.page), bboxes=_bboxes(block),
+    return Piece(kind=kind, text=block.text, tokens=tokens, pages=(block.page, block.last_page), bboxes=_bboxes(block),
                  block=block, span=(0, len(block.text)))
 
 

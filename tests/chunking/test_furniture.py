@@ -219,3 +219,29 @@ def test_a_sentence_cut_by_a_printed_page_number_is_one_sentence_again(chunker):
     # and so does a line too short to be a sentence's start (a title)
     assert any(f"{_clause(1)}\n\n{_clause(2)}" in c.text for c in chunks), [c.text[:80] for c in chunks]
     assert any("Schedule of prices for\n\nthe products that" in c.text for c in chunks), [c.text[-80:] for c in chunks]
+
+
+def test_a_sentence_cut_by_the_pdf_page_break_is_one_sentence_with_both_pages(chunker):
+    """A sentence that runs from the foot of one PDF page onto the next (CUAD's ALAMOGORDO agency
+    agreement: "... kept by the receiving party" / "in the ordinary course of its business") is one
+    paragraph again; its chunk spans both pages, and a chunk of the next page's later sentences
+    starts on that page. A page that ends its sentence stays apart from the next."""
+    from tests.chunking.helpers import make_doc
+
+    tail = " ".join(f"The Agent shall keep record {n} of each sale, which the Company may audit on ten days' notice."
+                    for n in range(14))
+    pages = [
+        f"# AGENCY AGREEMENT\n\n{_clause(1)}\n\n(iii) is evidenced by tangible records kept by the receiving party",
+        f"in the ordinary course of its business; (iv) is in the public domain. {tail}\n\n{_clause(2)}",
+        f"the Term of this Agreement begins on the Effective Date.\n\n{_clause(3)}",
+    ]
+    chunks = chunker.chunk(make_doc(*pages))
+    whole = [c for c in chunks if "kept by the receiving party in the ordinary course of its business" in c.text]
+    assert whole and (whole[0].page_start, whole[0].page_end) == (1, 2), [(c.page_start, c.page_end, c.text[-60:])
+                                                                          for c in chunks]
+    assert all(b.page in (1, 2) for b in whole[0].bboxes)
+    later = [c for c in chunks if "record 13 of each sale" in c.text and c is not whole[0]]
+    assert later and later[0].page_start == 2, [(c.page_start, c.text[:40]) for c in chunks]
+    # page 2 ends its sentence: page 3's first paragraph stays apart, though it opens in lower case
+    assert not any(f"{_clause(2)} the Term" in c.text for c in chunks)
+    assert any(c.text.startswith("the Term of this") or "\n\nthe Term of this" in c.text for c in chunks)
