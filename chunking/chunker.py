@@ -73,8 +73,9 @@ __all__ = ["CHUNKER_VERSION", "Chunker", "ChunkerOptions", "contextualize", "doc
 #: 14: a lead-in line that names a month stays text.
 #: 15: a contract's table of contents makes no clause headings; its blocks are chunks of the role
 #:    ``contents``; a clause number indented in its paragraph's first line joins that paragraph.
-#: 16: a sentence cut by a printed page number mid-page is one paragraph again; a printed page
-#:    number above a numbered title ("Section 5.2 ...") is a footer.
+#: 16: a sentence cut by a printed page number mid-page or by a PDF page break is one paragraph
+#:    again; a printed page number above a numbered title ("Section 5.2 ...") is a footer; a title in
+#:    title case that ends with a stop is a clause title ("Section 2. Appointment of the Agent.").
 CHUNKER_VERSION = "16"
 
 

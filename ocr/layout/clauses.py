@@ -154,7 +154,10 @@ def _standalone(rest: str) -> bool:
     after = rest[stop.end():].split() if stop else []
     if len(after) >= RUN_ON_WORDS and sum(w[:1].islower() and w.lower() not in _SMALL_WORDS for w in after) >= 2:
         return False  # "MODIFICATIONS. Licensee shall not make any ...": the clause's text runs in
-    return (len(rest.split()) <= 15 and len(rest) <= 120 and not reads_as_sentence(rest)
+    # "Appointment and Obligations of the Remarketing Agent.": its lower-case words are connectors,
+    # so the stop ends a title in title case, not a sentence
+    sentence = reads_as_sentence(rest) and not (bare.endswith(".") and _title_words(bare.rstrip("."), 15))
+    return (len(rest.split()) <= 15 and len(rest) <= 120 and not sentence
             and not bare.endswith((",", ";")) and (not rest or rest[:1].isupper() or rest[:1] in "\"“(-–—:"))
 
 

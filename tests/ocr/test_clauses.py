@@ -45,6 +45,14 @@ from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, SourceR
     # the title glued to its letter (Verizon's transfer and servicing agreement)
     ("(d)Conditions for Transfers of Additional Receivables. The Depositor shall transfer each Receivable.", "letter",
      "(d) Conditions for Transfers of Additional Receivables", True),
+    # a title in title case that ends with a stop: its lower-case words are connectors (NUVEEN's
+    # remarketing agreement, Best Buy's 10-K)
+    ("Section 2. Appointment and Obligations of the Remarketing Agent.", "section",
+     "Section 2. Appointment and Obligations of the Remarketing Agent", False),
+    ("Section 5. Resignation, Suspension and Removal of the Remarketing Agent.", "section",
+     "Section 5. Resignation, Suspension and Removal of the Remarketing Agent", False),
+    ("Item 7. Management's Discussion and Analysis of Financial Condition and Results of Operations.", "item",
+     "Item 7. Management's Discussion and Analysis of Financial Condition and Results of Operations", False),
     ("IV. CONFIDENTIALITY", "roman", "IV. CONFIDENTIALITY", False),
     ("VIII. CONFIDENTIAL DATA", "roman", "VIII. CONFIDENTIAL DATA", False),  # ORBSAT's: no "CONFIDENTIAL" legend
     ("II - WORK BY LEO", "roman", "II - WORK BY LEO", False),  # WARNERCHILCOTT's development agreement
@@ -81,6 +89,7 @@ def test_clause_titles_are_read_from_the_text(text, kind, title, run_in):
     "Galen Holdings PLC Att. Chief Executive Officer 100 Enterprise Drive, Suite 280 Rockaway, New Jersey 07866 USA",
     "Att. CEO, President Industriparken 55 DK-2750 Ballerup Denmark and its copy to counsel",
     "CONFIDENTIAL",                                               # a legend, alone
+    "Section 3. The Fund shall pay the fees of the Agent.",       # a sentence: "shall", "pay" are no connectors
 ])
 def test_sentences_and_references_are_no_titles(text):
     assert clause_title(text) is None
