@@ -109,6 +109,7 @@ class ChunkerOptions(BaseModel):
     furniture_min_pages: int = Field(default=3, ge=0, description="Pages an edge block must repeat on to be a header/footer (bare page numbers: 2); below 2 turns repetition detection off")
     furniture_edge_blocks: int = Field(default=2, ge=1, description="Blocks at the top/bottom of a page considered as header/footer candidates")
     merge_continued_tables: bool = Field(default=True, description="Merge a table with its continuation on the next page before splitting")
+    join_split_sentences: bool = Field(default=True, description="Join a paragraph that a page break or a printed page number cut mid-sentence to its continuation, so the sentence stays in one chunk (chunking.headers.join_split_sentences)")
     attach_captions: bool = Field(default=True, description="A caption right before a table stays with it (and is repeated in its parts)")
     table_lead_in: bool = Field(default=True, description="Up to two short paragraphs right before a table on its page (a statement's title, 'Year Ended December 31,') become its caption (see Chunker._captions)")
     max_lead_in_tokens: int = Field(default=48, ge=1, description="Most tokens a table's lead-in paragraphs may take together")
@@ -231,6 +232,7 @@ class Chunker:
         if self.options.furniture_min_pages >= 2:
             mark_furniture(pages, self.options.furniture_min_pages, self.options.furniture_edge_blocks)
             mark_page_numbers(pages)
+        if self.options.join_split_sentences:
             join_split_sentences(pages)
         return pages
 

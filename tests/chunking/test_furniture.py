@@ -245,3 +245,8 @@ def test_a_sentence_cut_by_the_pdf_page_break_is_one_sentence_with_both_pages(ch
     # page 2 ends its sentence: page 3's first paragraph stays apart, though it opens in lower case
     assert not any(f"{_clause(2)} the Term" in c.text for c in chunks)
     assert any(c.text.startswith("the Term of this") or "\n\nthe Term of this" in c.text for c in chunks)
+    # the option turns the join off: the halves stay two paragraphs
+    from folioflow.chunking.chunker import ChunkerOptions
+    apart = Chunker(default_counter(), ChunkerOptions(join_split_sentences=False)).chunk(make_doc(*pages))
+    assert not any("receiving party in the ordinary course" in c.text for c in apart)
+    assert any("receiving party" in c.text for c in apart)
