@@ -177,8 +177,9 @@ def join_split_sentences(pages: list[ParsedPage]) -> int:
     of A's PDF page, then paragraph B (on the same page or the next), where A (at least
     :data:`SPLIT_MIN_WORDS` words) ends inside a sentence and B goes on with it. B's text joins
     A's after a space, its boxes join A's boxes, B leaves its page, and a B on the next page is
-    recorded in A's ``page_breaks`` and ``bbox_pages``; the furniture stays. Returns the number of
-    joins."""
+    recorded in A's ``page_breaks`` and ``bbox_pages``; the furniture stays. After a join over a PDF
+    page break, the next paragraphs at the top of that page join A as long as each goes on with the
+    sentence. Returns the number of joins."""
     joined = 0
     prev: MdBlock | None = None  # the last body block
     prev_page = 0
@@ -193,6 +194,9 @@ def join_split_sentences(pages: list[ParsedPage]) -> int:
             first_body = not any(not b.furniture for b in out)
             broken = between if prev_page == page.number else (prev_page == page.number - 1 and first_body)
             if broken and prev is not None and _continues(prev, block):
+                # prev_page stays the page where the sentence began: the paragraphs at the top of the
+                # next page that go on with it (a text layer splits them at line gaps) join it too,
+                # up to the first one that does not
                 _join(prev, block)
                 joined += 1
             else:

@@ -232,11 +232,14 @@ def test_a_sentence_cut_by_the_pdf_page_break_is_one_sentence_with_both_pages(ch
                     for n in range(14))
     pages = [
         f"# AGENCY AGREEMENT\n\n{_clause(1)}\n\n(iii) is evidenced by tangible records kept by the receiving party",
-        f"in the ordinary course of its business; (iv) is in the public domain. {tail}\n\n{_clause(2)}",
+        "in the ordinary course of its business, or\n\nsubject to the terms of this Agreement; (iv) is in the "
+        f"public domain. {tail}\n\n{_clause(2)}",
         f"the Term of this Agreement begins on the Effective Date.\n\n{_clause(3)}",
     ]
     chunks = chunker.chunk(make_doc(*pages))
-    whole = [c for c in chunks if "kept by the receiving party in the ordinary course of its business" in c.text]
+    # the next page's first paragraphs that go on with the sentence join it, up to the one that ends it
+    whole = [c for c in chunks if "kept by the receiving party in the ordinary course of its business, or subject to "
+             "the terms of this Agreement; (iv)" in c.text]
     assert whole and (whole[0].page_start, whole[0].page_end) == (1, 2), [(c.page_start, c.page_end, c.text[-60:])
                                                                           for c in chunks]
     assert all(b.page in (1, 2) for b in whole[0].bboxes)
@@ -249,4 +252,5 @@ def test_a_sentence_cut_by_the_pdf_page_break_is_one_sentence_with_both_pages(ch
     from folioflow.chunking.chunker import ChunkerOptions
     apart = Chunker(default_counter(), ChunkerOptions(join_split_sentences=False)).chunk(make_doc(*pages))
     assert not any("receiving party in the ordinary course" in c.text for c in apart)
+    assert any("business, or\n\nsubject to" in c.text for c in apart)
     assert any("receiving party" in c.text for c in apart)
