@@ -186,13 +186,13 @@ def join_split_sentences(pages: list[ParsedPage]) -> int:
     for page in pages:
         out: list[MdBlock] = []
         between = False  # furniture seen since the last body block on this page
+        body = False  # a body block of this page kept so far
         for block in page.blocks:
             if block.furniture:
                 between = True
                 out.append(block)
                 continue
-            first_body = not any(not b.furniture for b in out)
-            broken = between if prev_page == page.number else (prev_page == page.number - 1 and first_body)
+            broken = between if prev_page == page.number else (prev_page == page.number - 1 and not body)
             if broken and prev is not None and _continues(prev, block):
                 # prev_page stays the page where the sentence began: the paragraphs at the top of the
                 # next page that go on with it (a text layer splits them at line gaps) join it too,
@@ -201,7 +201,7 @@ def join_split_sentences(pages: list[ParsedPage]) -> int:
                 joined += 1
             else:
                 out.append(block)
-                prev, prev_page = block, page.number
+                prev, prev_page, body = block, page.number, True
             between = False
         page.blocks = out
     return joined
@@ -210,8 +210,7 @@ def join_split_sentences(pages: list[ParsedPage]) -> int:
 def _join(first: MdBlock, second: MdBlock) -> None:
     """Append paragraph ``second`` to ``first`` (see :func:`join_split_sentences`)."""
     offset = len(first.text) + 1
-    if not first.bbox_pages:
-        first.bbox_pages = [first.page] * len(first.bboxes)
+    first.bbox_pages = [*first.box_pages(), *second.box_pages()]
     if second.page != first.last_page:
         first.page_breaks.append((offset, second.page))
     else:
@@ -219,9 +218,6 @@ def _join(first: MdBlock, second: MdBlock) -> None:
     first.page_breaks.extend((offset + at, page) for at, page in second.page_breaks)
     first.text = f"{first.text} {second.text}"
     first.bboxes = [*first.bboxes, *second.bboxes]
-    first.bbox_pages = [*first.bbox_pages,
-                        *(second.bbox_pages if len(second.bbox_pages) == len(second.bboxes)
-                          else [second.page] * len(second.bboxes))]
 
 
 def _continues(first: MdBlock, second: MdBlock) -> bool:

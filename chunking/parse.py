@@ -90,6 +90,11 @@ class MdBlock:
         """The page on which the block's text ends."""
         return self.page_breaks[-1][1] if self.page_breaks else self.page
 
+    def box_pages(self) -> list[int]:
+        """The 1-based page of each of ``bboxes``: ``bbox_pages``, or ``page`` for every box when
+        the block was never joined over a page break."""
+        return self.bbox_pages if len(self.bbox_pages) == len(self.bboxes) else [self.page] * len(self.bboxes)
+
 
 @dataclass
 class ParsedPage:

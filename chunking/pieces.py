@@ -69,8 +69,7 @@ class Piece:
 
 
 def _bboxes(block: MdBlock) -> list[PageBBox]:
-    pages = block.bbox_pages if len(block.bbox_pages) == len(block.bboxes) else [block.page] * len(block.bboxes)
-    return [PageBBox(page=page, bbox=b) for page, b in zip(pages, block.bboxes, strict=True)]
+    return [PageBBox(page=page, bbox=b) for page, b in zip(block.box_pages(), block.bboxes, strict=True)]
 
 
 def _text_pieces(block: MdBlock, start: int, end: int, budget: int, m: Measure, units: str = "sentences",
