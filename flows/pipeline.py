@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from folioflow.chunking.chunker import Chunker
 from folioflow.chunking.schema import Chunk
 from folioflow.flows.report import DocumentReport
 from folioflow.flows.settings import Settings
@@ -70,11 +71,15 @@ class Pipeline:
         self.store: ChunkStore | None = None
         self.indexer: Indexer | None = None
         self.stages: Stages | None = None
+        self.chunker: Chunker | None = None  # set by warm_up(convert=False); else the stages' chunker
         self.spec: StageSpec | None = None
         self._write_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------- set-up
-    def warm_up(self) -> Pipeline:
+    def warm_up(self, convert: bool = True) -> Pipeline:
+        """Load the embedder, open the store and build the stages. ``convert=False`` (re-chunking
+        kept documents, :mod:`folioflow.flows.reindex`): no OCR engine, VLM client or stages, only
+        :attr:`chunker`; :attr:`fingerprint` is then not set and :meth:`index` needs one given."""
         s = self.settings
         if self._shared is not None:
             self.embedder = self._shared.embedder
@@ -86,6 +91,9 @@ class Pipeline:
         self.store = self._shared.store if self._shared is not None else open_store(self.store_settings(s))
         self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
         self.indexer = Indexer(self.embedder, self.store, use_token_ids=self.embedder.takes_token_ids)
+        if not convert:
+            self.chunker = Chunker(counter, options)
+            return self
         # What else than the bytes decides the indexed content: the embedding model, the chunker's
         # options (limit included) and the OCR settings that decide the page text (the VLM engine's
         # key needs its served model: built and warmed up here, then shared with the stages).
@@ -149,14 +157,17 @@ class Pipeline:
         tmp.replace(path)
         return path
 
-    def index(self, document: Document, chunks: list[Chunk], change_token: str | None = None) -> DocumentRecord:
+    def index(self, document: Document, chunks: list[Chunk], change_token: str | None = None,
+              fingerprint: str | None = None, save: bool = True) -> DocumentRecord:
         """Embed and upsert the chunks, delete the document's stale points, write its record (with
-        the errors of failed pages, if any: :func:`page_failures`). Raises
+        the errors of failed pages, if any: :func:`page_failures`) under ``fingerprint`` (default:
+        this run's, :attr:`fingerprint`). ``save``: keep the converted document under
+        ``documents_dir`` when the settings' ``keep_documents`` is on. Raises
         :class:`~folioflow.ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
         assert self.indexer is not None
-        if self.settings.keep_documents:
+        if save and self.settings.keep_documents:
             self.save_document(document)
-        record = self._record(document, len(chunks), change_token)
+        record = self._record(document, len(chunks), change_token, fingerprint or self.fingerprint)
         with self._write_lock:
             self.indexer.index(record, chunks)
         return record
@@ -166,14 +177,14 @@ class Pipeline:
         with its page errors; its previous points, if any, stay untouched and searchable, and the
         next run retries it (:meth:`known`). Raises :class:`~folioflow.ocr.errors.StoreError`."""
         assert self.store is not None
-        record = self._record(document, 0, change_token)
+        record = self._record(document, 0, change_token, self.fingerprint)
         if not record.errors:
             record = record.model_copy(update={"errors": [error]})
         with self._write_lock:
             self.store.record_failure(record)
         return record
 
-    def _record(self, document: Document, chunks: int, change_token: str | None) -> DocumentRecord:
+    def _record(self, document: Document, chunks: int, change_token: str | None, fingerprint: str) -> DocumentRecord:
         source = document.source
         failures = page_failures(document)
         head = "\n\n".join(p.markdown for p in document.pages[:TICKER_PAGES])  # a cover, a preamble
@@ -193,7 +204,7 @@ class Pipeline:
             size=source.size,
             mtime=source.mtime,
             embedding_model=self.embedder.model_name if self.embedder else None,
-            metadata={"fingerprint": self.fingerprint, "status": document.status.value,
+            metadata={"fingerprint": fingerprint, "status": document.status.value,
                       "failed_pages": sorted(failures), "change_token": change_token, "etag": source.etag,
                       "tickers": tickers_in(head), "parties": parties_in(head),
                       "text_profile": text_profile(markdown_head(p.markdown for p in document.pages)),

@@ -37,7 +37,7 @@ from folioflow.ocr.ids import sha256_bytes, sha256_text
 from folioflow.ocr.schema import Document, Page, SourceRef
 
 __all__ = ["StageSpec", "Known", "current_known", "unchanged_by_token", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
-           "chunker_options", "index_fingerprint", "ocr_identity", "settings_change"]
+           "chunker_options", "index_fingerprint", "ocr_identity", "rechunk_fingerprint", "settings_change"]
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,16 @@ def index_fingerprint(model: str, options: ChunkerOptions, ocr: dict) -> str:
     fingerprint is processed again (see :func:`settings_change` for the reason shown)."""
     chunking = sha256_text(options.model_dump_json() + f"|chunker:{CHUNKER_VERSION}")[:12]
     return f"{model}|{chunking}|ocr:{sha256_text(json.dumps(ocr, sort_keys=True))[:12]}"
+
+
+def rechunk_fingerprint(model: str, options: ChunkerOptions, recorded: str | None) -> str:
+    """The :func:`index_fingerprint` of a document chunked and embedded again from its kept
+    conversion (:mod:`folioflow.flows.reindex`): this run's embedding model and chunker parts, and
+    the OCR part ``recorded`` on its record, since its page text was not made again (``ocr:?`` when
+    the record has none: the next ``ingest`` then converts it again)."""
+    ocr = _fingerprint_parts(recorded)[2] or "ocr:?"
+    chunking = index_fingerprint(model, options, {}).split("|")[1]
+    return f"{model}|{chunking}|{ocr}"
 
 
 def _fingerprint_parts(fingerprint: str | None) -> tuple[str | None, str | None, str | None]:

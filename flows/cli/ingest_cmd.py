@@ -1,4 +1,4 @@
-"""``folioflow ingest``, ``query``, ``status``, ``show`` and ``sample``."""
+"""``folioflow ingest``, ``reindex``, ``query``, ``status``, ``show`` and ``sample``."""
 
 from __future__ import annotations
 
@@ -196,6 +196,47 @@ def ingest(
                 raise
             fail(_ephemeral_failure(exc))
     print_run(result, report)
+
+
+@app.command()
+def reindex(
+    doc: Annotated[list[str] | None, typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Re-chunk and embed documents already recorded under this embedding model and chunking too")] = False,
+    report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    data_dir: DataDir = None,
+    qdrant_url: QdrantUrl = None,
+    collection: Collection = None,
+    config: Config = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar")] = True,
+) -> None:
+    """Chunk and embed again the converted documents kept in DATA_DIR/documents, without reading a
+    source or running OCR: after an upgrade that changed the chunker, or with other chunking
+    settings (`chunking`, `max_tokens` in --config). Documents already chunked this way are skipped
+    (--force: re-chunk them too).
+
+    A document re-chunked keeps the OCR part of its settings fingerprint, so a later `ingest` of
+    the same files with the same OCR settings skips it. The embedding model stays the
+    collection's: another model needs another collection, filled by `ingest`.
+
+    A document without a kept conversion (`keep_documents` was off), with an unreadable one, or
+    whose chunking or indexing fails is reported failed with the reason; its points stay as they
+    were and the rest go on. Exits 0 then too (see --report); exits 1 only when the run cannot
+    proceed (model or store unavailable, another process holds the embedded store, a --doc that
+    names no document or several)."""
+    _quiet_models()
+    settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
+    require_extras(settings)
+    _check_store_free(settings)
+    from folioflow.flows.cli.ui import page_progress, print_run
+    from folioflow.flows.reindex import reindex as run_reindex
+    from folioflow.ocr.errors import FolioflowError
+
+    with page_progress(progress) as bar:
+        try:
+            result = run_reindex(settings, docs=doc, force=force, progress=bar)
+        except FolioflowError as exc:
+            fail(f"reindex cannot proceed: {exc}")
+    print_run(result, report, title="Reindex summary")
 
 
 def _ephemeral_failure(exc: RuntimeError) -> str:

@@ -1,0 +1,149 @@
+"""Chunk and embed again the converted documents a data directory keeps, without converting them.
+
+``folioflow ingest`` keeps each converted document as ``<data_dir>/documents/<doc_id>.json`` (the
+:class:`~folioflow.ocr.schema.Document`, unless ``keep_documents`` is off). When only what comes
+after conversion changes (an upgrade whose chunker changed, other chunking options or token
+limit), :func:`reindex` chunks those documents with the current chunker and replaces their points
+and records, as an ingest would, but reads no source file and runs no OCR: for a store converted by
+a VLM that is no GPU time, and for documents whose source has moved or gone it is the only way.
+
+Which documents: every record of the collection (or those ``doc_ids`` names) whose last ingest
+indexed it. Per document, one :class:`~folioflow.flows.report.DocumentReport`:
+
+* ``indexed``: chunked, embedded and upserted; its record's fingerprint then carries this run's
+  embedding model and chunker parts and keeps the OCR part it was converted under
+  (:func:`~folioflow.flows.stages.rechunk_fingerprint`), so a later ``ingest`` under the same OCR
+  settings skips it, and one under other OCR settings converts it again;
+* ``skipped``: recorded under the same embedding model and chunker already (``force`` re-chunks
+  it anyway), or its last ingest failed (there is no conversion to re-chunk: ``ingest`` retries it);
+* ``failed``, with the reason: no kept conversion, an unreadable one, one that is not the indexed
+  version (another content hash), or chunking or indexing failed. Its record and points stay as
+  they were, searchable; the other documents go on.
+
+The embedding model is the collection's: a collection keeps the one model it was built with
+(another model needs another collection, filled by ``ingest``). The run is a plain loop in this
+process, not a Prefect flow: it reads no source, so there is nothing to retry or spread over workers
+but the embedding, which the embedder batches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.report import DocumentReport, RunReport
+from folioflow.flows.settings import Settings
+from folioflow.flows.stages import chunker_options, rechunk_fingerprint
+
+__all__ = ["reindex", "load_kept_document"]
+
+
+def load_kept_document(documents_dir: Path, record: Any):
+    """The converted :class:`~folioflow.ocr.schema.Document` kept for ``record`` (a registry
+    :class:`~folioflow.indexing.registry.DocumentRecord`) under ``documents_dir``. Raises
+    :class:`~folioflow.ocr.errors.SourceError` with the reason when there is none, it cannot be
+    read or parsed, or it is another version than the indexed one (another content hash)."""
+    from pydantic import ValidationError
+
+    from folioflow.ocr.errors import SourceError
+    from folioflow.ocr.schema import Document
+
+    path = Path(documents_dir) / f"{record.doc_id}.json"
+    if not path.is_file():
+        raise SourceError(f"no converted document kept at {path} (keep_documents was off when it was ingested, or "
+                          "the file was removed): run `folioflow ingest --force` on its source")
+    try:
+        document = Document.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0][:300]
+        raise SourceError(f"kept converted document {path} is unreadable ({type(exc).__name__}: {first}): run "
+                          "`folioflow ingest --force` on its source") from exc
+    if document.content_hash != record.content_hash:
+        raise SourceError(f"kept converted document {path} is of other content (hash {document.content_hash[:12]}, "
+                          f"indexed {record.content_hash[:12]}): run `folioflow ingest --force` on its source")
+    return document
+
+
+def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool = False,
+            progress: Any = None) -> RunReport:
+    """Chunk and embed again, from their kept conversions, the documents of ``settings``'
+    collection, in registry order, or only those ``docs`` names (each a doc id, unique id prefix,
+    path or file name, as ``query --doc`` reads it: :func:`folioflow.flows.queries.resolve_document`;
+    one that names none or several raises :class:`~folioflow.ocr.errors.DocumentLookupError`
+    before any document is touched); see the module docstring for
+    what is done and reported per document. ``progress``: an object with ``document_started(item,
+    pages)``, ``page_done(item, page)`` and ``document_skipped(item, pages)`` (``item.path``
+    shown), such as :class:`folioflow.flows.cli.ui.PageProgress`. Raises
+    :class:`~folioflow.ocr.errors.FolioflowError` subclasses when the run cannot proceed (model or
+    store unavailable, invalid chunking settings, another embedding model than the collection's);
+    a document's own problem is its report's ``error``, never raised."""
+    report = RunReport()
+    started = time.perf_counter()
+    options = chunker_options(settings)  # invalid options: raised before any model loads
+    pipeline = Pipeline(settings).warm_up(convert=False)
+    try:
+        assert pipeline.store is not None and pipeline.embedder is not None and pipeline.chunker is not None
+        records = pipeline.store.list_documents()
+        if docs:
+            from folioflow.flows.queries import resolve_document
+
+            wanted = {resolve_document(records, key).doc_id for key in docs}
+            records = [r for r in records if r.doc_id in wanted]
+        for record in records:
+            fingerprint = rechunk_fingerprint(pipeline.embedder.model_name, options, (record.metadata or {}).get("fingerprint"))
+            row = DocumentReport(source=record.path, doc_id=record.doc_id, status="skipped", pages=record.pages,
+                                 chunks=record.chunks, content_hash=record.content_hash, tenant=record.tenant,
+                                 source_name=record.source, engines=list(record.engines))
+            report.documents.append(row)
+            t0 = time.perf_counter()
+            if record.status != "indexed":
+                row.change = "its last ingest failed: no conversion to re-chunk (`folioflow ingest` retries it)"
+            elif not force and (record.metadata or {}).get("fingerprint") == fingerprint:
+                row.change = "unchanged (embedding model and chunking)"
+            else:
+                _rechunk(pipeline, record, fingerprint, row, progress)
+                row.seconds = time.perf_counter() - t0
+                continue
+            if progress is not None:
+                progress.document_skipped(row, record.pages)
+    finally:
+        pipeline.close()
+    report.seconds = time.perf_counter() - started
+    report.finished_at = datetime.now(UTC)
+    return report
+
+
+def _rechunk(pipeline: Pipeline, record: Any, fingerprint: str, row: DocumentReport, progress: Any) -> None:
+    """Chunk ``record``'s kept conversion and index it under ``fingerprint``; ``row`` says how it went."""
+    from folioflow.ocr.errors import FolioflowError
+
+    assert pipeline.chunker is not None
+    row.change = "forced" if (record.metadata or {}).get("fingerprint") == fingerprint else \
+        "re-chunked: " + _why(record, fingerprint)
+    if progress is not None:
+        progress.document_started(row, record.pages)
+    try:
+        document = load_kept_document(pipeline.settings.documents_dir, record)
+        chunks = pipeline.chunker.chunk(document)
+        pipeline.index(document, chunks, change_token=(record.metadata or {}).get("change_token"),
+                       fingerprint=fingerprint, save=False)
+    except FolioflowError as exc:
+        row.status, row.error = "failed", str(exc)
+    except Exception as exc:  # noqa: BLE001 - one document's bug must not stop the others; its reason is reported
+        row.status, row.error = "failed", f"{type(exc).__name__}: {exc}"
+    else:
+        row.status, row.chunks, row.pages = "indexed", len(chunks), document.page_count
+    if progress is not None:
+        for page in range(record.pages):
+            progress.page_done(row, page + 1)
+
+
+def _why(record: Any, fingerprint: str) -> str:
+    """Which of the embedding model and chunking parts of the record's fingerprint differ."""
+    from folioflow.flows.stages import settings_change
+
+    return settings_change((record.metadata or {}).get("fingerprint"), fingerprint)

@@ -1,0 +1,134 @@
+"""`folioflow reindex`: documents chunked and embedded again from their kept conversions, with no
+source file and no OCR; the record's fingerprint lets a later ingest skip them; a document whose
+conversion is missing or unreadable fails alone, its points kept. Real stages, embedder and
+embedded store (no Prefect: the ingest is the pipeline's own calls)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from folioflow.flows.cli import app
+from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.reindex import reindex
+from folioflow.flows.settings import Settings
+from folioflow.flows.sources import discover
+from folioflow.flows.stages import chunker_options, index_fingerprint, ocr_identity
+from folioflow.indexing.store import open_store
+from folioflow.ocr.errors import DocumentLookupError
+from folioflow.ocr.sample_contracts import write_contract_pdf
+from folioflow.ocr.samples import write_sample_pdf
+
+NAMES = ("northwind.pdf", "supply-article.pdf", "supply-decimal.pdf")
+
+
+def _ingest(settings: Settings, pdfs: list[Path]) -> None:
+    pipeline = Pipeline(settings).warm_up()
+    try:
+        for file in discover([str(p) for p in pdfs]).files:
+            planned = pipeline.stages.plan(file, pipeline.known(file))
+            if not planned.skip:
+                document = pipeline.stages.convert(planned)
+                pipeline.index(document, pipeline.stages.chunk(document), change_token=file.change_token)
+    finally:
+        pipeline.close()
+
+
+@pytest.fixture
+def workdir(tmp_path) -> Path:
+    """A data dir holding the sample report and two generated contracts, ingested from ``docs/``
+    (records name their source by path: each test ingests its own)."""
+    docs = tmp_path / "docs"
+    pdfs = [write_sample_pdf(docs / NAMES[0]), write_contract_pdf(docs / NAMES[1], "article"),
+            write_contract_pdf(docs / NAMES[2], "decimal")]
+    _ingest(Settings(data_dir=tmp_path / "data"), pdfs)
+    return tmp_path
+
+
+def _store_state(settings: Settings) -> dict[str, tuple[int, str, int]]:
+    """file name -> (chunks recorded, fingerprint recorded, points in the store)."""
+    store = open_store(settings.store_settings())
+    try:
+        return {Path(r.path).name: (r.chunks, r.metadata["fingerprint"], len(store.point_ids(r.doc_id)))
+                for r in store.list_documents()}
+    finally:
+        store.close()
+
+
+def test_nothing_changed_skips_every_document(workdir):
+    settings = Settings(data_dir=workdir / "data")
+    before = _store_state(settings)
+    report = reindex(settings)
+    assert [d.status for d in report.documents] == ["skipped"] * 3
+    assert {d.change for d in report.documents} == {"unchanged (embedding model and chunking)"}
+    assert _store_state(settings) == before
+
+
+def test_new_chunking_settings_rechunk_without_the_sources_and_ingest_then_skips(workdir):
+    old = _store_state(Settings(data_dir=workdir / "data"))
+    hidden = workdir / "moved-away"
+    shutil.move(workdir / "docs", hidden)  # no source file to read: only the kept conversions
+    settings = Settings(data_dir=workdir / "data", max_tokens=48)
+    report = reindex(settings)
+    rows = {Path(d.source).name: d for d in report.documents}
+    assert {name: row.status for name, row in rows.items()} == dict.fromkeys(NAMES, "indexed")
+    assert all(row.change == "re-chunked: chunking options changed" for row in rows.values())
+    new = _store_state(settings)
+    for name in NAMES:
+        chunks, fingerprint, points = new[name]
+        assert chunks == rows[name].chunks == points > old[name][0]  # smaller chunks: more of them, no stale point
+        assert fingerprint.split("|")[2] == old[name][1].split("|")[2]  # the OCR part it was converted under
+        assert fingerprint.split("|")[1] != old[name][1].split("|")[1]
+    # the same files ingested with the same settings are skipped: the fingerprint is an ingest's
+    shutil.move(hidden, workdir / "docs")
+    model = new[NAMES[0]][1].split("|")[0]
+    expected = index_fingerprint(model, chunker_options(settings), ocr_identity(settings))
+    assert {fp for _, fp, _ in new.values()} == {expected}
+    pipeline = Pipeline(settings).warm_up()
+    try:
+        for file in discover([str(workdir / "docs")]).files:
+            assert pipeline.stages.plan(file, pipeline.known(file)).why == "unchanged (change token)"
+    finally:
+        pipeline.close()
+
+
+def test_a_missing_or_unreadable_conversion_fails_alone_and_keeps_its_points(workdir):
+    settings = Settings(data_dir=workdir / "data", max_tokens=48)
+    before = _store_state(settings)
+    ids = {Path(r.source).name: r.doc_id for r in reindex(Settings(data_dir=workdir / "data")).documents}
+    (settings.documents_dir / f"{ids[NAMES[0]]}.json").unlink()
+    kept = settings.documents_dir / f"{ids[NAMES[1]]}.json"
+    kept.write_text(kept.read_text()[:500])  # cut short, as by a full disk
+    rows = {Path(d.source).name: d for d in reindex(settings).documents}
+    assert rows[NAMES[0]].status == rows[NAMES[1]].status == "failed"
+    assert rows[NAMES[0]].error.startswith("no converted document kept at ")
+    assert "unreadable (ValidationError" in rows[NAMES[1]].error and "ingest --force" in rows[NAMES[1]].error
+    assert rows[NAMES[2]].status == "indexed"  # the rest went on
+    after = _store_state(settings)
+    assert after[NAMES[0]] == before[NAMES[0]] and after[NAMES[1]] == before[NAMES[1]]  # untouched, searchable
+    assert after[NAMES[2]] != before[NAMES[2]]
+
+
+def test_doc_selects_documents_and_force_rechunks_them(workdir):
+    settings = Settings(data_dir=workdir / "data")
+    report = reindex(settings, docs=[NAMES[2]], force=True)
+    assert [(Path(d.source).name, d.status, d.change) for d in report.documents] == [(NAMES[2], "indexed", "forced")]
+    with pytest.raises(DocumentLookupError, match="no-such.pdf"):
+        reindex(settings, docs=["no-such.pdf"])
+
+
+def test_cli_reports_each_document(workdir):
+    report = workdir / "reindex.json"
+    result = CliRunner().invoke(app, ["reindex", "--data-dir", str(workdir / "data"), "--force", "--no-progress",
+                                      "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "Reindex summary" in result.output
+    rows = json.loads(report.read_text())
+    assert sorted(Path(r["source"]).name for r in rows) == sorted(NAMES)
+    assert {r["status"] for r in rows} == {"indexed"} and all(r["chunks"] > 0 for r in rows)
+    missing = CliRunner().invoke(app, ["reindex", "--data-dir", str(workdir / "data"), "--doc", "nope.pdf"])
+    assert missing.exit_code == 1 and "--doc 'nope.pdf': no such document" in missing.output
