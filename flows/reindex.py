@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from folioflow.flows.pipeline import Pipeline
+from folioflow.flows.pipeline import Pipeline, Shared
 from folioflow.flows.report import DocumentReport, RunReport
 from folioflow.flows.settings import Settings
 from folioflow.flows.stages import chunker_options, rechunk_fingerprint
@@ -69,22 +69,25 @@ def load_kept_document(documents_dir: Path, record: Any):
 
 
 def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool = False,
-            progress: Any = None) -> RunReport:
+            progress: Any = None, doc_ids: Sequence[str] | None = None, shared: Shared | None = None) -> RunReport:
     """Chunk and embed again, from their kept conversions, the documents of ``settings``'
     collection, in registry order, or only those ``docs`` names (each a doc id, unique id prefix,
     path or file name, as ``query --doc`` reads it: :func:`folioflow.flows.queries.resolve_document`;
     one that names none or several raises :class:`~folioflow.ocr.errors.DocumentLookupError`
-    before any document is touched); see the module docstring for
+    before any document is touched), or only the documents of ``doc_ids`` (exact ids; the API
+    server passes those a caller may see); see the module docstring for
     what is done and reported per document. ``progress``: an object with ``document_started(item,
     pages)``, ``page_done(item, page)`` and ``document_skipped(item, pages)`` (``item.path``
-    shown), such as :class:`folioflow.flows.cli.ui.PageProgress`. Raises
+    shown), such as :class:`folioflow.flows.cli.ui.PageProgress`. ``shared``: the embedder and
+    open store of a long-lived process (the API server's), used instead of loading and opening
+    them (see :class:`~folioflow.flows.pipeline.Pipeline`). Raises
     :class:`~folioflow.ocr.errors.FolioflowError` subclasses when the run cannot proceed (model or
     store unavailable, invalid chunking settings, another embedding model than the collection's);
     a document's own problem is its report's ``error``, never raised."""
     report = RunReport()
     started = time.perf_counter()
     options = chunker_options(settings)  # invalid options: raised before any model loads
-    pipeline = Pipeline(settings).warm_up(convert=False)
+    pipeline = Pipeline(settings, shared=shared).warm_up(convert=False)
     try:
         assert pipeline.store is not None and pipeline.embedder is not None and pipeline.chunker is not None
         records = pipeline.store.list_documents()
@@ -93,6 +96,9 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
 
             wanted = {resolve_document(records, key).doc_id for key in docs}
             records = [r for r in records if r.doc_id in wanted]
+        if doc_ids is not None:
+            exact = set(doc_ids)
+            records = [r for r in records if r.doc_id in exact]
         for record in records:
             fingerprint = rechunk_fingerprint(pipeline.embedder.model_name, options, (record.metadata or {}).get("fingerprint"))
             row = DocumentReport(source=record.path, doc_id=record.doc_id, status="skipped", pages=record.pages,

@@ -208,6 +208,8 @@ def reindex(
     collection: Collection = None,
     config: Config = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar")] = True,
+    api_url: ApiUrl = None,
+    api_key: ApiKey = None,
 ) -> None:
     """Chunk and embed again the converted documents kept in DATA_DIR/documents, without reading a
     source or running OCR: after an upgrade that changed the chunker, or with other chunking
@@ -222,10 +224,21 @@ def reindex(
     whose chunking or indexing fails is reported failed with the reason; its points stay as they
     were and the rest go on. Exits 0 then too (see --report); exits 1 only when the run cannot
     proceed (model or store unavailable, another process holds the embedded store, a --doc that
-    names no document or several)."""
+    names no document or several).
+
+    With --api-url, or when `folioflow api` runs on the same data directory and collection, that
+    server does it as a job (POST /v1/reindex), with its own chunking settings, and the same summary,
+    report and exit code follow."""
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     require_extras(settings)
+    server = _server(settings, api_url)
+    if server:
+        from folioflow.flows.cli.remote_ingest import reindex_through
+
+        reindex_through(_api_client(settings, server, api_key), docs=doc, force=force, report=report,
+                        progress=progress)
+        return
     _check_store_free(settings)
     from folioflow.flows.cli.ui import page_progress, print_run
     from folioflow.flows.reindex import reindex as run_reindex

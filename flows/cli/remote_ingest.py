@@ -1,7 +1,7 @@
-"""``folioflow ingest`` through a running API server: queue the documents as jobs
+"""``folioflow ingest`` and ``reindex`` through a running API server: queue the documents as jobs
 (:func:`folioflow.flows.service.client.submit_paths`: by path when the server may read them, else
-uploaded), follow the jobs' progress on the page bar, and print the same run summary, failures
-table and ``--report`` file as a local run from the jobs' report records."""
+uploaded; ``POST /v1/reindex``), follow the jobs' progress on the page bar, and print the same run
+summary, failures table and ``--report`` file as a local run from the jobs' report records."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from folioflow.flows.cli.options import fail
 from folioflow.flows.cli.ui import page_progress, print_run, stderr
 from folioflow.flows.report import DocumentReport, RunReport
 
-__all__ = ["ingest_through", "report_of"]
+__all__ = ["ingest_through", "reindex_through", "report_of"]
 
 
 def report_of(jobs: list[dict[str, Any]]) -> RunReport:
@@ -64,3 +64,29 @@ def ingest_through(client: Any, paths: list[str], tenant: str | None = None, for
         if job.get("flow_run_id") and not job.get("documents"):
             stderr.print(f"note: server job {job['id']} ran as Prefect flow run {job['flow_run_id']}: its per-document "
                          "report is in that flow run's artifacts (Prefect UI), not in the summary above", markup=False)
+
+
+def reindex_through(client: Any, docs: list[str] | None = None, force: bool = False, report: Path | None = None,
+                    progress: bool = True) -> None:
+    """``folioflow reindex`` through the server ``client`` (closed here): one ``POST /v1/reindex``
+    job, followed to its end and printed as a local run. Exits 1 (reason on stderr) when the server
+    refuses it (a ``--doc`` that names no document: 404), cannot be reached, or the job could not
+    proceed."""
+    from folioflow.flows.service.client import wait_job
+    from folioflow.ocr.errors import FolioflowError
+
+    with client, page_progress(progress) as bar:
+        try:
+            job = client.request("POST", "/v1/reindex", json={"doc": docs or None, "force": force})
+
+            def show(state: dict[str, Any]) -> None:
+                if bar is not None:
+                    bar.set_pages(state["progress"]["pages_done"], state["progress"]["pages_total"],
+                                  f"server job {state['id'][:8]}: {state['state']}")
+
+            finished = wait_job(client, job["id"], on_poll=show)
+        except FolioflowError as exc:
+            fail(f"reindex cannot proceed: {exc}")
+    if finished["state"] == "failed":
+        fail(f"reindex cannot proceed: server job {finished['id']} failed: {finished.get('error') or 'no reason given'}")
+    print_run(report_of([finished]), report, title="Reindex summary")

@@ -57,6 +57,7 @@ from folioflow.flows.service.models import (
     OcrRequest,
     OcrResult,
     QueryRequest,
+    ReindexRequest,
 )
 from folioflow.flows.settings import Settings
 from folioflow.ocr.errors import (
@@ -175,7 +176,7 @@ class Service:
         self.embedder.warm_up()
         table = JobTable(self.api.jobs_db or self.settings.data_dir / JOBS_FILE)
         prefect = PrefectIngest(self.api.prefect_deployment) if self.api.ingest == "prefect" else None
-        self.jobs = JobQueue({"ingest": self._ingest_job, "ocr": self._ocr_job}, table, keep=self.api.max_jobs,
+        self.jobs = JobQueue({"ingest": self._ingest_job, "ocr": self._ocr_job, "reindex": self._reindex_job}, table, keep=self.api.max_jobs,
                              prefect=prefect, on_prefect_end=self._prefect_job_ended)
 
     def close(self) -> None:
@@ -198,6 +199,13 @@ class Service:
             return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"])
         finally:
             self.drop_unregistered_uploads(params["paths"])
+
+    def _reindex_job(self, params: dict[str, Any], progress: Any) -> Any:
+        from folioflow.flows.pipeline import Shared
+        from folioflow.flows.reindex import reindex
+
+        shared = Shared(embedder=self.embedder, store=cast(Any, self.store))
+        return reindex(self.settings, doc_ids=params["doc_ids"], force=params["force"], progress=progress, shared=shared)
 
     def _prefect_job_ended(self, job: Job) -> None:
         """Delete the uploaded files of an ended Prefect job that its report says failed (every one
@@ -641,6 +649,23 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                                           source=settings.source_name)  # (Prefect's client: not on the loop)
         else:
             raise HTTPException(415, "send multipart/form-data (field `files`) or application/json ({\"path\": ...})")
+        response.headers["Location"] = f"/v1/jobs/{job.id}"
+        return job
+
+    @app.post("/v1/reindex", response_model=Job, status_code=202, tags=["documents"], responses=_ERRORS,
+              dependencies=[Depends(json_body)])
+    def reindex_documents(body: ReindexRequest, response: Response, who: Auth) -> Job:
+        """Chunk and embed again, from their kept conversions, the documents this key may see (or
+        those `doc` names), as a job: what `folioflow reindex` does, with the server's chunking
+        settings and model. Answers 202 with the queued job; 404 when a `doc` names no document."""
+        assert service.jobs is not None
+        records = records_for(who)
+        if body.doc:
+            chosen = {resolve_document(records, key, option="doc").doc_id for key in body.doc}
+            doc_ids, shown = [r.doc_id for r in records if r.doc_id in chosen], list(body.doc)
+        else:
+            doc_ids, shown = [r.doc_id for r in records], ["all documents"]
+        job = service.jobs.submit_reindex(doc_ids, shown, who.tenant, force=body.force)
         response.headers["Location"] = f"/v1/jobs/{job.id}"
         return job
 

@@ -90,7 +90,7 @@ class JobTable:
             return Counter(dict(self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall()))
 
     def counts_by_kind(self) -> Counter[tuple[str, str]]:
-        """Jobs per (kind, state): kind ``ingest`` or ``ocr`` (the job's ``kind``)."""
+        """Jobs per (kind, state): kind ``ingest``, ``ocr`` or ``reindex`` (the job's ``kind``)."""
         with self._lock:
             rows = self._db.execute("SELECT COALESCE(json_extract(body, '$.kind'), 'ingest'), state, COUNT(*) "
                                     "FROM jobs GROUP BY 1, 2").fetchall()
@@ -160,7 +160,7 @@ class _Item:
 
 class JobQueue:
     """The job table and the worker thread. ``runners``: ``{kind: run(params, progress)}``: an
-    ``ingest`` runner returns a :class:`~folioflow.flows.report.RunReport`, an ``ocr`` runner an
+    ``ingest`` or ``reindex`` runner returns a :class:`~folioflow.flows.report.RunReport`, an ``ocr`` runner an
     :class:`~folioflow.flows.service.models.OcrResult`; ``table``: where jobs are kept (marked
     failed at start when unfinished, see :meth:`JobTable.fail_unfinished`); ``keep``: finished jobs
     remembered; ``prefect``: hand ingest jobs to this deployment instead of running them here;
@@ -203,7 +203,14 @@ class JobQueue:
         job.progress.documents_started, job.progress.pages_total = 1, pages
         return self._enqueue(job, params)
 
-    def _new(self, kind: Literal["ingest", "ocr"], inputs: list[str], tenant: str | None) -> Job:
+    def submit_reindex(self, doc_ids: list[str], shown: list[str], tenant: str | None, force: bool = False) -> Job:
+        """Queue a re-chunking of the kept conversions of ``doc_ids`` (shown as ``shown``: what the
+        caller named, or ``["all documents"]``) for ``tenant``; runs in this process also when
+        Prefect runs ingest jobs (it reads no source: nothing for a worker elsewhere to do)."""
+        job = self._new("reindex", shown, tenant)
+        return self._enqueue(job, {"doc_ids": doc_ids, "force": force})
+
+    def _new(self, kind: Literal["ingest", "ocr", "reindex"], inputs: list[str], tenant: str | None) -> Job:
         return Job(id=uuid.uuid4().hex, kind=kind, state="queued", inputs=inputs, tenant=tenant,
                    created_at=datetime.now(UTC))
 
@@ -276,7 +283,7 @@ class JobQueue:
             job.state = state
             job.finished_at = datetime.now(UTC)
             job.error = error
-            if result is not None and job.kind == "ingest":
+            if result is not None and job.kind in ("ingest", "reindex"):
                 job.documents = list(result.documents)
                 job.counts = dict(Counter(d.status for d in result.documents))
             elif result is not None:

@@ -6,15 +6,15 @@ models (:class:`~folioflow.flows.queries.QueryHit`, :class:`~folioflow.flows.que
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from folioflow.flows.queries import DocumentRow, QueryHit
 from folioflow.flows.report import DocumentReport
 
 __all__ = ["DocumentDetail", "ErrorBody", "Health", "IngestPath", "Job", "JobProgress", "OcrPage", "OcrRequest", "OcrResult",
-           "QueryRequest", "QueryHit", "DeleteResult"]
+           "QueryRequest", "QueryHit", "DeleteResult", "ReindexRequest"]
 
 
 class ErrorBody(BaseModel):
@@ -99,7 +99,8 @@ class JobProgress(BaseModel):
 
 
 class Job(BaseModel):
-    """A job: an ingest run (``kind: ingest``) or the OCR of a large document (``kind: ocr``).
+    """A job: an ingest run (``kind: ingest``), the OCR of a large document (``kind: ocr``) or a
+    re-chunking of kept conversions (``kind: reindex``, ``POST /v1/reindex``).
     ``state``: ``queued``, ``running``, ``succeeded`` (the run finished; single documents or pages
     may still have failed: see ``documents`` or ``ocr.pages``) or ``failed`` (the run could not
     proceed, or the server stopped while it ran: ``error``). ``documents``: the ingest run report's
@@ -107,7 +108,7 @@ class Job(BaseModel):
     flow run that runs it, when the server hands ingestion to a Prefect deployment."""
 
     id: str
-    kind: Literal["ingest", "ocr"] = "ingest"
+    kind: Literal["ingest", "ocr", "reindex"] = "ingest"
     state: Literal["queued", "running", "succeeded", "failed"]
     inputs: list[str] = Field(description="The files uploaded or the path given")
     tenant: str | None = None
@@ -120,6 +121,19 @@ class Job(BaseModel):
     ocr: OcrResult | None = Field(default=None, description="The OCR answer of an ocr job, once it succeeded")
     flow_run_id: str | None = Field(default=None, description="The Prefect flow run, when Prefect runs the job")
     error: str | None = None
+
+
+class ReindexRequest(BaseModel):
+    """``POST /v1/reindex``: chunk and embed again, from their kept conversions, the documents the
+    caller may see, or those ``doc`` names (what ``folioflow reindex`` does, see
+    :mod:`folioflow.flows.reindex`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc: list[Annotated[str, StringConstraints(min_length=1, max_length=4096)]] | None = Field(
+        default=None, max_length=1000,
+        description="Only these documents: id, unique id prefix, recorded path or file name (as `query --doc`)")
+    force: bool = Field(default=False, description="Also those already chunked under this embedding model and chunking")
 
 
 class OcrRequest(BaseModel):

@@ -132,3 +132,58 @@ def test_cli_reports_each_document(workdir):
     assert {r["status"] for r in rows} == {"indexed"} and all(r["chunks"] > 0 for r in rows)
     missing = CliRunner().invoke(app, ["reindex", "--data-dir", str(workdir / "data"), "--doc", "nope.pdf"])
     assert missing.exit_code == 1 and "--doc 'nope.pdf': no such document" in missing.output
+
+
+def test_api_reindex_job_for_what_the_key_may_see(workdir):
+    """POST /v1/reindex queues a job that reports each document as the CLI does; a tenant-bound key
+    re-chunks only its tenant's documents, and a `doc` that names none is a 404."""
+    pytest.importorskip("fastapi", reason="the `api` extra is not installed")
+    from fastapi.testclient import TestClient
+
+    from folioflow.flows.service import ApiKey, ApiSettings, create_app
+    from tests.flows.servers import wait_job
+
+    admin, acme = "admin-key-0123456789abcdef", "acme-key-0123456789abcdef"
+    keys = [ApiKey(key=admin, name="ops"), ApiKey(key=acme, tenant="acme")]
+    with TestClient(create_app(Settings(data_dir=workdir / "data", max_tokens=48), ApiSettings(keys=keys))) as c:
+        as_admin, as_acme = {"Authorization": f"Bearer {admin}"}, {"Authorization": f"Bearer {acme}"}
+        none = c.post("/v1/reindex", json={}, headers=as_acme)  # acme has no documents here
+        assert none.status_code == 202 and none.headers["location"] == f"/v1/jobs/{none.json()['id']}"
+        assert wait_job(c, none.json()["id"], headers=as_acme)["documents"] == []
+        missing = c.post("/v1/reindex", json={"doc": ["nope.pdf"]}, headers=as_admin)
+        assert missing.status_code == 404 and "doc 'nope.pdf': no such document" in missing.json()["detail"]
+        one = c.post("/v1/reindex", json={"doc": [NAMES[1]]}, headers=as_admin)
+        assert one.status_code == 202 and one.json()["kind"] == "reindex" and one.json()["inputs"] == [NAMES[1]]
+        job = wait_job(c, one.json()["id"], headers=as_admin)
+        assert job["state"] == "succeeded", job
+        assert [(Path(d["source"]).name, d["status"]) for d in job["documents"]] == [(NAMES[1], "indexed")]
+        assert job["counts"] == {"indexed": 1} and job["progress"]["pages_done"] == job["documents"][0]["pages"]
+        everything = wait_job(c, c.post("/v1/reindex", json={}, headers=as_admin).json()["id"], headers=as_admin)
+        assert sorted(d["status"] for d in everything["documents"]) == ["indexed", "indexed", "skipped"]
+        chunks = c.get(f"/v1/documents/{job['documents'][0]['doc_id']}/chunks", headers=as_admin).json()
+        assert len(chunks) == job["documents"][0]["chunks"]
+
+
+@pytest.mark.slow
+def test_cli_goes_through_a_running_server(workdir):
+    """With `folioflow api` holding the data dir, `folioflow reindex` runs as that server's job."""
+    pytest.importorskip("fastapi", reason="the `api` extra is not installed")
+    import subprocess
+
+    from tests.flows.servers import free_port, python_module, serve_process
+
+    data, port = workdir / "data", free_port()
+    env = {"PREFECT_HOME": str(workdir / "prefect"), "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
+    with serve_process(python_module("folioflow.flows.cli", "api", "--host", "127.0.0.1", "--port", str(port),
+                                     "--data-dir", str(data), "--log-level", "warning"),
+                       f"http://127.0.0.1:{port}/healthz", workdir / "api.log", timeout=400, env=env):
+        def cli(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run(python_module("folioflow.flows.cli", "reindex", "--data-dir", str(data), *args),
+                                  capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+        ran = cli("--force", "--no-progress", "--report", str(workdir / "r.json"))
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        assert "Reindex summary" in ran.stdout
+        assert sorted(r["status"] for r in json.loads((workdir / "r.json").read_text())) == ["indexed"] * 3
+        unknown = cli("--doc", "nope.pdf", "--no-progress")
+        assert unknown.returncode == 1 and "reindex cannot proceed" in unknown.stderr and "nope.pdf" in unknown.stderr
