@@ -13,7 +13,10 @@ indexed it. Per document, one :class:`~folioflow.flows.report.DocumentReport`:
 * ``indexed``: chunked, embedded and upserted; its record's fingerprint then carries this run's
   embedding model and chunker parts and keeps the OCR part it was converted under
   (:func:`~folioflow.flows.stages.rechunk_fingerprint`), so a later ``ingest`` under the same OCR
-  settings skips it, and one under other OCR settings converts it again;
+  settings skips it, and one under other OCR settings or a newer
+  :data:`~folioflow.ocr.finish.CONVERSION_VERSION` converts it again (its ``change`` then ends with
+  :data:`STALE_NOTE`, judged against the run's settings; not told with VLM endpoints, whose part
+  of the fingerprint needs the served model);
 * ``skipped``: recorded under the same embedding model and chunker already (``force`` re-chunks
   it anyway), or its last ingest failed (there is no conversion to re-chunk: ``ingest`` retries it);
 * ``failed``, with the reason: no kept conversion, an unreadable one, one that is not the indexed
@@ -37,9 +40,14 @@ from typing import Any
 from folioflow.flows.pipeline import Pipeline, Shared
 from folioflow.flows.report import DocumentReport, RunReport
 from folioflow.flows.settings import Settings
-from folioflow.flows.stages import chunker_options, rechunk_fingerprint
+from folioflow.flows.stages import chunker_options, index_fingerprint, ocr_identity, rechunk_fingerprint
 
-__all__ = ["reindex", "load_kept_document"]
+__all__ = ["STALE_NOTE", "reindex", "load_kept_document"]
+
+#: Added to a document's ``change`` when its conversion was made under other OCR settings than the
+#: run's, or by an older :data:`~folioflow.ocr.finish.CONVERSION_VERSION`.
+STALE_NOTE = ("; converted under other OCR settings or an older conversion version: the next "
+              "`folioflow ingest` converts it again")
 
 
 def load_kept_document(documents_dir: Path, record: Any):
@@ -99,8 +107,12 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
         if doc_ids is not None:
             exact = set(doc_ids)
             records = [r for r in records if r.doc_id in exact]
+        # the OCR part an ingest with these settings records (not asked of a VLM endpoint: unknown then)
+        current_ocr = None if settings.ocr_endpoints else \
+            index_fingerprint("", options, ocr_identity(settings)).split("|")[2]
         for record in records:
             fingerprint = rechunk_fingerprint(pipeline.embedder.model_name, options, (record.metadata or {}).get("fingerprint"))
+            stale = current_ocr is not None and fingerprint.split("|")[2] != current_ocr
             row = DocumentReport(source=record.path, doc_id=record.doc_id, status="skipped", pages=record.pages,
                                  chunks=record.chunks, content_hash=record.content_hash, tenant=record.tenant,
                                  source_name=record.source, engines=list(record.engines))
@@ -113,7 +125,9 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
             else:
                 _rechunk(pipeline, record, fingerprint, row, progress)
                 row.seconds = time.perf_counter() - t0
+                row.change += STALE_NOTE if stale and row.status == "indexed" else ""
                 continue
+            row.change += STALE_NOTE if stale else ""
             if progress is not None:
                 progress.document_skipped(row, record.pages)
     finally:

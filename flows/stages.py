@@ -147,14 +147,17 @@ def chunker_options(settings: Settings) -> ChunkerOptions:
 
 def ocr_identity(settings: Settings, vlm_engine=None) -> dict:
     """The OCR settings that decide a document's page text, as a JSON-able dict: the routing mode
-    (``engine``: text layer, CPU OCR, VLM), and unless it is ``text`` the CPU OCR engine, languages
+    (``engine``: text layer, CPU OCR, VLM), the version of the passes over the converted pages
+    (``conversion``: :data:`~folioflow.ocr.finish.CONVERSION_VERSION`), and unless the engine is
+    ``text`` the CPU OCR engine, languages
     and render DPI, and the VLM engine's :attr:`~folioflow.ocr.engines.base.PageEngine.cache_key` (profile,
     prompt/sizing/sampling fingerprint, served model). Endpoint URLs, API keys, timeouts and
     concurrency are left out: they do not change the text a given model produces. ``vlm_engine``
     must be warmed up or able to warm up (its key needs the served model id)."""
     from folioflow.ocr.engines.base import DEFAULT_CPU_ENGINE
+    from folioflow.ocr.finish import CONVERSION_VERSION
 
-    identity: dict = {"engine": settings.engine}
+    identity: dict = {"engine": settings.engine, "conversion": CONVERSION_VERSION}
     if settings.engine != "text":
         identity.update(cpu_engine=settings.cpu_ocr_engine or DEFAULT_CPU_ENGINE, languages=list(settings.languages),
                         dpi=settings.dpi, vlm=vlm_engine.cache_key if vlm_engine is not None else None)
@@ -190,8 +193,9 @@ def _fingerprint_parts(fingerprint: str | None) -> tuple[str | None, str | None,
 
 def settings_change(old: str | None, new: str) -> str:
     """Which part of :func:`index_fingerprint` differs between ``old`` and ``new``, for the run
-    report: e.g. ``"OCR settings changed"`` or ``"embedding model, chunking options changed"``."""
-    names = ("embedding model", "chunking options", "OCR settings")
+    report: e.g. ``"OCR (settings or conversion version) changed"`` or ``"embedding model, chunking
+    (options or chunker version) changed"``."""
+    names = ("embedding model", "chunking (options or chunker version)", "OCR (settings or conversion version)")
     changed = [name for name, a, b in zip(names, _fingerprint_parts(old), _fingerprint_parts(new), strict=True) if a != b]
     return f"{', '.join(changed or ['settings'])} changed"
 

@@ -51,8 +51,16 @@ from folioflow.ocr.layout.clauses import mark_clause_headings
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
 
-__all__ = ["BAND_TOLERANCE_PT", "MIN_DUPLICATE_WORDS", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates", "document_passes",
+__all__ = ["BAND_TOLERANCE_PT", "CONVERSION_VERSION", "MIN_DUPLICATE_WORDS", "MIN_IMAGE_SIMILARITY", "EDGE_SHARE", "SENTENCE_WORDS", "check_duplicates", "document_passes",
            "finish_document", "ocr_regions", "review_furniture"]
+
+#: Bump when the document passes (:func:`document_passes`: heading levels, clause headings, furniture,
+#: tables of contents) make other pages from the same engine output. Part of the OCR settings'
+#: fingerprint (:func:`folioflow.flows.stages.ocr_identity`): the next ingest converts indexed
+#: documents again (engine output from the page cache), and ``folioflow reindex``, which re-chunks
+#: kept conversions, leaves that to it. Before version 1 such changes bumped
+#: :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` (up to 16).
+CONVERSION_VERSION = "1"
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
 EDGE_SHARE = 0.12

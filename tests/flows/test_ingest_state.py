@@ -28,6 +28,7 @@ from folioflow.flows.reliability.hostile import image_page, raw_pdf, text_page
 from folioflow.flows.settings import load_settings
 from folioflow.flows.stages import index_fingerprint, ocr_identity, settings_change
 from folioflow.indexing.store import open_store
+from folioflow.ocr.finish import CONVERSION_VERSION
 
 pytestmark = pytest.mark.slow
 
@@ -132,18 +133,18 @@ def test_ocr_identity_holds_what_decides_the_text_only():
     other = [base.model_copy(update=u) for u in ({"languages": ["eng", "fra"]}, {"cpu_ocr_engine": "rapidocr"},
                                                   {"engine": "ocr"}, {"dpi": 300})]
     assert all(ocr_identity(s) != ocr_identity(base) for s in other)
-    assert ocr_identity(base.model_copy(update={"engine": "text", "languages": ["deu"]})) == {"engine": "text"}
+    assert ocr_identity(base.model_copy(update={"engine": "text", "languages": ["deu"]})) == {"engine": "text", "conversion": CONVERSION_VERSION}
 
     from folioflow.chunking.chunker import ChunkerOptions
 
     options = ChunkerOptions(max_tokens=256)
     old = index_fingerprint("m", options, ocr_identity(base))
     new = index_fingerprint("m", options, ocr_identity(other[0]))
-    assert settings_change(old, new) == "OCR settings changed"
+    assert settings_change(old, new) == "OCR (settings or conversion version) changed"
     before = old.rsplit("|", 1)[0]  # a record written before OCR settings were in the fingerprint
-    assert settings_change(before, new) == "OCR settings changed"
+    assert settings_change(before, new) == "OCR (settings or conversion version) changed"
     assert settings_change(old, index_fingerprint("n", ChunkerOptions(max_tokens=128), ocr_identity(base))) == \
-        "embedding model, chunking options changed"
+        "embedding model, chunking (options or chunker version) changed"
 
 
 def test_changed_ocr_settings_reprocess_a_scan_without_reusing_its_pages(tmp_path, prefect_harness):
@@ -157,13 +158,13 @@ def test_changed_ocr_settings_reprocess_a_scan_without_reusing_its_pages(tmp_pat
     assert again.status == "skipped"
 
     changed = run_ingest([str(scan)], eng_fra).documents[0]
-    assert changed.status == "indexed" and changed.change == "OCR settings changed"
+    assert changed.status == "indexed" and changed.change == "OCR (settings or conversion version) changed"
     assert changed.cached_pages == []  # the page cached under languages [eng] is not reused
     assert run_ingest([str(scan)], eng_fra).documents[0].status == "skipped"
 
     # Back to [eng]: re-processed again, and now the page cached under [eng] is the right one to reuse.
     back = run_ingest([str(scan)], eng).documents[0]
-    assert back.status == "indexed" and back.change == "OCR settings changed" and back.cached_pages == [1]
+    assert back.status == "indexed" and back.change == "OCR (settings or conversion version) changed" and back.cached_pages == [1]
 
 
 def test_failed_pages_fail_or_mark_the_document_and_are_retried(tmp_path, prefect_harness):

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from folioflow.flows.cli import app
 from folioflow.flows.pipeline import Pipeline
-from folioflow.flows.reindex import reindex
+from folioflow.flows.reindex import STALE_NOTE, reindex
 from folioflow.flows.settings import Settings
 from folioflow.flows.sources import discover
 from folioflow.flows.stages import chunker_options, index_fingerprint, ocr_identity
@@ -76,7 +76,7 @@ def test_new_chunking_settings_rechunk_without_the_sources_and_ingest_then_skips
     report = reindex(settings)
     rows = {Path(d.source).name: d for d in report.documents}
     assert {name: row.status for name, row in rows.items()} == dict.fromkeys(NAMES, "indexed")
-    assert all(row.change == "re-chunked: chunking options changed" for row in rows.values())
+    assert all(row.change == "re-chunked: chunking (options or chunker version) changed" for row in rows.values())
     new = _store_state(settings)
     for name in NAMES:
         chunks, fingerprint, points = new[name]
@@ -94,6 +94,23 @@ def test_new_chunking_settings_rechunk_without_the_sources_and_ingest_then_skips
             assert pipeline.stages.plan(file, pipeline.known(file)).why == "unchanged (change token)"
     finally:
         pipeline.close()
+
+
+def test_a_conversion_under_other_ocr_settings_is_said_and_left_to_ingest(workdir):
+    """The documents were converted under the default OCR settings; re-chunked under settings that
+    convert otherwise (other OCR languages), each row says the next ingest converts it again, and an
+    ingest under those settings does (the record kept the OCR part it was converted under)."""
+    settings = Settings(data_dir=workdir / "data", languages=["deu"], max_tokens=48)
+    rows = reindex(settings).documents
+    assert [d.status for d in rows] == ["indexed"] * 3
+    assert all(d.change.endswith(STALE_NOTE) for d in rows)
+    pipeline = Pipeline(settings).warm_up()
+    try:
+        for file in discover([str(workdir / "docs")]).files:
+            assert pipeline.stages.plan(file, pipeline.known(file)).why == "OCR (settings or conversion version) changed"
+    finally:
+        pipeline.close()
+    assert all(not d.change.endswith(STALE_NOTE) for d in reindex(Settings(data_dir=workdir / "data"), force=True).documents)
 
 
 def test_a_missing_or_unreadable_conversion_fails_alone_and_keeps_its_points(workdir):
