@@ -121,13 +121,13 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
             if record.status != "indexed":
                 row.change = "its last ingest failed: no conversion to re-chunk (`folioflow ingest` retries it)"
             elif not force and (record.metadata or {}).get("fingerprint") == fingerprint:
-                row.change = "unchanged (embedding model and chunking)"
+                row.change = "unchanged (embedding model and chunking)" + (STALE_NOTE if stale else "")
             else:
                 _rechunk(pipeline, record, fingerprint, row, progress)
                 row.seconds = time.perf_counter() - t0
-                row.change += STALE_NOTE if stale and row.status == "indexed" else ""
+                if stale and row.status == "indexed":
+                    row.change = f"{row.change}{STALE_NOTE}"
                 continue
-            row.change += STALE_NOTE if stale else ""
             if progress is not None:
                 progress.document_skipped(row, record.pages)
     finally:
