@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from folioflow.flows.pipeline import Pipeline, Shared
+from folioflow.flows.pipeline import Pipeline, Shared, local_path
 from folioflow.flows.report import DocumentReport, RunReport
 from folioflow.flows.settings import Settings
 from folioflow.flows.stages import chunker_options, index_fingerprint, ocr_identity, rechunk_fingerprint
@@ -95,6 +96,8 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
     report = RunReport()
     started = time.perf_counter()
     options = chunker_options(settings)  # invalid options: raised before any model loads
+    if shared is None:
+        settings = _collection_settings(settings)
     pipeline = Pipeline(settings, shared=shared).warm_up(convert=False)
     try:
         assert pipeline.store is not None and pipeline.embedder is not None and pipeline.chunker is not None
@@ -113,9 +116,11 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
         for record in records:
             fingerprint = rechunk_fingerprint(pipeline.embedder.model_name, options, (record.metadata or {}).get("fingerprint"))
             stale = current_ocr is not None and fingerprint.split("|")[2] != current_ocr
-            row = DocumentReport(source=record.path, doc_id=record.doc_id, status="skipped", pages=record.pages,
-                                 chunks=record.chunks, content_hash=record.content_hash, tenant=record.tenant,
-                                 source_name=record.source, engines=list(record.engines))
+            row = DocumentReport(source=local_path(record.uri) or record.uri, doc_id=record.doc_id, status="skipped",
+                                 pages=record.pages, chunks=record.chunks, content_hash=record.content_hash,
+                                 tenant=record.tenant, engines=list(record.engines),
+                                 source_name=None if record.source == "default" else record.source)
+            shown = _Shown(record.path)
             report.documents.append(row)
             t0 = time.perf_counter()
             if record.status != "indexed":
@@ -123,13 +128,13 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
             elif not force and (record.metadata or {}).get("fingerprint") == fingerprint:
                 row.change = "unchanged (embedding model and chunking)" + (STALE_NOTE if stale else "")
             else:
-                _rechunk(pipeline, record, fingerprint, row, progress)
+                _rechunk(pipeline, record, fingerprint, row, progress, shown)
                 row.seconds = time.perf_counter() - t0
                 if stale and row.status == "indexed":
                     row.change = f"{row.change}{STALE_NOTE}"
                 continue
             if progress is not None:
-                progress.document_skipped(row, record.pages)
+                progress.document_skipped(shown, record.pages)
     finally:
         pipeline.close()
     report.seconds = time.perf_counter() - started
@@ -137,15 +142,43 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
     return report
 
 
-def _rechunk(pipeline: Pipeline, record: Any, fingerprint: str, row: DocumentReport, progress: Any) -> None:
+@dataclass(frozen=True)
+class _Shown:
+    """What the progress bar shows of a document (its ``path``, as ``ingest``'s files have)."""
+
+    path: str
+
+
+def _collection_settings(settings: Settings) -> Settings:
+    """``settings`` with the collection's embedding model when they name none (the collection
+    keeps the model it was built with; the default model may not be it). Raises
+    :class:`~folioflow.ocr.errors.CollectionNotFoundError` when there is no collection to re-chunk
+    (an embedded data directory that does not exist is not created)."""
+    from folioflow.indexing.store import open_store
+    from folioflow.ocr.errors import CollectionNotFoundError
+
+    if settings.qdrant_url is None and not Path(settings.data_dir).is_dir():
+        raise CollectionNotFoundError(f"no folioflow index in {settings.data_dir}: the directory does not exist "
+                                      "(check --data-dir / FOLIOFLOW_DATA_DIR)")
+    store = open_store(settings.store_settings())
+    try:
+        info = store.require_collection()
+    finally:
+        store.close()
+    if settings.embedding_model is None and info.get("model"):
+        return settings.model_copy(update={"embedding_model": info["model"]})
+    return settings
+
+
+def _rechunk(pipeline: Pipeline, record: Any, fingerprint: str, row: DocumentReport, progress: Any,
+             shown: _Shown) -> None:
     """Chunk ``record``'s kept conversion and index it under ``fingerprint``; ``row`` says how it went."""
     from folioflow.ocr.errors import FolioflowError
 
     assert pipeline.chunker is not None
-    row.change = "forced" if (record.metadata or {}).get("fingerprint") == fingerprint else \
-        "re-chunked: " + _why(record, fingerprint)
+    row.change = "forced" if (record.metadata or {}).get("fingerprint") == fingerprint else _why(record, fingerprint)
     if progress is not None:
-        progress.document_started(row, record.pages)
+        progress.document_started(shown, record.pages)
     try:
         document = load_kept_document(pipeline.settings.documents_dir, record)
         chunks = pipeline.chunker.chunk(document)
@@ -159,7 +192,7 @@ def _rechunk(pipeline: Pipeline, record: Any, fingerprint: str, row: DocumentRep
         row.status, row.chunks, row.pages = "indexed", len(chunks), document.page_count
     if progress is not None:
         for page in range(record.pages):
-            progress.page_done(row, page + 1)
+            progress.page_done(shown, page + 1)
 
 
 def _why(record: Any, fingerprint: str) -> str:

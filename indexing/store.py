@@ -271,8 +271,8 @@ def locked_error(folder: Path) -> StoreLockedError:
                    "FolioRetriever.connect(data_dir) or FolioRetriever(api_url=...)")
     else:
         message = (f"data dir {folder} is in use by {holder}: the embedded store admits one process at a time. Run "
-                   "`folioflow api` on this data dir and `folioflow ingest`, `query`, `status`, `show` and "
-                   "FolioRetriever go through it; or stop that process, or use a Qdrant server (--qdrant-url)")
+                   "`folioflow api` on this data dir and `folioflow ingest`, `reindex`, `query`, `status`, `show` "
+                   "and FolioRetriever go through it; or stop that process, or use a Qdrant server (--qdrant-url)")
     return StoreLockedError(message, pid=pid, command=command, folder=str(folder))
 
 

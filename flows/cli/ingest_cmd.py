@@ -234,13 +234,18 @@ def reindex(
     require_extras(settings)
     server = _server(settings, api_url)
     if server:
+        given = [name for name, value in (("chunking", settings.chunking), ("max_tokens", settings.max_tokens),
+                                          ("embedding_model", settings.embedding_model)) if value]
+        if given:
+            fail(f"{', '.join(given)} set here: not with the API server at {server}, which re-chunks with its own "
+                 "settings (set them where `folioflow api` runs and restart it, or stop it and reindex here)")
         from folioflow.flows.cli.remote_ingest import reindex_through
 
         reindex_through(_api_client(settings, server, api_key), docs=doc, force=force, report=report,
                         progress=progress)
         return
     _check_store_free(settings)
-    from folioflow.flows.cli.ui import page_progress, print_run
+    from folioflow.flows.cli.ui import REINDEX_TITLE, page_progress, print_run
     from folioflow.flows.reindex import reindex as run_reindex
     from folioflow.ocr.errors import FolioflowError
 
@@ -249,7 +254,7 @@ def reindex(
             result = run_reindex(settings, docs=doc, force=force, progress=bar)
         except FolioflowError as exc:
             fail(f"reindex cannot proceed: {exc}")
-    print_run(result, report, title="Reindex summary")
+    print_run(result, report, title=REINDEX_TITLE)
 
 
 def _ephemeral_failure(exc: RuntimeError) -> str:

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from folioflow.flows.report import RunReport
 
-__all__ = ["stderr", "stdout", "PageProgress", "page_progress", "summary_table", "failures_table"]
+__all__ = ["REINDEX_TITLE", "stderr", "stdout", "PageProgress", "page_progress", "summary_table", "failures_table"]
 
 stderr = Console(stderr=True)
 stdout = Console(soft_wrap=True)
@@ -80,6 +80,14 @@ def summary_table(report: RunReport, title: str = "Run summary") -> Table:
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_row("documents", str(len(report.documents)))
+    if title == REINDEX_TITLE:  # no page converted: documents re-chunked, their pages and chunks, seconds
+        table.add_row("  re-chunked", str(report.count("indexed")))
+        table.add_row("  skipped", str(report.count("skipped")))
+        table.add_row("  failed", str(report.count("failed")))
+        table.add_row("pages of the re-chunked documents", str(report.pages_processed))
+        table.add_row("chunks indexed", str(report.chunks_indexed))
+        table.add_row("seconds (model load included)", f"{report.seconds:.1f}")
+        return table
     for status in ("indexed", "skipped", "failed", "pruned"):
         if status in ("indexed", "skipped", "failed") or report.count(status):
             table.add_row(f"  {status}", str(report.count(status)))
@@ -99,6 +107,10 @@ def summary_table(report: RunReport, title: str = "Run summary") -> Table:
     table.add_row("seconds (flow run, model load included)", f"{report.seconds:.1f}")
     table.add_row("pages per second", f"{report.pages_per_second:.2f}")
     return table
+
+
+#: The title of ``folioflow reindex``'s summary (:func:`summary_table` then shows no OCR rows).
+REINDEX_TITLE = "Reindex summary"
 
 
 def failures_table(report: RunReport) -> Table | None:

@@ -76,7 +76,7 @@ def test_new_chunking_settings_rechunk_without_the_sources_and_ingest_then_skips
     report = reindex(settings)
     rows = {Path(d.source).name: d for d in report.documents}
     assert {name: row.status for name, row in rows.items()} == dict.fromkeys(NAMES, "indexed")
-    assert all(row.change == "re-chunked: chunking (options or chunker version) changed" for row in rows.values())
+    assert all(row.change == "chunking (options or chunker version) changed" for row in rows.values())
     new = _store_state(settings)
     for name in NAMES:
         chunks, fingerprint, points = new[name]
@@ -140,15 +140,20 @@ def test_doc_selects_documents_and_force_rechunks_them(workdir):
 
 def test_cli_reports_each_document(workdir):
     report = workdir / "reindex.json"
-    result = CliRunner().invoke(app, ["reindex", "--data-dir", str(workdir / "data"), "--force", "--no-progress",
+    result = CliRunner().invoke(app, ["reindex", "--data-dir", str(workdir / "data"), "--force",  # progress bar on
                                       "--report", str(report)])
     assert result.exit_code == 0, result.output
-    assert "Reindex summary" in result.output
+    assert "Reindex summary" in result.output and "re-chunked" in result.output
+    assert "pages per second" not in result.output  # no page was converted
     rows = json.loads(report.read_text())
-    assert sorted(Path(r["source"]).name for r in rows) == sorted(NAMES)
+    assert sorted(r["source"] for r in rows) == sorted(str(workdir / "docs" / n) for n in NAMES)  # as ingested
+    assert {r["source_name"] for r in rows} == {None}  # command-line paths, as ingest reports them
     assert {r["status"] for r in rows} == {"indexed"} and all(r["chunks"] > 0 for r in rows)
     missing = CliRunner().invoke(app, ["reindex", "--data-dir", str(workdir / "data"), "--doc", "nope.pdf"])
     assert missing.exit_code == 1 and "--doc 'nope.pdf': no such document" in missing.output
+    typo = workdir / "no-such-data"
+    nowhere = CliRunner().invoke(app, ["reindex", "--data-dir", str(typo)])
+    assert nowhere.exit_code == 1 and "no folioflow index in" in nowhere.output and not typo.exists()
 
 
 def test_api_reindex_job_for_what_the_key_may_see(workdir):
@@ -204,3 +209,7 @@ def test_cli_goes_through_a_running_server(workdir):
         assert sorted(r["status"] for r in json.loads((workdir / "r.json").read_text())) == ["indexed"] * 3
         unknown = cli("--doc", "nope.pdf", "--no-progress")
         assert unknown.returncode == 1 and "reindex cannot proceed" in unknown.stderr and "nope.pdf" in unknown.stderr
+        config = workdir / "small.yaml"
+        config.write_text("max_tokens: 48\n")
+        refused = cli("--config", str(config), "--no-progress")  # chunking set here: the server would not use it
+        assert refused.returncode == 1 and "max_tokens set here: not with the API server" in refused.stderr
