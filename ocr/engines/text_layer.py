@@ -32,8 +32,10 @@ from folioflow.ocr.schema import BBox, Block, BlockType, Page, PageStatus
 
 __all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "analyze_text_layer", "TextLayerEngine"]
 
-#: Bump when the engine's output changes for the same input (part of the page-cache key).
-TEXT_ENGINE_VERSION = "10"
+#: Bump when the engine's output changes for the same input (part of the page-cache key, and of the
+#: OCR settings' fingerprint: :func:`folioflow.flows.stages.ocr_identity`).
+#: 11: hanging-indent list labels and bullets read with the text of their row.
+TEXT_ENGINE_VERSION = "11"
 #: Images smaller than this share of the page are decoration (logos, rules), not figures.
 MIN_FIGURE_SHARE = 0.02
 

@@ -185,6 +185,20 @@ def _bbox(items: list) -> BBox:
                 x1=max(i.x1 for i in items), y1=max(i.y1 for i in items))
 
 
+#: A list label standing alone on its line: "3.", "A.", "(a)", "iv)", "2.1", a bullet (a hanging indent
+#: sets the text of its item apart, on the same row).
+_HANGING_LABEL = re.compile(r"^(?:\(?(?:\d{1,3}(?:\.\d{1,3})*|[A-Za-z]|[ivxlcIVXLC]{2,6})[.)]|[•·▪◦●○■□–*])$")
+
+
+def _level_right(label: Line, other: object) -> bool:
+    """Whether ``other`` is a line level with ``label`` (vertical centres within half its height)
+    and to its right, within four of its ems: the text of the item ``label`` numbers."""
+    if not isinstance(other, Line):
+        return False
+    gap = other.x0 - label.x1
+    return abs((other.y0 + other.y1) - (label.y0 + label.y1)) / 2 < 0.5 * label.height and 0 <= gap <= 4 * label.size
+
+
 def _continues(group: list[Line], line: Line, prev_kind: str) -> bool:
     """Whether ``line`` continues the paragraph ``group``: same column and size, and a gap no
     larger than the paragraph's own line gap (half a line for the second line)."""
@@ -194,7 +208,7 @@ def _continues(group: list[Line], line: Line, prev_kind: str) -> bool:
     gap = line.y0 - prev.y1
     same_column = min(prev.x1, line.x1) - max(prev.x0, line.x0) > 0 or abs(prev.x0 - line.x0) < 2 * prev.size
     limit = 0.5 * prev.height
-    if len(group) >= 2:
+    if len(group) >= 2 and not _level_right(group[-2], prev):  # (a hanging label is no line above)
         limit = min(limit, max(0.0, prev.y0 - group[-2].y1) + 0.25 * prev.height)
     return (same_column and -0.3 * prev.height <= gap <= limit
             and abs(line.size - prev.size) <= 0.15 * prev.size)
@@ -279,6 +293,13 @@ def build_blocks(lines: list[Line], tables: list[TableResult], figures: list[Fig
             flush()
             blocks.append(Block(type=BlockType.FORMULA, text=f"$${to_latex(ln)}$$",
                                 bbox=BBox(x0=ln.x0, y0=ln.y0, x1=ln.x1, y1=ln.y1)))
+            continue
+        if _HANGING_LABEL.match(ln.text.strip()) and idx + 1 < len(ordered) and _level_right(ln, ordered[idx + 1].payload):
+            flush()  # a hanging list label ("A." | "Termination. Either ..."): it opens the paragraph on its row
+            group, kind = [ln], ("list_item" if _BULLET.match(ln.text.strip() + " ") else "paragraph")
+            continue
+        if len(group) == 1 and _HANGING_LABEL.match(group[0].text.strip()) and _level_right(group[0], ln):
+            group.append(ln)
             continue
         starts_item = bool(_BULLET.match(ln.text) or _ENUM.match(ln.text))
         large = ln.size >= 1.12 * body

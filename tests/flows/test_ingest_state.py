@@ -28,6 +28,7 @@ from folioflow.flows.reliability.hostile import image_page, raw_pdf, text_page
 from folioflow.flows.settings import load_settings
 from folioflow.flows.stages import index_fingerprint, ocr_identity, settings_change
 from folioflow.indexing.store import open_store
+from folioflow.ocr.engines.text_layer import TEXT_ENGINE_VERSION
 from folioflow.ocr.finish import CONVERSION_VERSION
 
 pytestmark = pytest.mark.slow
@@ -133,7 +134,8 @@ def test_ocr_identity_holds_what_decides_the_text_only():
     other = [base.model_copy(update=u) for u in ({"languages": ["eng", "fra"]}, {"cpu_ocr_engine": "rapidocr"},
                                                   {"engine": "ocr"}, {"dpi": 300})]
     assert all(ocr_identity(s) != ocr_identity(base) for s in other)
-    assert ocr_identity(base.model_copy(update={"engine": "text", "languages": ["deu"]})) == {"engine": "text", "conversion": CONVERSION_VERSION}
+    assert ocr_identity(base.model_copy(update={"engine": "text", "languages": ["deu"]})) == {"engine": "text", "conversion": CONVERSION_VERSION,
+                                                                                     "text_engine": TEXT_ENGINE_VERSION}
 
     from folioflow.chunking.chunker import ChunkerOptions
 
