@@ -41,7 +41,14 @@ from typing import Any
 from folioflow.flows.pipeline import Pipeline, Shared, local_path
 from folioflow.flows.report import DocumentReport, RunReport
 from folioflow.flows.settings import Settings
-from folioflow.flows.stages import chunker_options, index_fingerprint, ocr_identity, rechunk_fingerprint
+from folioflow.flows.stages import (
+    chunker_options,
+    ocr_identity,
+    ocr_part,
+    rechunk_fingerprint,
+    recorded_ocr_part,
+    settings_change,
+)
 
 __all__ = ["STALE_NOTE", "reindex", "load_kept_document"]
 
@@ -111,11 +118,11 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
             exact = set(doc_ids)
             records = [r for r in records if r.doc_id in exact]
         # the OCR part an ingest with these settings records (not asked of a VLM endpoint: unknown then)
-        current_ocr = None if settings.ocr_endpoints else \
-            index_fingerprint("", options, ocr_identity(settings)).split("|")[2]
+        current_ocr = None if settings.ocr_endpoints else ocr_part(ocr_identity(settings))
         for record in records:
-            fingerprint = rechunk_fingerprint(pipeline.embedder.model_name, options, (record.metadata or {}).get("fingerprint"))
-            stale = current_ocr is not None and fingerprint.split("|")[2] != current_ocr
+            recorded = (record.metadata or {}).get("fingerprint")
+            fingerprint = rechunk_fingerprint(pipeline.embedder.model_name, options, recorded)
+            stale = current_ocr is not None and recorded_ocr_part(recorded) != current_ocr
             row = DocumentReport(source=local_path(record.uri) or record.uri, doc_id=record.doc_id, status="skipped",
                                  pages=record.pages, chunks=record.chunks, content_hash=record.content_hash,
                                  tenant=record.tenant, engines=list(record.engines),
@@ -125,9 +132,10 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
             t0 = time.perf_counter()
             if record.status != "indexed":
                 row.change = "its last ingest failed: no conversion to re-chunk (`folioflow ingest` retries it)"
-            elif not force and (record.metadata or {}).get("fingerprint") == fingerprint:
+            elif not force and recorded == fingerprint:
                 row.change = "unchanged (embedding model and chunking)" + (STALE_NOTE if stale else "")
             else:
+                row.change = "forced" if recorded == fingerprint else settings_change(recorded, fingerprint)
                 _rechunk(pipeline, record, fingerprint, row, progress, shown)
                 row.seconds = time.perf_counter() - t0
                 if stale and row.status == "indexed":
@@ -172,11 +180,11 @@ def _collection_settings(settings: Settings) -> Settings:
 
 def _rechunk(pipeline: Pipeline, record: Any, fingerprint: str, row: DocumentReport, progress: Any,
              shown: _Shown) -> None:
-    """Chunk ``record``'s kept conversion and index it under ``fingerprint``; ``row`` says how it went."""
+    """Chunk ``record``'s kept conversion and index it under ``fingerprint``; ``row`` (its ``change``
+    set) says how it went."""
     from folioflow.ocr.errors import FolioflowError
 
     assert pipeline.chunker is not None
-    row.change = "forced" if (record.metadata or {}).get("fingerprint") == fingerprint else _why(record, fingerprint)
     if progress is not None:
         progress.document_started(shown, record.pages)
     try:
@@ -194,9 +202,3 @@ def _rechunk(pipeline: Pipeline, record: Any, fingerprint: str, row: DocumentRep
         for page in range(record.pages):
             progress.page_done(shown, page + 1)
 
-
-def _why(record: Any, fingerprint: str) -> str:
-    """Which of the embedding model and chunking parts of the record's fingerprint differ."""
-    from folioflow.flows.stages import settings_change
-
-    return settings_change((record.metadata or {}).get("fingerprint"), fingerprint)

@@ -37,7 +37,7 @@ from folioflow.ocr.ids import sha256_bytes, sha256_text
 from folioflow.ocr.schema import Document, Page, SourceRef
 
 __all__ = ["StageSpec", "Known", "current_known", "unchanged_by_token", "Planned", "Prepared", "Stages", "stages_for", "register_stages", "build_vlm_engine",
-           "chunker_options", "index_fingerprint", "ocr_identity", "rechunk_fingerprint", "settings_change"]
+           "chunker_options", "index_fingerprint", "ocr_identity", "ocr_part", "rechunk_fingerprint", "recorded_ocr_part", "settings_change"]
 
 
 @dataclass(frozen=True)
@@ -172,8 +172,16 @@ def index_fingerprint(model: str, options: ChunkerOptions, ocr: dict) -> str:
     :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` and a 12-hex hash
     of :func:`ocr_identity`. Stored on each document's record; a document indexed under another
     fingerprint is processed again (see :func:`settings_change` for the reason shown)."""
-    chunking = sha256_text(options.model_dump_json() + f"|chunker:{CHUNKER_VERSION}")[:12]
-    return f"{model}|{chunking}|ocr:{sha256_text(json.dumps(ocr, sort_keys=True))[:12]}"
+    return f"{model}|{_chunking_part(options)}|{ocr_part(ocr)}"
+
+
+def _chunking_part(options: ChunkerOptions) -> str:
+    return sha256_text(options.model_dump_json() + f"|chunker:{CHUNKER_VERSION}")[:12]
+
+
+def ocr_part(ocr: dict) -> str:
+    """The OCR part of :func:`index_fingerprint` for :func:`ocr_identity` ``ocr``: ``ocr:`` and 12 hex."""
+    return f"ocr:{sha256_text(json.dumps(ocr, sort_keys=True))[:12]}"
 
 
 def rechunk_fingerprint(model: str, options: ChunkerOptions, recorded: str | None) -> str:
@@ -181,9 +189,12 @@ def rechunk_fingerprint(model: str, options: ChunkerOptions, recorded: str | Non
     conversion (:mod:`folioflow.flows.reindex`): this run's embedding model and chunker parts, and
     the OCR part ``recorded`` on its record, since its page text was not made again (``ocr:?`` when
     the record has none: the next ``ingest`` then converts it again)."""
-    ocr = _fingerprint_parts(recorded)[2] or "ocr:?"
-    chunking = index_fingerprint(model, options, {}).split("|")[1]
-    return f"{model}|{chunking}|{ocr}"
+    return f"{model}|{_chunking_part(options)}|{recorded_ocr_part(recorded) or 'ocr:?'}"
+
+
+def recorded_ocr_part(fingerprint: str | None) -> str | None:
+    """The OCR part (``ocr:...``) of a recorded :func:`index_fingerprint`; None when it has none."""
+    return _fingerprint_parts(fingerprint)[2]
 
 
 def _fingerprint_parts(fingerprint: str | None) -> tuple[str | None, str | None, str | None]:

@@ -245,7 +245,7 @@ def reindex(
                         progress=progress)
         return
     _check_store_free(settings)
-    from folioflow.flows.cli.ui import REINDEX_TITLE, page_progress, print_run
+    from folioflow.flows.cli.ui import page_progress, print_run
     from folioflow.flows.reindex import reindex as run_reindex
     from folioflow.ocr.errors import FolioflowError
 
@@ -254,7 +254,7 @@ def reindex(
             result = run_reindex(settings, docs=doc, force=force, progress=bar)
         except FolioflowError as exc:
             fail(f"reindex cannot proceed: {exc}")
-    print_run(result, report, title=REINDEX_TITLE)
+    print_run(result, report, title="Reindex summary", rechunked=True)
 
 
 def _ephemeral_failure(exc: RuntimeError) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from folioflow.flows.cli.options import fail
-from folioflow.flows.cli.ui import REINDEX_TITLE, page_progress, print_run, stderr
+from folioflow.flows.cli.ui import page_progress, print_run, stderr
 from folioflow.flows.report import DocumentReport, RunReport
 
 __all__ = ["ingest_through", "reindex_through", "report_of"]
@@ -89,4 +89,4 @@ def reindex_through(client: Any, docs: list[str] | None = None, force: bool = Fa
             fail(f"reindex cannot proceed: {exc}")
     if finished["state"] == "failed":
         fail(f"reindex cannot proceed: server job {finished['id']} failed: {finished.get('error') or 'no reason given'}")
-    print_run(report_of([finished]), report, title=REINDEX_TITLE)
+    print_run(report_of([finished]), report, title="Reindex summary", rechunked=True)

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from folioflow.flows.report import RunReport
 
-__all__ = ["REINDEX_TITLE", "stderr", "stdout", "PageProgress", "page_progress", "summary_table", "failures_table"]
+__all__ = ["stderr", "stdout", "PageProgress", "page_progress", "summary_table", "failures_table"]
 
 stderr = Console(stderr=True)
 stdout = Console(soft_wrap=True)
@@ -74,13 +74,15 @@ def page_progress(enabled: bool = True) -> Iterator[PageProgress | None]:
         yield PageProgress(progress)
 
 
-def summary_table(report: RunReport, title: str = "Run summary") -> Table:
-    """Documents by status, pages, chunks, pages per engine, failures, pages per second."""
+def summary_table(report: RunReport, title: str = "Run summary", rechunked: bool = False) -> Table:
+    """Documents by status, pages, chunks, pages per engine, failures, pages per second;
+    ``rechunked`` (``folioflow reindex``: no page converted): documents re-chunked, skipped and
+    failed, their pages and chunks, seconds."""
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_row("documents", str(len(report.documents)))
-    if title == REINDEX_TITLE:  # no page converted: documents re-chunked, their pages and chunks, seconds
+    if rechunked:
         table.add_row("  re-chunked", str(report.count("indexed")))
         table.add_row("  skipped", str(report.count("skipped")))
         table.add_row("  failed", str(report.count("failed")))
@@ -109,10 +111,6 @@ def summary_table(report: RunReport, title: str = "Run summary") -> Table:
     return table
 
 
-#: The title of ``folioflow reindex``'s summary (:func:`summary_table` then shows no OCR rows).
-REINDEX_TITLE = "Reindex summary"
-
-
 def failures_table(report: RunReport) -> Table | None:
     """One row per failed document with its reason, or ``None`` when nothing failed."""
     failed = report.failures()
@@ -126,10 +124,11 @@ def failures_table(report: RunReport) -> Table | None:
     return table
 
 
-def print_run(result: RunReport, report: Path | None = None, title: str = "Run summary") -> None:
-    """Print a run's summary table and failures (stdout) and write ``report`` (JSON, one record
-    per document, see :meth:`folioflow.flows.report.RunReport.write`) when given."""
-    stdout.print(summary_table(result, title=title))
+def print_run(result: RunReport, report: Path | None = None, title: str = "Run summary", rechunked: bool = False) -> None:
+    """Print a run's summary table (``rechunked``: a ``reindex`` run's, see :func:`summary_table`)
+    and failures (stdout) and write ``report`` (JSON, one record per document, see
+    :meth:`folioflow.flows.report.RunReport.write`) when given."""
+    stdout.print(summary_table(result, title=title, rechunked=rechunked))
     failures = failures_table(result)
     if failures is not None:
         stdout.print(failures)

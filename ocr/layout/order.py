@@ -4,7 +4,8 @@ At each level the region is first cut at horizontal whitespace bands (taller tha
 that span the whole region, top to bottom; a region without one is cut at vertical gutters
 (at least one em wide and crossed by no line), left to right (right to left on right-to-left
 pages), unless what lies left of the gutter is only the labels of a hanging-indent list, each level
-with a line on its right (then the region is read row by row). A region with neither is a leaf: its lines in top-to-bottom, left-to-right order. Full-width
+with a line on its right (then each label is read just before its line). A region with neither is a
+leaf: its lines row by row, top to bottom, each row left to right. Full-width
 titles above two columns therefore come first, then the left column, then the right one.
 """
 
@@ -66,6 +67,11 @@ def _order(items: list[T], line_height: float, em: float, rtl: bool, depth: int)
     return _by_rows(items, line_height)
 
 
+def _centre(it: Boxed) -> float:
+    """The vertical centre of ``it``, in points."""
+    return (it.y0 + it.y1) / 2
+
+
 def _by_rows(items: list[T], line_height: float) -> list[T]:
     """``items`` row by row, top to bottom, each row left to right: a row takes the items whose
     vertical centres lie within half a line of its first (topmost) item's. (Rounding centres down
@@ -73,8 +79,8 @@ def _by_rows(items: list[T], line_height: float) -> list[T]:
     text's, 0.1 pt apart: "Governing Law. This ..." then read before its "B.".)"""
     rows: list[list[T]] = []
     anchor = 0.0
-    for it in sorted(items, key=lambda it: (it.y0 + it.y1) / 2):
-        centre = (it.y0 + it.y1) / 2
+    for it in sorted(items, key=_centre):
+        centre = _centre(it)
         if rows and centre - anchor < 0.5 * line_height:
             rows[-1].append(it)
             continue
@@ -96,22 +102,17 @@ def _hanging_labels(groups: list[list[T]], line_height: float, em: float) -> boo
         return False
     labels, text = groups[0], groups[1]
     return all(it.x1 - it.x0 <= LABEL_EMS * em and any(
-        abs((it.y0 + it.y1) - (other.y0 + other.y1)) / 2 < 0.5 * line_height for other in text) for it in labels)
+        abs(_centre(it) - _centre(other)) < 0.5 * line_height for other in text) for it in labels)
 
 
 def _before_their_lines(labels: list[T], ordered: list[T]) -> list[T]:
-    """``ordered`` with each of ``labels`` put just before the item whose vertical centre is nearest
-    its own (the line it labels; a bullet set a little high still finds its line, not the one
-    above)."""
-    out = list(ordered)
-    placed: set[int] = set()
-    for label in sorted(labels, key=lambda it: (it.y0 + it.y1) / 2):
-        centre = (label.y0 + label.y1) / 2
-        targets = [k for k, it in enumerate(out) if id(it) not in placed]
-        k = min(targets, key=lambda k: abs((out[k].y0 + out[k].y1) / 2 - centre))
-        out.insert(k, label)
-        placed.add(id(label))
-    return out
+    """``ordered`` with each of ``labels`` put just before the item whose vertical centre is
+    nearest its own: the line it labels (labels of one line keep their top-to-bottom order)."""
+    before: dict[int, list[T]] = {}
+    for label in sorted(labels, key=_centre):
+        k = min(range(len(ordered)), key=lambda k: abs(_centre(ordered[k]) - _centre(label)))
+        before.setdefault(k, []).append(label)
+    return [x for k, it in enumerate(ordered) for x in (*before.get(k, ()), it)]
 
 
 def reading_order(items: Sequence[T], line_height: float | None = None, em: float | None = None,

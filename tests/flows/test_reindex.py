@@ -49,6 +49,15 @@ def workdir(tmp_path) -> Path:
     return tmp_path
 
 
+def _ingest_plans(settings: Settings, docs: Path) -> list[str]:
+    """Why an ingest of ``docs`` under ``settings`` would (not) process each document (its plan)."""
+    pipeline = Pipeline(settings).warm_up()
+    try:
+        return [pipeline.stages.plan(file, pipeline.known(file)).why for file in discover([str(docs)]).files]
+    finally:
+        pipeline.close()
+
+
 def _store_state(settings: Settings) -> dict[str, tuple[int, str, int]]:
     """file name -> (chunks recorded, fingerprint recorded, points in the store)."""
     store = open_store(settings.store_settings())
@@ -88,12 +97,7 @@ def test_new_chunking_settings_rechunk_without_the_sources_and_ingest_then_skips
     model = new[NAMES[0]][1].split("|")[0]
     expected = index_fingerprint(model, chunker_options(settings), ocr_identity(settings))
     assert {fp for _, fp, _ in new.values()} == {expected}
-    pipeline = Pipeline(settings).warm_up()
-    try:
-        for file in discover([str(workdir / "docs")]).files:
-            assert pipeline.stages.plan(file, pipeline.known(file)).why == "unchanged (change token)"
-    finally:
-        pipeline.close()
+    assert _ingest_plans(settings, workdir / "docs") == ["unchanged (change token)"] * 3
 
 
 def test_a_conversion_under_other_ocr_settings_is_said_and_left_to_ingest(workdir):
@@ -104,12 +108,7 @@ def test_a_conversion_under_other_ocr_settings_is_said_and_left_to_ingest(workdi
     rows = reindex(settings).documents
     assert [d.status for d in rows] == ["indexed"] * 3
     assert all(d.change.endswith(STALE_NOTE) for d in rows)
-    pipeline = Pipeline(settings).warm_up()
-    try:
-        for file in discover([str(workdir / "docs")]).files:
-            assert pipeline.stages.plan(file, pipeline.known(file)).why == "OCR (settings or conversion version) changed"
-    finally:
-        pipeline.close()
+    assert _ingest_plans(settings, workdir / "docs") == ["OCR (settings or conversion version) changed"] * 3
     assert all(not d.change.endswith(STALE_NOTE) for d in reindex(Settings(data_dir=workdir / "data"), force=True).documents)
 
 
