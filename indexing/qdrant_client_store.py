@@ -15,6 +15,7 @@ Local mode (``QdrantClient(path=<data_dir>/qdrant)``): the same API in pure Pyth
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,12 @@ from folioflow.indexing.store import (
     StoreSettings,
 )
 from folioflow.ocr.errors import StoreError
+
+# qdrant-client checks the server's version in a background thread when a client opens, and warns when
+# it cannot read it. A server it cannot reach then fails the first call with the reason (StoreError,
+# naming the URL), so that warning would only precede the error, at a random point of the output. A
+# version mismatch, and an API key sent over http, still warn.
+warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
 
 __all__ = ["QdrantClientStore"]
 
