@@ -39,7 +39,7 @@ from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.profiles import markdown_head, text_profile
 from folioflow.indexing.routing import TICKER_PAGES, parties_in, tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
-from folioflow.ocr.schema import Document, PageStatus
+from folioflow.ocr.schema import Document, PageStatus, kept_document_path
 
 __all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note"]
 
@@ -150,7 +150,7 @@ class Pipeline:
             self.store.put_record(record.model_copy(update={"metadata": meta, "size": file.size, "mtime": file.mtime}))
 
     def save_document(self, document: Document) -> Path:
-        path = self.settings.documents_dir / f"{document.doc_id}.json"
+        path = kept_document_path(self.settings.documents_dir, document.doc_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
         tmp.write_text(document.model_dump_json())

@@ -66,9 +66,9 @@ def load_kept_document(documents_dir: Path, record: Any):
     from pydantic import ValidationError
 
     from folioflow.ocr.errors import SourceError
-    from folioflow.ocr.schema import Document
+    from folioflow.ocr.schema import Document, kept_document_path
 
-    path = Path(documents_dir) / f"{record.doc_id}.json"
+    path = kept_document_path(documents_dir, record.doc_id)
     if not path.is_file():
         raise SourceError(f"no converted document kept at {path} (keep_documents was off when it was ingested, or "
                           "the file was removed): run `folioflow ingest --force` on its source")

@@ -296,7 +296,9 @@ def stored_text_profile(documents_dir: Path, doc_id: str, content_hash: str = ""
     key = (doc_id, content_hash)
     if key not in _STORED_PROFILES:
         try:
-            with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
+            from folioflow.ocr.schema import kept_document_path
+
+            with open(kept_document_path(documents_dir, doc_id), encoding="utf-8") as fh:
                 pages = json.load(fh).get("pages") or []
             _STORED_PROFILES[key] = text_profile(markdown_head(
                 str(page.get("markdown") or "") for page in takewhile(lambda page: isinstance(page, dict), pages)))

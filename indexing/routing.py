@@ -253,7 +253,9 @@ def _stored_head(documents_dir: Path, doc_id: str, content_hash: str = "") -> st
     key = (doc_id, content_hash)
     if key not in _STORED_HEADS:
         try:
-            with open(Path(documents_dir) / f"{doc_id}.json", encoding="utf-8") as fh:
+            from folioflow.ocr.schema import kept_document_path
+
+            with open(kept_document_path(documents_dir, doc_id), encoding="utf-8") as fh:
                 pages = json.load(fh).get("pages") or []
             _STORED_HEADS[key] = "\n\n".join(str(p.get("markdown") or "") for p in pages[:TICKER_PAGES]
                                                if isinstance(p, dict))

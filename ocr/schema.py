@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import Enum
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,6 +37,7 @@ __all__ = [
     "source_title",
     "DocumentStatus",
     "Document",
+    "kept_document_path",
 ]
 
 SCHEMA_VERSION = "1.1"
@@ -230,3 +232,11 @@ class Document(BaseModel):
         if len([p for p in self.pages if p.status == PageStatus.FAILED]) == len(self.pages):
             return DocumentStatus.FAILED
         return DocumentStatus.PARTIAL if bad else DocumentStatus.SUCCESS
+
+
+def kept_document_path(documents_dir: str | Path, doc_id: str) -> Path:
+    """Where ingest keeps a converted :class:`Document` as JSON: ``documents_dir/<doc_id>.json``
+    (``documents_dir`` is the data directory's ``documents`` folder). Only builds the path; the file
+    may not exist (``keep_documents`` off, or not ingested)."""
+    return Path(documents_dir) / f"{doc_id}.json"
+

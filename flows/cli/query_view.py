@@ -203,7 +203,9 @@ def _find_document(settings: Settings, key: str) -> Path:
     finally:
         store.close()
     record = resolve_document(records, key, option="show")
-    path = folder / f"{record.doc_id}.json"
+    from folioflow.ocr.schema import kept_document_path
+
+    path = kept_document_path(folder, record.doc_id)
     if path.is_file():
         if record.status != "indexed":
             reason = "; ".join(record.errors[:3]) or "no reason recorded"

@@ -257,7 +257,9 @@ def run_batch(batch: Batch, work: Path, extra_args: list[str] | None = None, tim
                 else:
                     outcome.reason = error or "failed without a reason"
             else:
-                _account(outcome, data_dir / "documents" / f"{record['doc_id']}.json", chunker, store)
+                from folioflow.ocr.schema import kept_document_path
+
+                _account(outcome, kept_document_path(data_dir / "documents", record["doc_id"]), chunker, store)
                 converted = outcome.pages - outcome.pages_failed
                 outcome.outcome = "ingested" if converted > 0 or outcome.pages == 0 else "rejected"
                 if outcome.outcome == "rejected":

@@ -72,6 +72,7 @@ from folioflow.ocr.errors import (
     StoreError,
     TenancyError,
 )
+from folioflow.ocr.schema import kept_document_path
 
 __all__ = ["LockedStore", "Service", "create_app"]
 
@@ -467,7 +468,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
 
         record = find(who, doc_id)
         row = document_row(record).model_dump()
-        converted = (settings.documents_dir / f"{record.doc_id}.json").is_file()
+        converted = kept_document_path(settings.documents_dir, record.doc_id).is_file()
         return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
                               mime_type=record.mime_type, converted=converted)
 
@@ -479,7 +480,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         json` prints; its failed pages carry their errors). 404 with the reason when it was not
         kept: the document's last run failed, or `keep_documents` was off."""
         record = find(who, doc_id)
-        path = settings.documents_dir / f"{record.doc_id}.json"
+        path = kept_document_path(settings.documents_dir, record.doc_id)
         if not path.is_file():
             if record.status != "indexed":
                 reason = "; ".join(record.errors[:3]) or "no reason recorded"
@@ -510,7 +511,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
 
         record = find(who, doc_id)
         deleted = service.store.delete_document(record.doc_id)
-        (settings.documents_dir / f"{record.doc_id}.json").unlink(missing_ok=True)
+        kept_document_path(settings.documents_dir, record.doc_id).unlink(missing_ok=True)
         local = local_path(record.uri)
         if local is not None and Path(local).resolve().is_relative_to(service.upload_dir.resolve()):
             Path(local).unlink(missing_ok=True)

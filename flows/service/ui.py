@@ -171,7 +171,9 @@ def mount_ui(app: FastAPI, service: Any, auth: Callable[..., Any], find: Callabl
         record = find(who, doc_id)
         if not 1 <= number <= max(record.pages, 0):
             raise HTTPException(404, f"no page {number}: the document has {record.pages} page(s)")
-        document = documents.get(service.settings.documents_dir / f"{record.doc_id}.json")
+        from folioflow.ocr.schema import kept_document_path
+
+        document = documents.get(kept_document_path(service.settings.documents_dir, record.doc_id))
         converted = None
         if document is not None:
             converted = next((p for p in document.pages if p.number == number), None)

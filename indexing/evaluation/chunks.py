@@ -20,7 +20,7 @@ from folioflow.chunking.schema import Chunk, ChunkKind, PageBBox
 from folioflow.chunking.sections import contextualize
 from folioflow.chunking.tables import compact_tables
 from folioflow.ocr.ids import sha256_text
-from folioflow.ocr.schema import BBox, Document
+from folioflow.ocr.schema import BBox, Document, kept_document_path
 
 __all__ = ["chunk_from_payload", "evaluate_collection_chunks", "summarize_chunks"]
 
@@ -83,7 +83,7 @@ def evaluate_collection_chunks(store, documents_dir: Path, counter, doc_filter: 
         limit = max_tokens or _limit(record, counter)
         rebuilt = [chunk_from_payload(p, counter, limit) for p in store.payloads(record.doc_id)]
         chunks = [c for c, _ in rebuilt]
-        file = Path(documents_dir) / f"{record.doc_id}.json"
+        file = kept_document_path(documents_dir, record.doc_id)
         document = Document.model_validate_json(file.read_text()) if file.is_file() else None
         report = evaluate_document_chunks(document, chunks, counter, limit, path=record.path or record.uri)
         mismatched = [c.index for c, ok in rebuilt if not ok]
