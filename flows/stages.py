@@ -149,7 +149,8 @@ def ocr_identity(settings: Settings, vlm_engine=None) -> dict:
     """The OCR settings that decide a document's page text, as a JSON-able dict: the routing mode
     (``engine``: text layer, CPU OCR, VLM), the version of the passes over the converted pages
     (``conversion``: :data:`~folioflow.ocr.finish.CONVERSION_VERSION`) and of the text-layer reader
-    (``text_engine``: :data:`~folioflow.ocr.engines.text_layer.TEXT_ENGINE_VERSION`), and unless the engine is
+    (``text_engine``: :data:`~folioflow.ocr.engines.text_layer.TEXT_ENGINE_VERSION`) and of the page checks
+    that re-route pages (``fidelity``: :data:`~folioflow.ocr.fidelity.FIDELITY_VERSION`), and unless the engine is
     ``text`` the CPU OCR engine, languages
     and render DPI, and the VLM engine's :attr:`~folioflow.ocr.engines.base.PageEngine.cache_key` (profile,
     prompt/sizing/sampling fingerprint, served model). Endpoint URLs, API keys, timeouts and
@@ -157,9 +158,11 @@ def ocr_identity(settings: Settings, vlm_engine=None) -> dict:
     must be warmed up or able to warm up (its key needs the served model id)."""
     from folioflow.ocr.engines.base import DEFAULT_CPU_ENGINE
     from folioflow.ocr.engines.text_layer import TEXT_ENGINE_VERSION
+    from folioflow.ocr.fidelity import FIDELITY_VERSION
     from folioflow.ocr.finish import CONVERSION_VERSION
 
-    identity: dict = {"engine": settings.engine, "conversion": CONVERSION_VERSION, "text_engine": TEXT_ENGINE_VERSION}
+    identity: dict = {"engine": settings.engine, "conversion": CONVERSION_VERSION, "text_engine": TEXT_ENGINE_VERSION,
+                      "fidelity": FIDELITY_VERSION}
     if settings.engine != "text":
         identity.update(cpu_engine=settings.cpu_ocr_engine or DEFAULT_CPU_ENGINE, languages=list(settings.languages),
                         dpi=settings.dpi, vlm=vlm_engine.cache_key if vlm_engine is not None else None)

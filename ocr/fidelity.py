@@ -43,7 +43,13 @@ A converted page is compared with evidence that does not come from the engine th
 A page that fails a check is **re-routed** (:class:`FidelityReview`): a text-layer page whose text
 is implausible or lost goes to CPU OCR; an OCR page that reads implausibly or leaves most ink
 unread goes to the other recogniser (tesseract <-> rapidocr, when it covers the languages); the
-result with more plausible words is kept. When the kept result still fails, the page is
+result with more plausible words is kept. A text layer refused only as implausible (few lexicon
+words, no letters lost) gives way to OCR only when OCR reads the page as plausible text: when OCR
+reads few lexicon words too, the words are not the lexicon's (a table of names and codes, placeholder
+Latin, a script the OCR languages do not cover) rather than a garbled layer, which OCR reads as words,
+and the layer is kept, ``partial``, never ``failed`` unless its letters are spaced apart. Arabic and
+Cyrillic letters are judged with their script's list (``ar``, ``ru``) whatever the configured
+languages. When the kept result still fails, the page is
 ``partial`` (content indexed, reason recorded) or, when nothing plausible was read from an inked
 page, ``failed`` (its content is not indexed: garbage in the index misleads more than a gap that
 says why). Reasons carry the measured numbers, e.g. ``"fidelity: 31% of the page's ink read
@@ -97,8 +103,10 @@ __all__ = [
     "words_recall",
 ]
 
-#: Bump when a measure or threshold changes (part of nothing cached: pages are re-checked on read).
-FIDELITY_VERSION = "4"
+#: Bump when a measure, threshold or re-routing rule changes: part of the OCR settings' fingerprint
+#: (``folioflow.flows.stages.ocr_identity``), so the next ingest converts documents again. 5: a text
+#: layer refused as implausible is kept unless OCR reads plausible text; script lexicons.
+FIDELITY_VERSION = "5"
 #: A text-layer page whose output holds less than this share of the layer's letters and digits lost text.
 MIN_CHARS_RECALL = 0.97
 #: A text-layer page whose output holds less than this share of the layer's words whole (its letters
@@ -222,6 +230,18 @@ def _latin_like(tokens: list[str]) -> bool:
     return covered >= 0.8 * max(1, len(letters))
 
 
+def _script_lexicon(tokens: list[str]) -> str | None:
+    """The lexicon of the script most of ``tokens``' letters are written in, when that script has
+    one list (Arabic letters: ``ar``; Cyrillic: ``ru``); None for Latin letters, whose languages
+    share a script and are told apart by their words (:func:`_stop_words`)."""
+    letters = "".join(tokens[:400])
+    arabic = sum(1 for ch in letters if "\u0600" <= ch <= "\u06ff")
+    cyrillic = sum(1 for ch in letters if "\u0400" <= ch <= "\u04ff")
+    if max(arabic, cyrillic) < 0.5 * max(1, len(letters)):
+        return None
+    return "ar" if arabic > cyrillic else "ru"
+
+
 def _lexicon_codes(languages: list[str] | None) -> list[str]:
     """The lexicon codes (ISO 639-1) of ``languages`` (tesseract codes; default ``["eng"]``), each
     once, in order; languages without a lexicon are left out."""
@@ -238,6 +258,11 @@ def plausibility(text: str, languages: list[str] | None = None) -> Plausibility 
     best: Plausibility | None = None
     for code in _lexicon_codes(languages):
         judged = _judge(tokens, code)
+        if judged is not None and (best is None or judged.rate > best.rate):
+            best = judged
+    script = _script_lexicon(tokens)
+    if script is not None and (best is None or best.language != script):
+        judged = _judge(tokens, script)  # Arabic or Cyrillic letters under a Latin-script setting
         if judged is not None and (best is None or judged.rate > best.rate):
             best = judged
     if best is None or best.rate < DETECT_BELOW or not best.plausible:
@@ -460,7 +485,8 @@ class FidelityReview:
         A page whose letters all arrived but whose words did not (``words_recall`` under
         :data:`MIN_WORDS_RECALL`) keeps the reading that holds more of the layer's words whole; the
         layer's words are the evidence there, not plausibility (OCR of a dense exhibit table reads
-        plausible words and fewer of them). Kept under the threshold, the page is ``partial``."""
+        plausible words and fewer of them), unless OCR reads the page as non-words where the layer
+        reads as words. Kept under the threshold, the page is ``partial``."""
         fidelity.rerouted.append("ocr")
         other = self.reroute("ocr", page.number)
         words_lost = "words_recall" in fidelity.measures and fidelity.measures["words_recall"] < MIN_WORDS_RECALL \
@@ -468,7 +494,12 @@ class FidelityReview:
         if words_lost and other is not None and other.status != PageStatus.FAILED:
             theirs_recall = words_recall(layer, page_text(other)) or 0.0
             fidelity.measures["ocr_words_recall"] = round(theirs_recall, 4)
-            if theirs_recall > fidelity.measures["words_recall"]:
+            # OCR that holds more of the layer's few words but reads the rest of the page as
+            # non-words (a table of figures read as letters) is no better reading
+            their_judgement = plausibility(page_text(other), self.languages)
+            garbled = their_judgement is not None and not their_judgement.plausible \
+                and (judged is None or judged.plausible)
+            if theirs_recall > fidelity.measures["words_recall"] and not garbled:
                 checked = self._take_ocr(other, problems, fidelity)
                 if theirs_recall < MIN_WORDS_RECALL:
                     return self._verdict(checked, [f"{theirs_recall:.0%} of the text layer's words read whole by OCR, "
@@ -480,11 +511,25 @@ class FidelityReview:
             mine, _ = _score(page, self.languages)
             theirs, their_judgement = _score(other, self.languages)
             lost_text = any("text layer" in p for p in problems)
-            if theirs > mine or (lost_text and their_judgement is not None and their_judgement.plausible):
+            their_words = their_judgement is not None and their_judgement.plausible
+            # more known words from a reading whose share of them is lower is no better reading (a
+            # table of figures read as letters yields hundreds of words, a few of them the lexicon's)
+            no_worse = their_judgement is None or judged is None or their_judgement.rate >= judged.rate
+            if lost_text and (their_words or (theirs > mine and no_worse)):
                 # letters lost on the way to the page: the layer itself reads as text, so it is still
                 # the evidence the OCR reading is checked against (an implausible layer is none)
-                return self._take_ocr(other, problems, fidelity,
-                                      _own_layer(analysis, self.languages) if lost_text else "")
+                return self._take_ocr(other, problems, fidelity, _own_layer(analysis, self.languages))
+            if not lost_text and their_words and theirs > mine:
+                return self._take_ocr(other, problems, fidelity)
+            if not lost_text:
+                # The layer reads as few lexicon words, and so does OCR of the page: the words are not
+                # the lexicon's (a table of names and codes, Latin placeholder text, a script OCR is
+                # not set up for), not a garbled layer, which OCR would have read as words. The
+                # document's own text is kept, partial, with both readings' figures.
+                seen = _implausible(their_judgement) if their_judgement is not None else \
+                    f"{len(words(page_text(other)))} words, too few to judge"
+                return self._verdict(page, [*problems, f"OCR read no more plausible text ({seen})"], judged,
+                                     own_layer=True)
         elif other is not None:
             problems.append("OCR failed too: " + "; ".join(other.errors)[:200])
         else:
@@ -608,12 +653,14 @@ class FidelityReview:
         return self._verdict(page, problems, judged)
 
     # -- verdict ------------------------------------------------------------------------------
-    def _verdict(self, page: Page, problems: list[str], judged: Plausibility | None) -> Page:
+    def _verdict(self, page: Page, problems: list[str], judged: Plausibility | None,
+                 own_layer: bool = False) -> Page:
         """``partial`` (content kept), or ``failed`` (content dropped) when no plausible text was
-        read at all."""
+        read at all. ``own_layer``: ``page`` is the document's own text layer, kept because OCR read
+        nothing more plausible; it fails only as letters spaced apart (a scrambled layer)."""
         assert page.fidelity is not None
-        garbage = (judged is not None and (judged.rate < FAIL_PLAUSIBILITY or judged.spaced > 2 * MAX_SPACED_LETTERS)) \
-            or not words(page_text(page))
+        low = judged is not None and judged.rate < FAIL_PLAUSIBILITY and not own_layer
+        garbage = low or (judged is not None and judged.spaced > 2 * MAX_SPACED_LETTERS) or not words(page_text(page))
         reason = "fidelity: " + "; ".join(problems)
         page.fidelity.verdict = "failed" if garbage else "partial"
         page.fidelity.reason = reason

@@ -29,6 +29,7 @@ from folioflow.flows.settings import load_settings
 from folioflow.flows.stages import index_fingerprint, ocr_identity, settings_change
 from folioflow.indexing.store import open_store
 from folioflow.ocr.engines.text_layer import TEXT_ENGINE_VERSION
+from folioflow.ocr.fidelity import FIDELITY_VERSION
 from folioflow.ocr.finish import CONVERSION_VERSION
 
 pytestmark = pytest.mark.slow
@@ -135,7 +136,8 @@ def test_ocr_identity_holds_what_decides_the_text_only():
                                                   {"engine": "ocr"}, {"dpi": 300})]
     assert all(ocr_identity(s) != ocr_identity(base) for s in other)
     assert ocr_identity(base.model_copy(update={"engine": "text", "languages": ["deu"]})) == {"engine": "text", "conversion": CONVERSION_VERSION,
-                                                                                     "text_engine": TEXT_ENGINE_VERSION}
+                                                                                     "text_engine": TEXT_ENGINE_VERSION,
+                                                                                     "fidelity": FIDELITY_VERSION}
 
     from folioflow.chunking.chunker import ChunkerOptions
 

@@ -580,3 +580,39 @@ def test_corpus_ocr_of_a_page_whose_text_lost_letters_is_checked_against_the_lay
     assert page.fidelity is not None and page.fidelity.rerouted[0] == "ocr", page.fidelity
     assert page.fidelity.measures["text_chars_recall"] < 0.97
     assert page.fidelity.measures["layer_words_recall"] >= 0.9 and page.status is PageStatus.OK, page.fidelity
+
+
+# -- text layers whose words are not the lexicon's (stop 48 trial) ------------------------------
+
+@pytest.mark.parametrize(("relative", "number", "kept"), [
+    # a table of figures; OCR read its digits as 976 non-words and the page failed (nothing indexed)
+    ("D_layout_math_tables/camelot_tables/column_span_1.pdf", 1, ["126762", "Accidental Deaths"]),
+    # district names and figures, some letters lost on the way to the page; OCR read 871 non-words
+    ("D_layout_math_tables/camelot_tables/agstat.pdf", 1, ["Balasore", "23.65"]),
+    # Latin placeholder text; OCR read "accumsan s n u t p n s o ue dolore"
+    ("D_layout_math_tables/pypdf_samples/multicolumn.pdf", 1, ["Pellentesque habitant morbi tristique senectus et netus et malesuada fames ac turpis egestas"]),
+])
+def test_corpus_text_layer_of_words_no_lexicon_holds_is_kept(converter, corpus, relative, number, kept):
+    """A born-digital page whose words are few of the lexicon's, read by OCR as no more plausible
+    text, keeps its own text layer: ``partial`` with both readings' figures, never ``failed``."""
+    page = corpus_page(converter, corpus, relative, number)
+    assert page.engine == "text" and page.status is PageStatus.PARTIAL, (page.engine, page.status, page.fidelity)
+    assert all(text in page.markdown for text in kept), page.markdown[:600]
+    assert page.fidelity is not None and page.fidelity.reason in page.errors
+
+
+def test_corpus_arabic_text_layer_is_judged_as_arabic_under_the_default_language(converter, corpus):
+    """pdf.js's ArabicCIDTrueType.pdf: "انواع الخطوط العربية" four times. Judged against English
+    only, it went to English OCR ("4 yall aglabtt gga dss ll bo gal 1 out"); Arabic letters are now
+    judged with the Arabic list, and the layer reads as text."""
+    page = corpus_page(converter, corpus, "C_scanned_multilang/pdfjs_fonts_scripts/ArabicCIDTrueType.pdf", 1)
+    assert page.engine == "text" and page.status is PageStatus.OK, (page.engine, page.fidelity)
+    assert page.markdown.count("انواع الخطوط العربية") == 4
+    assert page.fidelity is not None and page.fidelity.language == "ar"
+
+
+def test_plausibility_judges_arabic_and_cyrillic_letters_with_their_scripts_list():
+    assert plausibility("انواع الخطوط العربية " * 4).language == "ar"
+    judged = plausibility("Настоящий договор вступает в силу с даты его подписания сторонами и действует один год")
+    assert judged is not None and judged.language == "ru" and judged.plausible
+    assert plausibility("The agreement takes effect on the date it is signed by both parties and runs one year").language == "en"
