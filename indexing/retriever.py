@@ -141,9 +141,9 @@ from folioflow.indexing.query_adapter import load_adapter
 from folioflow.indexing.routing import TitleRouter, fuse_rankings, fuse_scores
 from folioflow.indexing.sparse import BM25Encoder, SparseVec
 from folioflow.indexing.store import SearchFilter
-from folioflow.ocr.errors import ConfigurationError, FolioflowError, TenancyError
+from folioflow.ocr.errors import ConfigurationError, FolioflowError, QueryError, TenancyError
 
-__all__ = ["FolioEmbeddings", "FolioRetriever", "aggregate_pages", "format_docs"]
+__all__ = ["MAX_QUERY_CHARS", "FolioEmbeddings", "FolioRetriever", "aggregate_pages", "check_query_text", "format_docs"]
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +187,22 @@ CONVEX_SCORE_DEPTH = 50
 ROUTER_REFRESH_S = 60.0
 #: Title routers kept at once (one per tenant and sources filter).
 MAX_ROUTERS = 64
+
+
+#: The longest query text a search takes, in characters (the HTTP API's ``QueryRequest.text`` has
+#: the same limit). A question is a sentence or a paragraph; a whole page pasted as a query is cut
+#: to the embedding model's token limit anyway, and its BM25 query grows with every word.
+MAX_QUERY_CHARS = 4000
+
+
+def check_query_text(text: str) -> str:
+    """``text`` when a search can run on it. Raises :class:`~folioflow.ocr.errors.QueryError`
+    when it is empty or only whitespace, or longer than :data:`MAX_QUERY_CHARS` characters."""
+    if not text.strip():
+        raise QueryError("empty query: give the question or search text")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"query too long: {len(text)} characters, at most {MAX_QUERY_CHARS}")
+    return text
 
 
 class FolioRetriever(BaseRetriever):
@@ -346,6 +362,7 @@ class FolioRetriever(BaseRetriever):
         unknown = set(kwargs) - set(opts)
         if unknown:
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
+        check_query_text(query)
         if self.api_url:
             return self._remote(query, opts, set(kwargs) | self.model_fields_set)
         if self.store.tenancy and not opts["tenant"]:

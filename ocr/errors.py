@@ -57,6 +57,7 @@ __all__ = [
     "StoreLockedError",
     "CollectionNotFoundError",
     "TenancyError",
+    "QueryError",
     "DocumentLookupError",
     "ServerError",
 ]
@@ -162,6 +163,11 @@ class CollectionNotFoundError(IndexingError):
 class TenancyError(IndexingError):
     """Tenancy is on and an index write or a search came without a tenant (never answered with
     another tenant's chunks)."""
+
+
+class QueryError(IndexingError):
+    """A query no search can run: empty (or only whitespace) text, or text longer than
+    :data:`folioflow.indexing.retriever.MAX_QUERY_CHARS`."""
 
 
 class DocumentLookupError(FolioflowError):

@@ -311,7 +311,8 @@ def query(
     Without a server, an embedded store held by another process is reported at
     once (its pid and command line), before the model loads.
 
-    Exits 1 (reason on stderr) when there is no index, or when a --doc or --source
+    Exits 1 (reason on stderr) when the text is empty or longer than 4000
+    characters (with a server or without), when there is no index, or when a --doc or --source
     filter matches no indexed document; 0 otherwise, also when nothing matches
     the text ("no results").
     """
@@ -320,7 +321,13 @@ def query(
                               embedding_model=embedding_model)
     require_extras(settings)
     from folioflow.flows.cli.query_view import print_results, run_query
-    from folioflow.ocr.errors import ServerError
+    from folioflow.indexing.retriever import check_query_text
+    from folioflow.ocr.errors import QueryError, ServerError
+
+    try:  # the same answer with a server or without one
+        check_query_text(text)
+    except QueryError as exc:
+        fail(str(exc))
 
     server = _server(settings, api_url)
     if server:

@@ -43,7 +43,9 @@ class QueryRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=1, max_length=4000, description="The question or search text")
+    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)] = Field(
+        description="The question or search text (not only whitespace; at most 4000 characters: "
+                    "folioflow.indexing.retriever.MAX_QUERY_CHARS)")
     k: int = Field(default=5, ge=1, le=100, description="Hits to return")
     mode: Literal["dense", "sparse", "hybrid"] = "hybrid"
     doc: list[str] | None = Field(default=None, max_length=100, description="Only these documents")

@@ -197,3 +197,12 @@ def test_show_query_and_status_find_documents_and_say_what_failed(tmp_path):
 
     helps = {cmd: folioflow(cmd, "--help", cwd=tmp_path, home=home).stdout for cmd in ("ingest", "query")}
     assert "--force" in helps["ingest"] and "Exits 1" in helps["query"]
+
+
+@pytest.mark.parametrize(("text", "reason"), [("   ", "empty query"), ("x" * 4001, "query too long: 4001 characters")])
+def test_query_refuses_empty_and_over_long_text_before_anything_loads(tmp_path, text, reason):
+    """The same answer with a server or without one (a trial found "" answered with 5 chunks
+    locally and a 422 through the server); no store or model is needed to say so."""
+    out = folioflow("query", text, "--data-dir", str(tmp_path / "none"), cwd=tmp_path, home=tmp_path)
+    assert out.returncode == 1 and reason in out.stderr, out.stderr[-2000:]
+    assert not (tmp_path / "none").exists()

@@ -84,3 +84,14 @@ def test_api_doc_pages_load_everything_from_the_app(client, page):
         answer = client.get(url)
         assert answer.status_code == 200 and len(answer.content) > 1000, url
     assert "/openapi.json" in html.text and client.get("/openapi.json").status_code == 200
+
+
+@pytest.mark.parametrize("text", ["   ", "\n\t", "x" * 4001])
+def test_query_text_of_only_whitespace_or_over_the_limit_is_a_422(client, text):
+    """The same texts the retriever and `folioflow query` refuse (a trial found "   " answered 200
+    with 5 arbitrary hits); the limit is the retriever's."""
+    from folioflow.indexing.retriever import MAX_QUERY_CHARS
+
+    answer = client.post("/v1/query", json={"text": text})
+    assert answer.status_code == 422 and "text" in answer.text, answer.text
+    assert f"at most {MAX_QUERY_CHARS}" in answer.text or "at least 1" in answer.text

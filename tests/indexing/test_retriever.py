@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableLambda
 from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.retriever import FolioEmbeddings, FolioRetriever, format_docs
 from folioflow.indexing.store import StoreSettings, open_store
-from folioflow.ocr.errors import CollectionNotFoundError, TenancyError
+from folioflow.ocr.errors import CollectionNotFoundError, QueryError, TenancyError
 
 from .conftest import cuad_contracts, make_document, sample_documents, text_parts
 
@@ -231,3 +231,13 @@ def test_aggregate_pages_prefers_a_page_whose_chunks_all_match():
     assert [h.id for h, _ in pages] == ["t1", "lone", "x"]
     assert pages[0][1] == pytest.approx(0.030 + 0.3 * 0.030)  # the others' sum (0.057) capped at the best chunk's
     assert [h.id for h, _ in aggregate_pages(ranked, 0.0)] == ["lone", "t1", "x"]
+
+
+@pytest.mark.parametrize(("text", "reason"), [("", "empty query"), ("  \n ", "empty query"),
+                                              ("revenue " * 600, "query too long: 4800 characters, at most 4000")])
+def test_retriever_refuses_empty_and_over_long_queries(local_store, embedder, text, reason):
+    """A trial found `folioflow query ""` answering 5 arbitrary chunks without a server and a 422
+    with one; every path now refuses the same texts (the API's limit is this one)."""
+    with pytest.raises(QueryError, match=reason):
+        FolioRetriever(store=local_store, embedder=embedder, k=5).invoke(text)
+    assert len(FolioRetriever(store=local_store, embedder=embedder, k=5).invoke("x" * 4000)) == 5
