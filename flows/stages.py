@@ -139,10 +139,13 @@ def build_vlm_engine(settings: Settings):
 def chunker_options(settings: Settings) -> ChunkerOptions:
     """:class:`ChunkerOptions` from ``settings.chunking`` and ``max_tokens``. Raises
     :class:`ConfigurationError` naming the problem."""
+    from pydantic import ValidationError
+
     try:
         return ChunkerOptions(**{**settings.chunking, "max_tokens": settings.max_tokens})
-    except ValueError as exc:  # pydantic's ValidationError
-        raise ConfigurationError(f"invalid chunking settings: {exc}") from exc
+    except ValidationError as exc:  # one line naming each field, as load_settings does
+        detail = "; ".join(f"chunking.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigurationError(f"invalid chunking settings: {detail}") from exc
 
 
 def ocr_identity(settings: Settings, vlm_engine=None) -> dict:

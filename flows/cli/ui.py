@@ -64,14 +64,20 @@ class PageProgress:
 @contextmanager
 def page_progress(enabled: bool = True) -> Iterator[PageProgress | None]:
     """A live progress bar on standard error (``None`` when disabled or not a terminal and
-    ``enabled`` is false)."""
+    ``enabled`` is false); cleared at the end when it counted no page."""
     if not enabled:
         yield None
         return
     columns = (TextColumn("[bold]{task.description:<40.40}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("pages"), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=stderr, transient=False) as progress:
-        yield PageProgress(progress)
+        try:
+            yield PageProgress(progress)
+        finally:
+            if not any(task.total for task in progress.tasks):
+                # nothing was counted (an error before the first page, or nothing to do): no empty
+                # "0/0 pages" bar left under the error or the summary
+                progress.live.transient = True
 
 
 def summary_table(report: RunReport, title: str = "Run summary", rechunked: bool = False) -> Table:

@@ -153,6 +153,13 @@ def test_cli_reports_each_document(workdir):
     typo = workdir / "no-such-data"
     nowhere = CliRunner().invoke(app, ["reindex", "--data-dir", str(typo)])
     assert nowhere.exit_code == 1 and "no folioflow index in" in nowhere.output and not typo.exists()
+    assert "0/0 pages" not in nowhere.output  # no empty progress bar under the error (a trial finding)
+    bad = workdir / "bad.yaml"
+    bad.write_text("chunking:\n  bogus_option: 1\n")
+    wrong = CliRunner().invoke(app, ["reindex", "--data-dir", str(workdir / "data"), "--config", str(bad)])
+    assert wrong.exit_code == 1, wrong.output
+    assert "invalid chunking settings: chunking.bogus_option: Extra inputs are not permitted" in wrong.output
+    assert "pydantic.dev" not in wrong.output and "0/0 pages" not in wrong.output  # one line, as the docs say
 
 
 def test_api_reindex_job_for_what_the_key_may_see(workdir):
