@@ -105,7 +105,8 @@ __all__ = [
 
 #: Bump when a measure, threshold or re-routing rule changes: part of the OCR settings' fingerprint
 #: (``folioflow.flows.stages.ocr_identity``), so the next ingest converts documents again. 5: a text
-#: layer refused as implausible is kept unless OCR reads plausible text; script lexicons.
+#: layer refused as implausible is kept unless OCR reads plausible text; script lexicons; a table's
+#: HTML tags are not words of the page.
 FIDELITY_VERSION = "5"
 #: A text-layer page whose output holds less than this share of the layer's letters and digits lost text.
 MIN_CHARS_RECALL = 0.97
