@@ -12,7 +12,8 @@
 * order is stable: arguments in the order given, each argument's files sorted by relative path;
   a file reached twice (same resolved path) is kept once, at its first position;
 * a path that does not exist, or a glob that matches nothing, becomes a :class:`SourceProblem`
-  in :attr:`Discovery.errors` instead of raising: the batch reports it and goes on;
+  in :attr:`Discovery.errors` instead of raising: the batch reports it and goes on; so does a
+  link to nothing found in a folder (``cannot read ...``), which is not skipped;
 * **no escape**: a file found in a folder or by a glob must resolve (symlinks followed) inside that
   folder or the glob's fixed prefix; a symlink leading out is left out and reported
   (``escapes its root: ...``). An explicitly named file is taken wherever it lives.
@@ -157,7 +158,8 @@ def _walk(root: Path) -> list[Path]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in files:
             path = Path(folder) / name
-            if not name.startswith(".") and _supported(path) and path.is_file():
+            # a link to nothing is listed too: discover() reports it ("cannot read"), not skipped silently
+            if not name.startswith(".") and _supported(path) and (path.is_file() or not path.exists()):
                 found.append(path)
     return found
 

@@ -57,7 +57,7 @@ def _unique_base(output: Path, relative: str, taken: set[Path]) -> Path:
 @app.command("convert")
 def convert(
     paths: Annotated[list[str], typer.Argument(help="PDF/image files, folders (recursive) or globs.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output folder (mirrors input paths).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output folder: files under a folder given as input keep their paths below it; files named directly are written at its top; a name already written gets -2, -3, ...")],
     format: Annotated[str, typer.Option("--format", "-f", help="Comma-separated: markdown,html,json.")] = "markdown",
     engine: Annotated[str, typer.Option(help="auto | text | ocr | vlm")] = "auto",
     ocr_endpoint: Annotated[list[str] | None, typer.Option("--ocr-endpoint", help="vLLM endpoint URL (repeatable).")] = None,

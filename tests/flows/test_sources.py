@@ -53,3 +53,14 @@ def test_a_name_with_spaces_and_accents_gets_the_id_of_its_path(tmp_path):
     listed = found.files[0]
     assert "%20" in listed.uri and "%2520" not in listed.uri
     assert listed.doc_id == doc_id_for(path) == doc_id_for(listed.uri)
+
+
+def test_a_link_to_nothing_inside_a_folder_is_reported_not_skipped(tmp_path):
+    """A trial found a dangling symlink inside a folder skipped silently (given by name, it was
+    reported "not found"); a document that cannot be read is said, never dropped without a word."""
+    root = tree(tmp_path / "in")
+    (root / "gone.pdf").symlink_to(root / "moved-away.pdf")
+    (root / "notes-link.txt").symlink_to(tmp_path / "nowhere.txt")  # not a document's suffix: still left out
+    found = discover([str(root)])
+    assert [f.path for f in found.files] == ["a.pdf", "b/c.PDF", "b/d/e.png", "img.jpeg", "scan.TIFF"]
+    assert [(e.argument, e.error.split(":")[0]) for e in found.errors] == [(str(root / "gone.pdf"), "cannot read " + str(root / "gone.pdf"))]
