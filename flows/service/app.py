@@ -622,7 +622,10 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         if kind == "multipart/form-data":
             files, fields = await read_uploads(request, "files")
             tenant = tenant_of(who, fields.get("tenant") or None)
-            force = fields.get("force", "").lower() in ("1", "true", "yes", "on")
+            force_text = fields.get("force", "").strip().lower()
+            if force_text not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
+                raise HTTPException(422, f"force: give true or false, not {fields['force'][:40]!r}")
+            force = force_text in ("1", "true", "yes", "on")
             folder = service.upload_dir / (tenant or "_shared")
             names = [safe_name(f) for f in files]
             if len(set(names)) != len(names):
@@ -844,6 +847,16 @@ def fetch_url(url: str, api: ApiSettings) -> tuple[bytes, str]:
 
     limit = api.max_upload_bytes
     if url.startswith("data:"):
+        header, _, payload = url.partition(",")
+        if header.endswith(";base64"):
+            import base64
+            import binascii
+            import urllib.parse
+
+            try:  # the standard library's decoder drops what is no base64 ("!!!!" read as 0 bytes)
+                base64.b64decode(urllib.parse.unquote(payload), validate=True)
+            except (binascii.Error, ValueError):
+                raise HTTPException(400, "image_url: the data: URL's payload is not valid base64") from None
         try:
             with urllib.request.urlopen(url) as answer:  # noqa: S310 - data: only (checked above)
                 data = answer.read(limit + 1)

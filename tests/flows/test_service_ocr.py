@@ -69,7 +69,9 @@ def test_file_url_and_image_url_answer_like_an_upload(client, served):
     ({"file_url": "file://[x/a.pdf"}, 400, "file://"),
     ({"image_url": "http://localhost:1/a.pdf"}, 403, "not allowed"),
     ({"image_url": "ftp://127.0.0.1/a.pdf"}, 400, "http://"),
-    ({"image_url": "data:application/pdf;base64,@@@"}, 422, "empty file"),
+    ({"image_url": "data:application/pdf;base64,@@@"}, 400, "not valid base64"),  # was read as 0 bytes
+    ({"image_url": "data:application/pdf;base64,!!!!"}, 400, "not valid base64"),
+    ({"image_url": "data:application/pdf;base64,"}, 422, "empty file"),
     ({"image_url": "data:text/plain,hello"}, 422, "not a PDF"),
     ({}, 422, "exactly one of file_url or image_url"),
     ({"file_url": "/x", "image_url": "http://127.0.0.1/x"}, 422, "exactly one"),

@@ -31,6 +31,11 @@ def test_uploads_that_are_not_indexed_leave_no_file(tmp_path, prefect_harness):
     uploads = tmp_path / "uploads"
     api = ApiSettings(upload_dir=uploads)
     with TestClient(create_app(load_settings(data_dir=tmp_path / "data", workers=1), api)) as client:
+        # a force field that is no boolean is refused before any file is written (it was read as false)
+        maybe = client.post("/v1/documents", files=[("files", ("report.pdf", pdf, "application/pdf"))],
+                            data={"force": "maybe"})
+        assert maybe.status_code == 422 and "force: give true or false" in maybe.text, maybe.text
+        assert not (uploads / "_shared").exists() or not list((uploads / "_shared").iterdir())
         answer = client.post("/v1/documents", files=[
             ("files", ("notes.txt", b"plain text, not a document", "text/plain")),
             ("files", ("bundle.zip", archive.getvalue(), "application/zip")),
