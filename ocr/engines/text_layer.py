@@ -35,7 +35,8 @@ __all__ = ["TextLayerAssessment", "TextLayerAnalysis", "assess_text_layer", "ana
 #: Bump when the engine's output changes for the same input (part of the page-cache key, and of the
 #: OCR settings' fingerprint: :func:`folioflow.flows.stages.ocr_identity`).
 #: 11: hanging-indent list labels and bullets read with the text of their row.
-TEXT_ENGINE_VERSION = "11"
+#: 12: two Chinese or Japanese characters at a line break meet with no space.
+TEXT_ENGINE_VERSION = "12"
 #: Images smaller than this share of the page are decoration (logos, rules), not figures.
 MIN_FIGURE_SHARE = 0.02
 

@@ -171,10 +171,16 @@ def _detached_margins(lines: list[Line], body: float, height: float) -> dict[int
 
 
 def _join(texts: list[str]) -> str:
+    """Lines of a block as one text: a hyphen before a lower-case continuation is dropped, two
+    Chinese or Japanese characters meet with no space, other lines with one."""
+    from folioflow.ocr.postprocess.lines import cjk_joined
+
     out = ""
     for t in texts:
         if out.endswith("-") and len(out) > 1 and out[-2].isalpha() and t[:1].islower():
             out = out[:-1] + t
+        elif out and t and cjk_joined(out[-1], t[0]):
+            out += t
         else:
             out = f"{out} {t}" if out else t
     return out

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from folioflow.ocr.postprocess.lines import Box, OcrLine, Region, _is_cjk, median, union_box
+from folioflow.ocr.postprocess.lines import Box, OcrLine, Region, _is_cjk, cjk_joined, median, union_box
 from folioflow.ocr.postprocess.reading_order import xy_cut
 from folioflow.ocr.postprocess.tables import TableGrid, table_markdown
 from folioflow.ocr.schema import Block, BlockType
@@ -336,17 +336,13 @@ def _join_lines(lines: list[OcrLine]) -> str:
             out = text
         elif out.endswith("-") and text[:1].islower() and len(out) > 1 and out[-2].isalpha():
             out = out[:-1] + text
-        elif _cjk_boundary(out[-1], text[:1]):
+        elif cjk_joined(out[-1], text[:1]):
             out += text
         else:
             out += " " + text
     return out
 
 
-def _cjk_boundary(a: str, b: str) -> bool:
-    from folioflow.ocr.postprocess.lines import _is_cjk, _is_hangul
-
-    return bool(a) and bool(b) and _is_cjk(a) and _is_cjk(b) and not _is_hangul(a)
 
 
 def blocks_markdown(blocks: list[Block]) -> str:

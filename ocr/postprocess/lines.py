@@ -126,5 +126,11 @@ def join_words(texts: list[str]) -> str:
     return out
 
 
+def cjk_joined(a: str, b: str) -> bool:
+    """Whether text ending in character ``a`` and text starting with ``b`` join with no space:
+    both Chinese or Japanese characters (Korean is written with spaces between words)."""
+    return bool(a) and bool(b) and _is_cjk(a) and _is_cjk(b) and not _is_hangul(a)
+
+
 def _is_hangul(ch: str) -> bool:
     return 0xAC00 <= ord(ch) <= 0xD7AF

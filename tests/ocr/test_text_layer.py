@@ -420,3 +420,15 @@ def test_filing_statement_titles_are_headings_that_close(corpus):
     assert [c.page_start for c in title] == [62]
     notes = [c for c in chunks if c.page_start >= 62 and c not in title]
     assert notes and all(c.heading_path[0].startswith("NOTE ") for c in notes)
+
+
+def test_chinese_lines_meet_with_no_space(corpus):
+    """pdfplumber's issue-71 page, Chinese prose: a space was put where each line breaks ("监测工 作",
+    "开挖进 尺", a breaking trial's finding); Chinese is written without spaces, as the OCR engines'
+    output already joins it."""
+    path = corpus / "E_malformed/pdfplumber/issue-71-duplicate-chars.pdf"
+    if not path.is_file():
+        pytest.skip(f"corpus file absent: {path}")
+    with open_document(path) as doc:
+        page = TextLayerEngine().convert_page(doc.page(1))
+    assert "监测工作" in page.markdown and "开挖进尺" in page.markdown, page.markdown[:400]
