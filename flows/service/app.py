@@ -547,6 +547,9 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         except HTTPException:
             raise
         except Exception as exc:  # noqa: BLE001 - python-multipart's parse errors: a bad request
+            if "Too many files" in str(getattr(exc, "detail", "") or exc):  # Starlette's own 400 for max_files
+                raise HTTPException(413, f"too many files: at most {service.api.max_files} per upload "
+                                         "(max_files)") from None
             raise HTTPException(400, f"cannot parse the multipart body: {exc}".splitlines()[0]) from None
         files = [v for v in form.getlist(field) if isinstance(v, UploadFile)]
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
