@@ -37,10 +37,12 @@ def main() -> None:
     terminated = terminate_like_interrupt()
     try:
         app()
-    except SystemExit:
+    except SystemExit as exc:
         if terminated.is_set():
             print("folioflow: stopped by SIGTERM", file=sys.stderr)
             raise SystemExit(128 + signal.SIGTERM) from None
+        if exc.code == 128 + signal.SIGINT:  # Ctrl-C: click exits 130 and says nothing
+            print("folioflow: interrupted (Ctrl-C)", file=sys.stderr)
         raise
 
 

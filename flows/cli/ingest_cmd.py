@@ -122,7 +122,7 @@ def ingest(
     password: Annotated[list[str] | None, typer.Option("--password", help="PDF password as GLOB=PASSWORD (or just PASSWORD for all)")] = None,
     prune: Annotated[bool, typer.Option("--prune", help="Delete indexed documents under the given folders that no longer exist")] = False,
     force: Annotated[bool, typer.Option("--force", help="Process every document again even when unchanged (same size and mtime, same content hash): convert, chunk, embed and upsert; the same points, no duplicates. Needed after an in-place rewrite that kept a file's size and mtime")] = False,
-    report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file when the run ends (an interrupted run writes none; run it again: finished documents are skipped)")] = None,
     config: Config = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar")] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
@@ -202,7 +202,7 @@ def ingest(
 def reindex(
     doc: Annotated[list[str] | None, typer.Option("--doc", help="Only this document: id, unique id prefix, path or file name (repeatable)")] = None,
     force: Annotated[bool, typer.Option("--force", help="Re-chunk and embed documents already recorded under this embedding model and chunking too")] = False,
-    report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file when the run ends (an interrupted run writes none; run it again: finished documents are skipped)")] = None,
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,

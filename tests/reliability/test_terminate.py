@@ -5,8 +5,8 @@ subprocess) running, orphaned. Real processes here (pattern of ``test_kill_and_r
 ``folioflow ingest`` in Prefect's ephemeral mode over a born-digital report and an image-only scan
 (CPU OCR, about a second a page), signalled once a page of the scan is in the OCR cache.
 
-* SIGTERM: the CLI leaves as on Ctrl-C (exit status 143); Prefect's server is stopped by then,
-  and a second run indexes every document.
+* SIGTERM: the CLI leaves as on Ctrl-C (exit status 143; Ctrl-C's is 130), saying which; Prefect's
+  server is stopped by then, and a second run indexes every document.
 * SIGKILL of the ingest process alone (as the out-of-memory killer does): the watchdog of
   :mod:`folioflow.flows.ephemeral` stops the server within seconds, and ends itself.
 """
@@ -82,13 +82,19 @@ def wait_gone(pid: int, started: str | None, seconds: float) -> bool:
     return True
 
 
-def test_sigterm_stops_the_run_in_order_and_its_prefect_server(docs, tmp_path):
+@pytest.mark.parametrize(("signum", "said"), [(signal.SIGTERM, "folioflow: stopped by SIGTERM"),
+                                               (signal.SIGINT, "folioflow: interrupted (Ctrl-C)")])
+def test_sigterm_stops_the_run_in_order_and_its_prefect_server(docs, tmp_path, signum, said):
+    """SIGINT (Ctrl-C) alike, exit status 130; each says why it stopped (a trial found Ctrl-C
+    silent)."""
     proc, server, _ = start_and_wait_mid_run(docs, tmp_path)
     started = _start_time(server)
     try:
-        os.kill(proc.pid, signal.SIGTERM)  # the ingest process only, as `kill PID` does
+        os.kill(proc.pid, signum)  # the ingest process only, as `kill PID` (or Ctrl-C) does
         proc.wait(180)
-        assert proc.returncode == 128 + signal.SIGTERM, proc.stderr.read().decode()[-3000:]
+        stderr = proc.stderr.read().decode()
+        assert proc.returncode == 128 + signum, stderr[-3000:]
+        assert said in stderr, stderr[-3000:]
         assert wait_gone(server, started, 10), "Prefect's ephemeral server outlived the terminated ingest"
     finally:
         with contextlib.suppress(ProcessLookupError):
