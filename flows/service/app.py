@@ -360,7 +360,15 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     @app.middleware("http")
     async def measure(request: Request, call_next: Callable[..., Any]) -> Response:
         started = time.perf_counter()
-        response = await call_next(request)
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > service.api.max_upload_bytes:
+            # every route, before its body is read: FastAPI reads a JSON body (POST /v1/query) whole
+            # before any check of ours runs (a trial's 3.2 MB query body got a 422 after it was read)
+            response: Response = JSONResponse(
+                {"detail": f"request body of {int(length)} bytes is over the limit of "
+                           f"{service.api.max_upload_bytes} bytes (max_upload_bytes)"}, status_code=413)
+        else:
+            response = await call_next(request)
         route = getattr(request.scope.get("route"), "path", "unmatched")
         service.requests.labels(request.method, route, str(response.status_code)).inc()
         service.latency.labels(request.method, route).observe(time.perf_counter() - started)

@@ -163,6 +163,8 @@ def test_documents_list_show_and_delete(client, indexed, sample):
 def test_upload_limits_and_bad_names(client):
     big = client.post("/v1/documents", files=[("files", ("big.pdf", b"%PDF-1.7\n" + b"0" * 2_100_000, "application/pdf"))])
     assert big.status_code == 413 and "max_upload_bytes" in big.json()["detail"]
+    huge_query = client.post("/v1/query", json={"text": "revenue " * 300_000})  # 2.4 MB, over the 2 MB limit
+    assert huge_query.status_code == 413 and "max_upload_bytes" in huge_query.json()["detail"], huge_query.text
     many = client.post("/v1/documents", files=[("files", (f"{n}.pdf", b"%PDF-1.7", "application/pdf")) for n in range(21)])
     assert many.status_code == 413 and "max_files" in many.json()["detail"], many.text  # was a 400 (a trial finding)
     hidden = client.post("/v1/documents", files=[("files", ("..", b"%PDF-1.7", "application/pdf"))])
