@@ -39,11 +39,15 @@ from folioflow.indexing.store import (
 )
 from folioflow.ocr.errors import StoreError
 
-# qdrant-client checks the server's version in a background thread when a client opens, and warns when
-# it cannot read it. A server it cannot reach then fails the first call with the reason (StoreError,
-# naming the URL), so that warning would only precede the error, at a random point of the output. A
-# version mismatch, and an API key sent over http, still warn.
-warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
+
+def _quiet_version_warning() -> None:
+    """qdrant-client checks the server's version in a background thread when a client opens, and
+    warns when it cannot read it. A server it cannot reach then fails the first call with the reason
+    (StoreError, naming the URL), so that warning would only precede the error, at a random point of
+    the output. Installed each time a server client opens (code that resets the warning filters,
+    pytest's per-test capture for one, would drop a filter set once at import). A version mismatch,
+    and an API key sent over http, still warn."""
+    warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
 
 __all__ = ["QdrantClientStore"]
 
@@ -89,6 +93,7 @@ class QdrantClientStore(ChunkStore):
                 self._open_local()
         else:
             key = settings.api_key.get_secret_value() if settings.api_key else None
+            _quiet_version_warning()
             self._client = QdrantClient(url=settings.url, api_key=key, timeout=int(settings.timeout),
                                         prefer_grpc=settings.prefer_grpc)
         self._exists: dict[str, bool] = {}

@@ -34,15 +34,15 @@ def dead_url() -> str:
 
 
 def test_store_retries_then_raises_a_clear_error(dead_url):
-    with warnings.catch_warnings(record=True) as warned:
-        warnings.simplefilter("always")
-        store = open_store(StoreSettings(url=dead_url, api_key=SECRET, retries=3, timeout=2))
-        started = time.perf_counter()
-        with pytest.raises(StoreError) as info:
-            store.ensure_collection(384, "all-MiniLM-L6-v2")
-    # qdrant-client's "Failed to obtain server version" (its version check's thread has ended by now)
-    # would only precede the error; its warning that the key goes over http stays.
-    assert [str(w.message) for w in warned] == ["Api key is used with an insecure connection."]
+    store = open_store(StoreSettings(url=dead_url, api_key=SECRET, retries=3, timeout=2))
+    started = time.perf_counter()
+    with pytest.raises(StoreError) as info:
+        store.ensure_collection(384, "all-MiniLM-L6-v2")
+    # qdrant-client's "Failed to obtain server version" would only precede the error: its filter is
+    # in place (what a fresh process prints is the CLI test's below; a test recording every warning
+    # would depend on which test imported the store module first)
+    assert any(action == "ignore" and message is not None and message.match("Failed to obtain server version")
+               for action, message, *_ in warnings.filters)
     elapsed = time.perf_counter() - started
     message = str(info.value)
     assert message.startswith(f"Qdrant collection lookup failed ({dead_url}): ") and "refused" in message
