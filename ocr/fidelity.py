@@ -515,16 +515,17 @@ class FidelityReview:
             theirs, their_judgement = _score(other, self.languages)
             lost_text = any("text layer" in p for p in problems)
             their_words = their_judgement is not None and their_judgement.plausible
-            # more known words from a reading whose share of them is lower is no better reading (a
-            # table of figures read as letters yields hundreds of words, a few of them the lexicon's)
-            no_worse = their_judgement is None or judged is None or their_judgement.rate >= judged.rate
-            if lost_text and (their_words or (theirs > mine and no_worse)):
-                # letters lost on the way to the page: the layer itself reads as text, so it is still
-                # the evidence the OCR reading is checked against (an implausible layer is none)
-                return self._take_ocr(other, problems, fidelity, _own_layer(analysis, self.languages))
-            if not lost_text and their_words and theirs > mine:
+            if lost_text:
+                # more known words from a reading whose share of them is lower is no better reading (a
+                # table of figures read as letters yields hundreds of words, a few of them the lexicon's)
+                no_worse = their_judgement is None or judged is None or their_judgement.rate >= judged.rate
+                if their_words or (theirs > mine and no_worse):
+                    # letters lost on the way to the page: the layer itself reads as text, so it is
+                    # still the evidence the OCR reading is checked against (an implausible layer is none)
+                    return self._take_ocr(other, problems, fidelity, _own_layer(analysis, self.languages))
+            elif their_words and theirs > mine:
                 return self._take_ocr(other, problems, fidelity)
-            if not lost_text:
+            else:
                 # The layer reads as few lexicon words, and so does OCR of the page: the words are not
                 # the lexicon's (a table of names and codes, Latin placeholder text, a script OCR is
                 # not set up for), not a garbled layer, which OCR would have read as words. The

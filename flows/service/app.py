@@ -526,16 +526,10 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return DeleteResult(doc_id=record.doc_id, deleted_chunks=deleted)
 
     # -- ingestion jobs ----------------------------------------------------------------------------
-    def check_length(request: Request) -> None:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > service.api.max_upload_bytes:
-            raise HTTPException(413, f"request body of {int(length)} bytes is over the limit of "
-                                     f"{service.api.max_upload_bytes} bytes (max_upload_bytes)")
-
     def limited(request: Request) -> Request:
         """``request`` whose body is counted while it is received: past ``max_upload_bytes`` the
-        read stops with 413 (a body without ``Content-Length``, or a lying one, is never read whole)."""
-        check_length(request)
+        read stops with 413 (a body without ``Content-Length``, or a lying one, is never read whole;
+        a declared length over the limit was refused by the ``measure`` middleware already)."""
         limit, received = service.api.max_upload_bytes, 0
 
         async def receive() -> Any:
