@@ -34,7 +34,7 @@ class ApiSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FOLIOFLOW_API_", extra="forbid")
 
     keys: list[ApiKey] = Field(default_factory=list, description="Bearer API keys; when any is set, every /v1 route requires one")
-    max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, description="Largest request body accepted for uploads, bytes (413 above)")
+    max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, description="Largest request body accepted, bytes (413 above): any route's declared Content-Length, uploads and fetched URLs however they arrive")
     max_files: int = Field(default=20, ge=1, description="Files per upload request")
     max_ocr_pages: int = Field(default=50, ge=1, description="Pages that one POST /v1/ocr converts at most (413 above; narrow it with page_range)")
     allowed_roots: list[Path] = Field(default_factory=list, description="Server-side folders that POST /v1/documents may ingest by path (none by default)")
