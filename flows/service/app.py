@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -34,6 +35,8 @@ from prometheus_client.core import GaugeMetricFamily
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
 from folioflow.flows.queries import (
     ChunkRow,
@@ -357,6 +360,13 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                                      "(see docs/service.md).")
     app.state.service = service
 
+    # Every route's body is counted while it is received (Starlette's RequestBodyLimitMiddleware):
+    # a body sent in chunks without Content-Length, or with a lying one, stops at the limit with 413
+    # instead of being read whole (FastAPI reads a JSON body before any check of ours runs). Added
+    # before `measure`, so it sits inside it: its 413 reaches the route's body read as raised, not
+    # wrapped in the exception group of BaseHTTPMiddleware's task group.
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=service.api.max_upload_bytes)
+
     @app.middleware("http")
     async def measure(request: Request, call_next: Callable[..., Any]) -> Response:
         started = time.perf_counter()
@@ -373,6 +383,13 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         service.requests.labels(request.method, route, str(response.status_code)).inc()
         service.latency.labels(request.method, route).observe(time.perf_counter() - started)
         return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 413 and exc.detail == "Content Too Large":  # the body limit's own words
+            exc = HTTPException(413, f"request body over the limit of {service.api.max_upload_bytes} bytes "
+                                     "(max_upload_bytes)")
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(FolioflowError)
     async def folioflow_error(request: Request, exc: FolioflowError) -> JSONResponse:
@@ -526,29 +543,12 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return DeleteResult(doc_id=record.doc_id, deleted_chunks=deleted)
 
     # -- ingestion jobs ----------------------------------------------------------------------------
-    def limited(request: Request) -> Request:
-        """``request`` whose body is counted while it is received: past ``max_upload_bytes`` the
-        read stops with 413 (a body without ``Content-Length``, or a lying one, is never read whole;
-        a declared length over the limit was refused by the ``measure`` middleware already)."""
-        limit, received = service.api.max_upload_bytes, 0
-
-        async def receive() -> Any:
-            nonlocal received
-            message = await request.receive()
-            if message.get("type") == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise HTTPException(413, f"request body over the limit of {limit} bytes (max_upload_bytes)")
-            return message
-
-        return Request(request.scope, receive)
-
     async def read_uploads(request: Request, field: str) -> tuple[list[UploadFile], dict[str, str]]:
         try:
-            form = await limited(request).form(max_files=service.api.max_files, max_fields=20)
-        except HTTPException:
-            raise
+            form = await request.form(max_files=service.api.max_files, max_fields=20)
         except Exception as exc:  # noqa: BLE001 - python-multipart's parse errors: a bad request
+            if isinstance(exc, StarletteHTTPException) and exc.status_code == 413:  # the body limit
+                raise
             if "Too many files" in str(getattr(exc, "detail", "") or exc):  # Starlette's own 400 for max_files
                 raise HTTPException(413, f"too many files: at most {service.api.max_files} per upload "
                                          "(max_files)") from None
@@ -560,7 +560,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return files, fields
 
     async def read_json(request: Request, model: type[Any]) -> Any:
-        body = await limited(request).body()
+        body = await request.body()
         try:
             return model.model_validate_json(body)
         except ValidationError as exc:
