@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from folioflow.ocr.fidelity import page_text, plausibility, words
+from folioflow.ocr.fidelity import figures_recall, page_text, plausibility, words
 from folioflow.ocr.schema import Block, BlockType, Document, Page, PageStatus, SourceRef
 from tests.ocr import fidelity_docs as docs
 
@@ -632,3 +632,25 @@ def test_plausibility_judges_arabic_and_cyrillic_letters_with_their_scripts_list
     judged = plausibility("Настоящий договор вступает в силу с даты его подписания сторонами и действует один год")
     assert judged is not None and judged.language == "ru" and judged.plausible
     assert plausibility("The agreement takes effect on the date it is signed by both parties and runs one year").language == "en"
+
+
+# -- figures as evidence (stop 48 trial) --------------------------------------------------------
+
+def test_figures_recall_counts_the_reference_figures_found():
+    layer = " ".join(f"{n}.{n % 7}0" for n in range(20)) + " 1,234.5 total"
+    assert figures_recall(layer, layer) == 1.0
+    misread = layer.replace("3.30", "3.3O").replace("1,234.5", "1.234,5")  # two figures read wrong
+    assert figures_recall(layer, misread) == pytest.approx(19 / 21)
+    assert figures_recall("pages 1 to 9", "pages 1 to 9") is None  # too few figures to judge
+
+
+def test_corpus_ocr_that_loses_a_tables_figures_does_not_replace_its_layer(converter, corpus):
+    """olmOCR-bench's discoverworld_crazy_table4.pdf: a table of 363 scores. The text engine lost 5%
+    of the layer's letters, so the page was read by OCR, and tesseract's reading replaced it though it
+    holds 67% of the layer's figures ("0.40 (Oo", "049"). The page keeps its text layer, which holds
+    them all, ``partial``, with both figures in its reason."""
+    page = corpus_page(converter, corpus, "D_layout_math_tables/olmocr_bench/pdfs/discoverworld_crazy_table4.pdf", 1)
+    assert page.engine == "text" and page.status is PageStatus.PARTIAL, (page.engine, page.fidelity)
+    assert page.fidelity is not None and "of the text layer's figures" in (page.fidelity.reason or "")
+    assert page.fidelity.measures["figures_recall"] >= 0.95 > 0.75 > page.fidelity.measures["ocr_figures_recall"]
+    assert "Quadratic regression" in page.markdown
