@@ -40,7 +40,10 @@ A converted page is compared with evidence that does not come from the engine th
   upright too, and when tesseract's reading of the regions is mostly non-words, rapidocr reads
   them as well and each region keeps the reading with more lexicon words
   (:func:`folioflow.ocr.finish.ocr_regions`);
-* **OCR confidence per line**: ``ocr_confidence`` (mean), and the share of lines under 0.5.
+* **OCR confidence per line**: ``ocr_confidence`` (mean), and the share of lines under 0.5;
+* **each paragraph of an OCR page**: ``implausible_blocks`` (:func:`_block_measures`), paragraphs
+  read as non-words on a page that reads as words overall (a paragraph of a script the OCR
+  languages do not cover, read as Latin letters).
 
 A page that fails a check is **re-routed** (:class:`FidelityReview`): a text-layer page whose text
 is implausible or lost goes to CPU OCR; an OCR page that reads implausibly or leaves most ink
@@ -114,7 +117,7 @@ __all__ = [
 #: (``folioflow.flows.stages.ocr_identity``), so the next ingest converts documents again. 5: a text
 #: layer refused as implausible is kept unless OCR reads plausible text; script lexicons; a table's
 #: HTML tags are not words of the page. 6: a layer that lost letters keeps its page when OCR would
-#: lose more of its figures (:data:`MAX_FIGURES_LOST`).
+#: lose more of its figures (:data:`MAX_FIGURES_LOST`); each paragraph of an OCR page is judged.
 FIDELITY_VERSION = "6"
 #: A text-layer page whose output holds less than this share of the layer's letters and digits lost text.
 MIN_CHARS_RECALL = 0.97
@@ -665,7 +668,7 @@ class FidelityReview:
         retried = str((page.attributes.get("auto") or {}).get("retried", ""))
         if retried:  # auto OCR re-read the page with another recogniser already (its low-confidence retry)
             tried = [*tried, f"ocr:{retried.split(':', 1)[0]}"]
-        measures = {**_ocr_measures(page), **_layer_measures(layer, page)}
+        measures = {**_ocr_measures(page), **_layer_measures(layer, page), **_block_measures(page, self.languages)}
         judged = plausibility(page_text(page), self.languages)
         measures.update(_plausibility_measures(judged))
         page.fidelity = PageFidelity(kept=f"ocr:{page.engine}", measures=measures, rerouted=list(tried),
@@ -687,7 +690,7 @@ class FidelityReview:
                 mine, _ = _score(page, self.languages)
                 theirs, their_judgement = _score(other, self.languages)
                 other_measures = {**_ocr_measures(other), **_layer_measures(layer, other),
-                                  **_plausibility_measures(their_judgement)}
+                                  **_block_measures(other, self.languages), **_plausibility_measures(their_judgement)}
                 other_problems = _ocr_problems(other_measures, their_judgement)
                 if theirs > mine or (len(other_problems) < len(problems) and theirs >= mine):
                     other.attributes["route_reason"] = f"fidelity: {problems[0]} with {page.engine}"
@@ -773,10 +776,36 @@ def _ocr_problems(measures: dict[str, float], judged: Plausibility | None) -> li
         problems.append(f"OCR read {measures['layer_words_recall']:.0%} of the words of the page's own text layer")
     if judged is not None and (not judged.plausible or judged.rate < MIN_OCR_PLAUSIBILITY):
         problems.append(_implausible(judged))
+    elif measures.get("implausible_blocks", 0):
+        # the page reads as words overall, and a paragraph of it does not: an English page with a
+        # Korean paragraph read as "StS ofAl2, AS|E YGEAS" by an `eng` recogniser
+        count = int(measures["implausible_blocks"])
+        problems.append(f"{count} paragraph{'s' if count > 1 else ''} read as non-words (the worst: "
+                        f"{measures['worst_block_plausibility']:.0%} known words): a script the OCR languages "
+                        "do not cover, or handwriting")
     if measures.get("ink_share", 0.0) >= MIN_INK_SHARE and measures.get("ink_read", 1.0) < MIN_INK_READ:
         problems.append(f"{measures['ink_read']:.0%} of the page's ink read (handwriting, stamps or pictures "
                         "not read)")
     return problems
+
+
+def _block_measures(page: Page, languages: list[str]) -> dict[str, float]:
+    """``implausible_blocks``: the OCR page's text blocks (tables and formulas apart) whose words of
+    :data:`MIN_JUDGED_LETTERS` letters or more (at least :data:`MIN_WORDS` of them) hold a share of
+    known words under :data:`MIN_PLAUSIBILITY` (more non-words than words: a paragraph of foreign
+    names, "Servicios Integrales", reads 57% in English), and ``worst_block_plausibility``, the lowest
+    share; empty when there is none. Short words are left out as for image text: a script read as
+    Latin letters gives fragments ("as", "be", "st") that the lexicon happens to hold."""
+    rates = []
+    for block in page.blocks:
+        if block.type in (BlockType.TABLE, BlockType.FORMULA):
+            continue
+        judged = plausibility(" ".join(w for w in words(block.text) if len(w) >= MIN_JUDGED_LETTERS), languages)
+        if judged is not None and judged.rate < MIN_PLAUSIBILITY:
+            rates.append(judged.rate)
+    if not rates:
+        return {}
+    return {"implausible_blocks": float(len(rates)), "worst_block_plausibility": round(min(rates), 4)}
 
 
 def _other_recogniser(engine: str) -> str | None:

@@ -654,3 +654,15 @@ def test_corpus_ocr_that_loses_a_tables_figures_does_not_replace_its_layer(conve
     assert page.fidelity is not None and "of the text layer's figures" in (page.fidelity.reason or "")
     assert page.fidelity.measures["figures_recall"] >= 0.95 > 0.75 > page.fidelity.measures["ocr_figures_recall"]
     assert "Quadratic regression" in page.markdown
+
+
+def test_corpus_paragraph_of_another_script_read_as_latin_makes_the_page_partial(converter, corpus):
+    """unstructured's english-and-korean.png under the default ``eng``: the page reads as English
+    (81% known words), so it was ``ok``, with its Korean paragraph read as "StS ofAl2, AS|E YGEAS TB
+    TREASUREWH". Each paragraph is judged too: the page is ``partial`` and says why; its English
+    text stays indexed."""
+    page = corpus_page(converter, corpus, "C_scanned_multilang/unstructured/english-and-korean.png", 1)
+    assert page.status is PageStatus.PARTIAL, (page.engine, page.fidelity)
+    assert page.fidelity is not None and "paragraph read as non-words" in (page.fidelity.reason or "")
+    assert page.fidelity.measures["implausible_blocks"] == 1 and page.fidelity.measures["worst_block_plausibility"] < 0.5
+    assert "RULES AND INSTRUCTIONS" in page.markdown
