@@ -242,24 +242,36 @@ def _judge(tokens: list[str], code: str) -> Plausibility | None:
     return Plausibility(hits / len(tokens), spaced / len(tokens), len(tokens), code)
 
 
-def _latin_like(tokens: list[str]) -> bool:
-    """Whether most letters are of scripts the lists cover (Latin, Cyrillic, Arabic)."""
-    letters = "".join(tokens[:400])
-    covered = sum(1 for ch in letters if ch < "\u0250" or "\u0400" <= ch <= "\u04ff" or "\u0600" <= ch <= "\u06ff"
-                  or "\u1e00" <= ch <= "\u1eff")
-    return covered >= 0.8 * max(1, len(letters))
+@dataclass(frozen=True)
+class _Scripts:
+    """Letter counts of the first 400 tokens of a text, by script."""
 
+    letters: int
+    covered: int  # Latin (with Latin Extended Additional), Cyrillic or Arabic: scripts the lists cover
+    arabic: int
+    cyrillic: int
 
-def _script_lexicon(tokens: list[str]) -> str | None:
-    """The lexicon of the script most of ``tokens``' letters are written in, when that script has
-    one list (Arabic letters: ``ar``; Cyrillic: ``ru``); None for Latin letters, whose languages
-    share a script and are told apart by their words (:func:`_stop_words`)."""
-    letters = "".join(tokens[:400])
-    arabic = sum(1 for ch in letters if "\u0600" <= ch <= "\u06ff")
-    cyrillic = sum(1 for ch in letters if "\u0400" <= ch <= "\u04ff")
-    if max(arabic, cyrillic) < 0.5 * max(1, len(letters)):
-        return None
-    return "ar" if arabic > cyrillic else "ru"
+    @classmethod
+    def of(cls, tokens: list[str]) -> _Scripts:
+        letters = "".join(tokens[:400])
+        arabic = sum(1 for ch in letters if "\u0600" <= ch <= "\u06ff")
+        cyrillic = sum(1 for ch in letters if "\u0400" <= ch <= "\u04ff")
+        latin = sum(1 for ch in letters if ch < "\u0250" or "\u1e00" <= ch <= "\u1eff")
+        return cls(len(letters), latin + arabic + cyrillic, arabic, cyrillic)
+
+    @property
+    def covered_by_lists(self) -> bool:
+        """Whether most letters are of scripts the lists cover (Latin, Cyrillic, Arabic)."""
+        return self.covered >= 0.8 * max(1, self.letters)
+
+    @property
+    def lexicon(self) -> str | None:
+        """The lexicon of the script most letters are written in, when that script has one list
+        (Arabic letters: ``ar``; Cyrillic: ``ru``); None for Latin letters, whose languages share a
+        script and are told apart by their words (:func:`_stop_words`)."""
+        if max(self.arabic, self.cyrillic) < 0.5 * max(1, self.letters):
+            return None
+        return "ar" if self.arabic > self.cyrillic else "ru"
 
 
 def _lexicon_codes(languages: list[str] | None) -> list[str]:
@@ -273,14 +285,17 @@ def plausibility(text: str, languages: list[str] | None = None) -> Plausibility 
     then, when it reads as implausible, against the detected language's (see module docstring).
     ``None`` when there are fewer than :data:`MIN_WORDS` words or the script has no lexicon."""
     tokens = words(text)
-    if len(tokens) < MIN_WORDS or not _latin_like(tokens):
+    if len(tokens) < MIN_WORDS:
+        return None
+    scripts = _Scripts.of(tokens)
+    if not scripts.covered_by_lists:
         return None
     best: Plausibility | None = None
     for code in _lexicon_codes(languages):
         judged = _judge(tokens, code)
         if judged is not None and (best is None or judged.rate > best.rate):
             best = judged
-    script = _script_lexicon(tokens)
+    script = scripts.lexicon
     if script is not None and (best is None or best.language != script):
         judged = _judge(tokens, script)  # Arabic or Cyrillic letters under a Latin-script setting
         if judged is not None and (best is None or judged.rate > best.rate):
