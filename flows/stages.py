@@ -277,11 +277,20 @@ class Stages:
 
     def plan(self, file: SourceFile, known: Known | None) -> Planned:
         """Decide whether ``file`` needs work (see module docstring); reads and opens it unless the
-        change token shows it unchanged. ``Planned.why`` says why: ``new``, ``changed`` (bytes),
-        ``retry: ...`` (last attempt failed, or some pages failed), ``... settings changed``
-        (see :func:`settings_change`), ``forced`` (``settings.force``), or ``unchanged (change
-        token)`` / ``unchanged (content hash)`` when skipped. Raises ``OSError`` (transient reads),
-        :class:`~folioflow.ocr.errors.SourceError` (unreadable document)."""
+        change token shows it unchanged: :meth:`read_plan`, then :meth:`inspect` unless skipped.
+        Raises ``OSError`` (transient reads), :class:`~folioflow.ocr.errors.SourceError`
+        (unreadable document)."""
+        planned = self.read_plan(file, known)
+        return planned if planned.skip else self.inspect(planned)
+
+    def read_plan(self, file: SourceFile, known: Known | None) -> Planned:
+        """The first half of :meth:`plan`: reads ``file`` (unless the change token shows it unchanged)
+        and decides from its bytes, without opening the document (``page_count`` 0 until
+        :meth:`inspect`), so a document refused on opening still says what changed. ``Planned.why``
+        says why: ``new``, ``changed`` (bytes), ``retry: ...`` (last attempt failed, or some pages
+        failed), ``... settings changed`` (see :func:`settings_change`), ``forced``
+        (``settings.force``), or ``unchanged (change token)`` / ``unchanged (content hash)`` when
+        skipped. Raises ``OSError`` (transient reads)."""
         current = current_known(known, self.spec.fingerprint, self.tenant_of(file), self.settings.force)
         if current is not None and current.change_token == file.change_token:
             return Planned(file, None, current.content_hash, self.source_ref(file), True, "unchanged (change token)",
@@ -291,10 +300,16 @@ class Stages:
         source = self.source_ref(file, len(data))
         if current is not None and current.content_hash == content_hash:
             return Planned(file, None, content_hash, source, True, "unchanged (content hash)", current.pages)
-        assert self.converter is not None  # opened in a guard process (ocr.guard): a hostile file fails alone
-        item = DocumentInput(data=data, source=source, password=self.password_for(file))
-        page_count = self.converter.inspect(item, content_hash).page_count
-        return Planned(file, data, content_hash, source, False, self._why(known, content_hash, file), page_count)
+        return Planned(file, data, content_hash, source, False, self._why(known, content_hash, file))
+
+    def inspect(self, planned: Planned) -> Planned:
+        """``planned`` with its ``page_count``: the document opened in a guard process
+        (``ocr.guard``: a hostile file fails alone). Raises
+        :class:`~folioflow.ocr.errors.SourceError` (not a document, encrypted, truncated, ...)."""
+        assert self.converter is not None and planned.data is not None and planned.content_hash is not None
+        item = DocumentInput(data=planned.data, source=planned.source, password=self.password_for(planned.file))
+        planned.page_count = self.converter.inspect(item, planned.content_hash).page_count
+        return planned
 
     def _why(self, known: Known | None, content_hash: str, file: SourceFile) -> str:
         """Why a document that is not skipped is processed (see :meth:`plan`)."""

@@ -84,7 +84,12 @@ def retrying(task_obj, settings: Settings):
 
 @task(name="plan", cache_policy=NO_CACHE)
 def plan_task(spec: StageSpec, file: SourceFile, known: Known | None):
-    return stages_for(spec).plan(file, known)
+    return stages_for(spec).read_plan(file, known)
+
+
+@task(name="inspect", cache_policy=NO_CACHE)
+def inspect_task(spec: StageSpec, planned):
+    return stages_for(spec).inspect(planned)
 
 
 @task(name="convert", cache_policy=NO_CACHE, tags=[OCR_TAG])
@@ -121,6 +126,8 @@ def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None 
             if progress:
                 progress.document_skipped(file, report.pages)
             return prepared
+        # opened after the report says what changed: a refused document keeps its `change`
+        planned = retrying(inspect_task, settings)(spec, planned)
         if progress:
             progress.document_started(file, planned.page_count)
         document = retrying(convert_task, settings)(spec, planned, on_page)

@@ -263,3 +263,27 @@ def test_a_new_tenant_reindexes_unchanged_documents(tmp_path, prefect_harness):
     assert _records(acme)["memo.pdf"].tenant == "acme" and _point_ids(acme, first.doc_id) == ids
     again = _by_name(run_ingest([str(docs)], acme))["memo.pdf"]
     assert again.status == "skipped" and again.change == "unchanged (change token)"
+
+
+def test_a_refused_document_says_what_changed(tmp_path, prefect_harness):
+    """A document refused when it is opened (not a PDF, a truncated file) still gets its ``change``
+    and content hash in the report: ``new`` the first time, ``changed`` when an indexed file is
+    replaced by a broken one (a trial found ``change: null`` for every refused input)."""
+    from folioflow.ocr.samples import write_sample_pdf
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write_sample_pdf(docs / "report.pdf")
+    (docs / "notes.pdf").write_bytes(b"PK\x03\x04 a zip archive, not a PDF")
+    settings = load_settings(data_dir=tmp_path / "data", workers=1)
+    first = _by_name(run_ingest([str(docs)], settings))
+    assert first["report.pdf"].status == "indexed" and first["report.pdf"].change == "new"
+    refused = first["notes.pdf"]
+    assert refused.status == "failed" and refused.change == "new" and refused.content_hash, refused
+    assert "not a PDF" in (refused.error or ""), refused.error
+
+    (docs / "report.pdf").write_bytes((docs / "report.pdf").read_bytes()[:400])  # cut short: refused on opening
+    second = _by_name(run_ingest([str(docs)], settings))
+    assert second["report.pdf"].status == "failed" and second["report.pdf"].change == "changed", second["report.pdf"]
+    # a document refused on opening is not recorded (nothing of it was converted): tried again as new
+    assert second["notes.pdf"].status == "failed" and second["notes.pdf"].change == "new"
