@@ -53,8 +53,8 @@ words, no letters lost) gives way to OCR only when OCR reads the page as plausib
 reads few lexicon words too, the words are not the lexicon's (a table of names and codes, placeholder
 Latin, a script the OCR languages do not cover) rather than a garbled layer, which OCR reads as words,
 and the layer is kept, ``partial``, never ``failed`` unless its letters are spaced apart. A layer
-that lost letters is kept likewise when OCR holds :data:`MAX_FIGURES_LOST` fewer of its figures
-than the page does (a table of numbers misread). Arabic and
+that lost letters is kept likewise when OCR holds fewer of its figures than the page does (a table
+of numbers misread). Arabic and
 Cyrillic letters are judged with their script's list (``ar``, ``ru``) whatever the configured
 languages. When the kept result still fails, the page is
 ``partial`` (content indexed, reason recorded) or, when nothing plausible was read from an inked
@@ -90,7 +90,6 @@ from folioflow.ocr.schema import Block, BlockType, Page, PageFidelity, PageStatu
 
 __all__ = [
     "FIDELITY_VERSION",
-    "MAX_FIGURES_LOST",
     "MIN_CHARS_RECALL",
     "MIN_FIGURES",
     "MIN_IMAGE_SHARE",
@@ -117,7 +116,7 @@ __all__ = [
 #: (``folioflow.flows.stages.ocr_identity``), so the next ingest converts documents again. 5: a text
 #: layer refused as implausible is kept unless OCR reads plausible text; script lexicons; a table's
 #: HTML tags are not words of the page. 6: a layer that lost letters keeps its page when OCR would
-#: lose more of its figures (:data:`MAX_FIGURES_LOST`); each paragraph of an OCR page is judged.
+#: lose more of its figures (:data:`MIN_FIGURES`); each paragraph of an OCR page is judged.
 FIDELITY_VERSION = "6"
 #: A text-layer page whose output holds less than this share of the layer's letters and digits lost text.
 MIN_CHARS_RECALL = 0.97
@@ -128,11 +127,11 @@ MIN_WORDS_RECALL = 0.9
 #: cut "Equalization" into 7: "e q u aliz a tio n").
 MAX_FRAGMENTS = 8
 #: A text-layer page that lost letters is re-read by OCR, and OCR's reading replaces it unless it
-#: holds this share fewer of the layer's figures than the page does (a dense table of scores read by
-#: tesseract: 67% of the layer's 363 figures against the page's 97%; wrong numbers are worse than a
-#: few lost letters in a finance or science index). One figure in ten: set before any page was read.
-MAX_FIGURES_LOST = 0.1
-#: Figures a text layer must hold before :data:`MAX_FIGURES_LOST` is judged (a few decide nothing).
+#: holds fewer of the layer's figures than the page does: the layer's figures are exact, a figure OCR
+#: misreads is a silent error ("4.5" read as "45"), and letters the page lost are a visible gap (a
+#: dense table of scores read by tesseract held 67% of the layer's 363 figures, the page 100%; an
+#: earnings release's reconciliation table 95% against 99%, its page short of 6% of its letters).
+#: Figures a text layer must hold before OCR's share of them is judged (a few decide nothing).
 MIN_FIGURES = 10
 #: Share of known words below which a page's text is implausible (re-routed, then ``partial``).
 MIN_PLAUSIBILITY = 0.5
@@ -573,8 +572,7 @@ class FidelityReview:
                 if my_figures is not None and their_figures is not None:
                     fidelity.measures["figures_recall"] = round(my_figures, 4)
                     fidelity.measures["ocr_figures_recall"] = round(their_figures, 4)
-                figures_lost = my_figures is not None and their_figures is not None \
-                    and their_figures < my_figures - MAX_FIGURES_LOST
+                figures_lost = my_figures is not None and their_figures is not None and their_figures < my_figures
                 if figures_lost:
                     assert their_figures is not None and my_figures is not None
                     return self._verdict(page, [*problems, f"OCR read {their_figures:.0%} of the text layer's figures, "
