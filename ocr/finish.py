@@ -12,7 +12,9 @@ the evidence says so:
   in the same band (header or footer, at a vertical position within :data:`BAND_TOLERANCE_PT` or
   3% of the page height) on at least two pages (an engine-labelled margin line) or three pages (a
   paragraph in the outer :data:`EDGE_SHARE` of the page that the engine did not label: a contract's
-  "[***] Certain information ... omitted" legend).
+  "[***] Certain information ... omitted" legend; or a heading in the bottom one: a filing agent's
+  "Source: ..." line set larger than the body, which heads nothing. A heading at the top is left
+  alone: it may be a section's title carried on, "... (continued)").
 
 Every other margin line is body text (``paragraph``), so a line that repeats nowhere, and any
 line of a one-page document that is no page number, stays in the Markdown. A long sentence (at
@@ -59,8 +61,9 @@ __all__ = ["BAND_TOLERANCE_PT", "CONVERSION_VERSION", "MIN_DUPLICATE_WORDS", "MI
 #: fingerprint (:func:`folioflow.flows.stages.ocr_identity`): the next ingest converts indexed
 #: documents again (engine output from the page cache), and ``folioflow reindex``, which re-chunks
 #: kept conversions, leaves that to it. Before version 1 such changes bumped
-#: :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` (up to 16).
-CONVERSION_VERSION = "1"
+#: :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` (up to 16). 2: a heading repeated at the foot
+#: of pages is a running footer.
+CONVERSION_VERSION = "2"
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
 EDGE_SHARE = 0.12
@@ -103,11 +106,15 @@ def _candidate(page: Page, block: Block) -> tuple[str, bool] | None:
     if block.type in _MARGINS and "margin" not in block.attributes:  # the engine's label, seen the first time
         block.attributes["margin"] = _MARGINS[block.type]
         return _MARGINS[block.type], True
-    if block.type not in _CANDIDATE_TYPES or block.bbox is None or page.height <= 0:
+    if block.bbox is None or page.height <= 0:
         return None
-    if block.bbox.y1 <= EDGE_SHARE * page.height:
+    if block.type in _CANDIDATE_TYPES and block.bbox.y1 <= EDGE_SHARE * page.height:
         return "header", False
-    if block.bbox.y0 >= (1 - EDGE_SHARE) * page.height:
+    if (block.type in _CANDIDATE_TYPES or block.type == BlockType.HEADING) \
+            and block.bbox.y0 >= (1 - EDGE_SHARE) * page.height:
+        # a heading at a page's foot heads nothing: a filing agent's "Source: ..." line, set in a
+        # font larger than the body's, is read as one (a heading at the top may be a section's
+        # title carried on, "... (continued)", and is not a candidate)
         return "footer", False
     return None
 
@@ -164,7 +171,7 @@ def review_furniture(pages: list[Page]) -> int:
         if is_page_number(text):
             furniture = band
         elif len(on) >= (2 if labelled else 3) and block.type != BlockType.TITLE \
-                and (labelled or block.type != BlockType.HEADING):
+                and (labelled or block.type != BlockType.HEADING or band == "footer"):
             furniture = band
             if len(words(text)) >= SENTENCE_WORDS and (band, key) not in first_sentence:
                 first_sentence.add((band, key))
@@ -179,9 +186,17 @@ def review_furniture(pages: list[Page]) -> int:
             block.attributes["furniture"] = {"band": furniture, "pages": count}
         else:
             new_type = block.type if block.type not in _MARGINS else BlockType.PARAGRAPH
+            if new_type == BlockType.PARAGRAPH and "heading_level" in block.attributes:
+                new_type = BlockType.HEADING  # a heading taken for furniture on part of the document
             block.attributes.pop("furniture", None)
         if new_type != block.type:
             touched.setdefault(id(page), (page, [Block(**b.model_dump()) for b in before]))
+            if block.type == BlockType.HEADING:  # to furniture: its text without the heading's "## "
+                block.attributes["heading_level"] = block.level or 1
+                block.text, block.level = _plain(block), None
+            elif new_type == BlockType.HEADING:
+                block.level = int(block.attributes.pop("heading_level"))
+                block.text = "#" * block.level + " " + block.text
             block.type = new_type
             changed += 1
     for page, before in touched.values():
@@ -197,8 +212,8 @@ def _rebuild_markdown(page: Page, before: list[Block]) -> None:
     for old, new in zip(before, page.blocks, strict=False):
         if old.type == new.type or not new.text.strip():
             continue
-        if new.type in _MARGINS and new.text in text:
-            text = text.replace(new.text, "", 1)
+        if new.type in _MARGINS and (old.text in text or new.text in text):
+            text = text.replace(old.text if old.text in text else new.text, "", 1)  # a heading's with its "## "
         elif old.type in _MARGINS and new.text not in text:
             text = (new.text + "\n\n" + text) if old.type == BlockType.PAGE_HEADER else (text + "\n\n" + new.text)
     page.markdown = re.sub(r"\n{3,}", "\n\n", text).strip()
