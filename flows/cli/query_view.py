@@ -102,8 +102,9 @@ def print_results(hits: list[dict], as_json: bool = False) -> None:
         heading = " > ".join(hit["heading_path"]) or "(no heading)"
         search = hit.get("search_score", hit["score"])
         routed = f" (search {search:.4f})" if search != hit["score"] else ""
+        repeat = "  another chunk of a page above" if hit.get("page_repeat") else ""
         stdout.print(f"[bold]{rank}. {hit['path'] or hit['uri']}[/bold]  {pages}  "
-                     f"[dim]score {hit['score']:.4f}{routed}  {hit['kind']}[/dim]")
+                     f"[dim]score {hit['score']:.4f}{routed}  {hit['kind']}{repeat}[/dim]")
         stdout.print(f"   [cyan]{heading}[/cyan]")
         body = hit["text"].strip()
         stdout.print("   " + (body[:700] + " ..." if len(body) > 700 else body).replace("\n", "\n   "))

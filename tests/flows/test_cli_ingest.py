@@ -56,6 +56,8 @@ def test_ingest_query_status_show(tmp_path):
     assert sorted(hit["page_start"] for hit in distinct) == [1, 2]  # by default one chunk per page: two pages
     assert per_page[:2] == distinct and len(per_page) == 5  # then further chunks of those pages, up to k
     assert {hit["source"] for hit in per_page} == {"default"} and per_page[0]["uri"].endswith("sample.pdf")
+    printed = folioflow("query", "fund", "-k", "5", cwd=tmp_path, home=home).stdout
+    assert " ".join(printed.split()).count("another chunk of a page above") == 3, printed  # marked in print too
 
     plain = folioflow("query", "fund", "-k", "5", "--json", "--glossary", "none", cwd=tmp_path, home=home)
     assert plain.returncode == 0 and len(json.loads(plain.stdout)) == 5
