@@ -130,3 +130,13 @@ def test_site_builds_strict(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     page = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
     assert 'id="folioflow-ingest"' in page and "--report" in page
+
+
+def test_service_page_lists_the_keys_of_a_search_hit():
+    """docs/service.md's ``POST /v1/query`` row names every key of a hit, and no other (it had listed
+    a ``source_name`` that hits do not have, and left out ``uri`` and ``page_repeat``)."""
+    from folioflow.flows.queries import QueryHit
+
+    row = next(line for line in (ROOT / "docs" / "service.md").read_text().splitlines() if line.startswith("| `POST /v1/query`"))
+    listed = row.split("Answers the list of hits", 1)[1].split("(", 1)[1].split(";", 1)[0]
+    assert set(re.findall(r"`(\w+)`", listed)) == set(QueryHit.model_fields)
