@@ -8,10 +8,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from folioflow.flows.queries import DocumentRow, QueryHit
 from folioflow.flows.report import DocumentReport
+from folioflow.indexing.retriever import check_query_text
+from folioflow.ocr.errors import QueryError
 
 __all__ = ["DocumentDetail", "ErrorBody", "Health", "IngestPath", "Job", "JobProgress", "OcrPage", "OcrRequest", "OcrResult",
            "QueryRequest", "QueryHit", "DeleteResult", "ReindexRequest"]
@@ -34,6 +36,14 @@ class Health(BaseModel):
     jobs_queued: int
 
 
+def _query_text(text: str) -> str:
+    """The words ``folioflow query`` and the retriever answer an empty query with (a 422)."""
+    try:
+        return check_query_text(text)
+    except QueryError as exc:
+        raise ValueError(str(exc)) from None
+
+
 class QueryRequest(BaseModel):
     """``POST /v1/query``: what ``folioflow query`` takes. ``doc``: document ids, unique id prefixes,
     recorded paths or file names (``--doc``); ``source``: one configured source name;
@@ -43,7 +53,7 @@ class QueryRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)] = Field(
+    text: Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000), AfterValidator(_query_text)] = Field(
         description="The question or search text (not only whitespace; at most 4000 characters: "
                     "folioflow.indexing.retriever.MAX_QUERY_CHARS)")
     k: int = Field(default=5, ge=1, le=100, description="Hits to return")
