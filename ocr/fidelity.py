@@ -566,21 +566,27 @@ class FidelityReview:
                 # more known words from a reading whose share of them is lower is no better reading (a
                 # table of figures read as letters yields hundreds of words, a few of them the lexicon's)
                 no_worse = their_judgement is None or judged is None or their_judgement.rate >= judged.rate
-                # the layer's figures are evidence too: OCR that misreads the numbers of a table the
-                # page holds is no better reading for having more of the letters
-                my_figures, their_figures = figures_recall(layer, page_text(page)), figures_recall(layer, page_text(other))
-                if my_figures is not None and their_figures is not None:
-                    fidelity.measures["figures_recall"] = round(my_figures, 4)
-                    fidelity.measures["ocr_figures_recall"] = round(their_figures, 4)
-                figures_lost = my_figures is not None and their_figures is not None and their_figures < my_figures
-                if figures_lost:
-                    assert their_figures is not None and my_figures is not None
-                    return self._verdict(page, [*problems, f"OCR read {their_figures:.0%} of the text layer's figures, "
-                                                           f"the page holds {my_figures:.0%}"], judged, own_layer=True)
                 if their_words or (theirs > mine and no_worse):
                     # letters lost on the way to the page: the layer itself reads as text, so it is
                     # still the evidence the OCR reading is checked against (an implausible layer is none)
-                    return self._take_ocr(other, problems, fidelity, _own_layer(analysis, self.languages))
+                    checked = self._take_ocr(other, problems, fidelity, _own_layer(analysis, self.languages))
+                    # the layer's figures are evidence too: an OCR reading (the other recogniser's
+                    # when the check chose it) that misreads numbers the page holds is no better reading
+                    # for having more of the letters
+                    my_figures = figures_recall(layer, page_text(page))
+                    their_figures = figures_recall(layer, page_text(checked))
+                    if my_figures is None or their_figures is None:
+                        return checked
+                    figures = {"figures_recall": round(my_figures, 4), "ocr_figures_recall": round(their_figures, 4)}
+                    if their_figures >= my_figures:
+                        assert checked.fidelity is not None
+                        checked.fidelity.measures.update({f"text_{k}": v for k, v in figures.items()})
+                        return checked
+                    fidelity.measures.update(figures)
+                    assert checked.fidelity is not None
+                    fidelity.rerouted = list(checked.fidelity.rerouted)
+                    return self._verdict(page, [*problems, f"OCR read {their_figures:.0%} of the text layer's figures, "
+                                                           f"the page holds {my_figures:.0%}"], judged, own_layer=True)
             elif their_words and theirs > mine:
                 return self._take_ocr(other, problems, fidelity)
             else:
