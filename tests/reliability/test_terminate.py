@@ -59,8 +59,12 @@ def children(pid: int) -> dict[int, str]:
 def start_and_wait_mid_run(docs: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, dict[int, str]]:
     """The ingest process, once a scanned page is OCRed; (process, server pid, its children then)."""
     data = tmp_path / "data"
+    # SIGINT as in a terminal: a shell without job control starts background jobs (`cmd &`) with
+    # SIGINT ignored, pytest inherits that, and so would the ingest, which Ctrl-C could then not
+    # stop (both clean-clone CI runs of 2026-12-07, started in the background, failed so)
     proc = subprocess.Popen(ingest_cmd(docs, data, tmp_path / "r1.json"), env=env(tmp_path), cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     scan_hash = sha256_file(docs / "a-scan.pdf")
     deadline = time.monotonic() + 400
     while not cached_pages(data / "ocr-cache", scan_hash):
@@ -89,11 +93,13 @@ def test_sigterm_stops_the_run_in_order_and_its_prefect_server(docs, tmp_path, s
     silent)."""
     proc, server, _ = start_and_wait_mid_run(docs, tmp_path)
     started = _start_time(server)
+    # the signals the ingest ignores and catches (hex masks), for a failure's message
+    masks = [line for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines() if line.startswith(("SigIgn", "SigCgt"))]
     try:
         os.kill(proc.pid, signum)  # the ingest process only, as `kill PID` (or Ctrl-C) does
         proc.wait(180)
         stderr = proc.stderr.read().decode()
-        assert proc.returncode == 128 + signum, stderr[-3000:]
+        assert proc.returncode == 128 + signum, (masks, stderr[-3000:])
         assert said in stderr, stderr[-3000:]
         assert wait_gone(server, started, 10), "Prefect's ephemeral server outlived the terminated ingest"
     finally:
