@@ -652,8 +652,7 @@ class FidelityReview:
         # judged on its words of 3 letters or more: a photo or chart read as text gives fragments
         # ("er AT", "Mn A", "de PL") that the lexicon happens to hold (two-letter abbreviations),
         # and a handful of them decided a photo page "partial" with all its text there
-        judged = plausibility(" ".join(w for w in words("\n".join(b.text for b in added))
-                                       if len(w) >= MIN_JUDGED_LETTERS), self.languages)
+        judged = _plausibility_of_long_words("\n".join(b.text for b in added), self.languages)
         if judged is not None:
             page.fidelity.measures["image_plausibility"] = round(judged.rate, 4)
             if judged.rate < MIN_OCR_PLAUSIBILITY or judged.spaced > MAX_SPACED_LETTERS:
@@ -808,6 +807,13 @@ def _ocr_problems(measures: dict[str, float], judged: Plausibility | None) -> li
     return problems
 
 
+def _plausibility_of_long_words(text: str, languages: list[str]) -> Plausibility | None:
+    """:func:`plausibility` of ``text``'s words of :data:`MIN_JUDGED_LETTERS` letters or more: a photo,
+    or a script read as Latin letters, gives fragments ("er AT", "as", "st") that the lexicon happens
+    to hold as two-letter words."""
+    return plausibility(" ".join(w for w in words(text) if len(w) >= MIN_JUDGED_LETTERS), languages)
+
+
 def _block_measures(page: Page, languages: list[str]) -> dict[str, float]:
     """``implausible_blocks``: the OCR page's text blocks (tables and formulas apart) whose words of
     :data:`MIN_JUDGED_LETTERS` letters or more (at least :data:`MIN_WORDS` of them) hold a share of
@@ -819,7 +825,7 @@ def _block_measures(page: Page, languages: list[str]) -> dict[str, float]:
     for block in page.blocks:
         if block.type in (BlockType.TABLE, BlockType.FORMULA):
             continue
-        judged = plausibility(" ".join(w for w in words(block.text) if len(w) >= MIN_JUDGED_LETTERS), languages)
+        judged = _plausibility_of_long_words(block.text, languages)
         if judged is not None and judged.rate < MIN_PLAUSIBILITY:
             rates.append(judged.rate)
     if not rates:
