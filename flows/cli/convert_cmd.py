@@ -77,6 +77,7 @@ def convert(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from folioflow.flows.cli.convert_report import ConvertStats, print_summary, write_outputs
+    from folioflow.flows.cli.ui import stdout
     from folioflow.flows.sources import discover
     from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
     from folioflow.ocr.errors import ConfigurationError, FolioflowError
@@ -143,4 +144,4 @@ def convert(
     if vlm is not None:  # the converter leaves the engine it was given open
         vlm.close()
     stats.seconds = time.perf_counter() - started
-    print_summary(Console(), stats, output)
+    print_summary(stdout, stats, output)

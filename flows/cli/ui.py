@@ -1,16 +1,21 @@
 """Terminal output shared by the commands: a page progress bar and run summary tables (rich).
 
 Progress goes to standard error so ``--json`` output on standard output stays machine-readable.
+Standard output (:data:`stdout`) is as wide as the terminal; piped or redirected (not a terminal)
+it is :data:`PIPED_WIDTH` columns wide unless ``COLUMNS`` says otherwise, so a table row stays one
+line to read or grep instead of wrapping at 80 columns (rich's default width off a terminal) or
+at the width of a terminal that standard error still shows.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,10 +29,33 @@ from rich.text import Text
 
 from folioflow.flows.report import RunReport
 
-__all__ = ["stderr", "stdout", "PageProgress", "page_progress", "summary_table", "failures_table"]
+__all__ = ["PIPED_WIDTH", "OutputConsole", "stderr", "stdout", "PageProgress", "page_progress", "summary_table",
+           "failures_table"]
+
+#: Columns of standard output when it is not a terminal and ``COLUMNS`` is unset: wider than any
+#: row the commands print, so none wraps.
+PIPED_WIDTH = 10_000
+
+
+class OutputConsole(Console):
+    """A rich console whose width, when it writes to no terminal (a pipe, a file) and ``COLUMNS``
+    is unset, is :data:`PIPED_WIDTH`: tables then print each row on one line. Decided at each
+    print, so it follows whatever ``sys.stdout`` is then (typer's test runner swaps it)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = Console.size.fget(self)  # type: ignore[attr-defined]  # rich's property
+        if not self.is_terminal and not os.environ.get("COLUMNS", "").isdigit():  # rich reads only digits
+            return ConsoleDimensions(PIPED_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
 
 stderr = Console(stderr=True)
-stdout = Console(soft_wrap=True)
+stdout = OutputConsole(soft_wrap=True)
 
 
 class PageProgress:

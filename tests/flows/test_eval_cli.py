@@ -78,6 +78,23 @@ def test_eval_chunks(ingested, tmp_path):
     assert png.exists()
 
 
+def test_eval_chunks_prints_whole_rows_when_piped(ingested):
+    """Piped (stdout not a terminal, no COLUMNS), the tables keep each row on one line: a user's
+    trial found `eval chunks | grep` cut at 80 columns, the title and the header over several lines
+    and each cell folded."""
+    from folioflow.chunking.evaluation import CATEGORIES
+
+    result = CliRunner(env={"COLUMNS": None}).invoke(app, ["eval", "chunks", "--data-dir", str(ingested / "data")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    title = next(line for line in lines if "Chunk invariants:" in line)
+    assert title.rstrip().endswith("formulas in their Markdown)"), result.output
+    header = next(line for line in lines if "┃ document" in line)
+    assert all(c.replace("_", " ") in header for c in CATEGORIES), result.output
+    row = next(line for line in lines if "northwind.pdf" in line)
+    assert len(row.strip().strip("│").split("│")) == 2 + len(CATEGORIES) and len(row) > 80, result.output
+
+
 def test_eval_ocr_compares_engines(tmp_path):
     write_sample_pdf(tmp_path / "pdfs" / "sample.pdf")
     out, png = tmp_path / "folioflow.ocr.json", tmp_path / "folioflow.ocr.png"
