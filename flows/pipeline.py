@@ -41,7 +41,8 @@ from folioflow.indexing.routing import TICKER_PAGES, parties_in, tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
 from folioflow.ocr.schema import Document, PageStatus, kept_document_path
 
-__all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note"]
+__all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note",
+           "page_partials"]
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,8 @@ class Pipeline:
     def index(self, document: Document, chunks: list[Chunk], change_token: str | None = None,
               fingerprint: str | None = None, save: bool = True) -> DocumentRecord:
         """Embed and upsert the chunks, delete the document's stale points, write its record (with
-        the errors of failed pages, if any: :func:`page_failures`) under ``fingerprint`` (default:
+        the errors of failed pages, if any: :func:`page_failures`, and the partial pages with their
+        reasons: :func:`page_partials`) under ``fingerprint`` (default:
         this run's, :attr:`fingerprint`). ``save``: keep the converted document under
         ``documents_dir`` when the settings' ``keep_documents`` is on. Raises
         :class:`~folioflow.ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
@@ -187,6 +189,7 @@ class Pipeline:
     def _record(self, document: Document, chunks: int, change_token: str | None, fingerprint: str) -> DocumentRecord:
         source = document.source
         failures = page_failures(document)
+        partials = page_partials(document)
         head = "\n\n".join(p.markdown for p in document.pages[:TICKER_PAGES])  # a cover, a preamble
         return DocumentRecord(
             doc_id=document.doc_id,
@@ -205,7 +208,9 @@ class Pipeline:
             mtime=source.mtime,
             embedding_model=self.embedder.model_name if self.embedder else None,
             metadata={"fingerprint": fingerprint, "status": document.status.value,
-                      "failed_pages": sorted(failures), "change_token": change_token, "etag": source.etag,
+                      "failed_pages": sorted(failures), "partial_pages": sorted(partials),
+                      "partial_notes": [partials[n] for n in sorted(partials)],
+                      "change_token": change_token, "etag": source.etag,
                       "tickers": tickers_in(head), "parties": parties_in(head),
                       "text_profile": text_profile(markdown_head(p.markdown for p in document.pages)),
                       **{f"meta.{k}": v for k, v in source.metadata.items()}},
@@ -271,6 +276,15 @@ def page_failures(document: Document) -> dict[int, str]:
     prefixed ``page N:`` once (``"page N: failed"`` when the page gave no reason)."""
     return {p.number: "; ".join(page_note(p.number, e) for e in p.errors) or f"page {p.number}: failed"
             for p in document.pages if p.status == PageStatus.FAILED}
+
+
+def page_partials(document: Document) -> dict[int, str]:
+    """The partial pages of ``document`` (indexed with part of their content missing or
+    implausible, :mod:`folioflow.ocr.fidelity`): page number (1-based) -> ``page N: reason``
+    (:func:`folioflow.ocr.export.partial_reason`)."""
+    from folioflow.ocr.export import partial_reason
+
+    return {p.number: page_note(p.number, partial_reason(p)) for p in document.pages if p.status == PageStatus.PARTIAL}
 
 
 def stale_records(store: ChunkStore, source_name: str, keep_uris: set[str], roots: list[str] | None = None,

@@ -37,6 +37,7 @@ __all__ = [
     "match_documents",
     "resolve_document",
     "search_index",
+    "stored_partial_pages",
 ]
 
 Mode = Literal["dense", "sparse", "hybrid"]
@@ -73,7 +74,9 @@ QUERY_KEYS = ("text", "score", "search_score", "doc_id", "source", "uri", "page_
 
 class DocumentRow(BaseModel):
     """One document of ``status --documents --json`` and ``GET /v1/documents``: counts in the index,
-    ``status`` (``indexed`` or ``failed``), the pages that failed and every recorded error."""
+    ``status`` (``indexed`` or ``failed``), the pages that failed and every recorded error, and the
+    pages indexed ``partial`` (the fidelity check measured part of their content missing or
+    implausible, :mod:`folioflow.ocr.fidelity`) with the reason recorded for each."""
 
     doc_id: str
     source: str
@@ -86,6 +89,10 @@ class DocumentRow(BaseModel):
     indexed_at: str = Field(description="UTC time of the last write, ISO 8601")
     failed_pages: list[int] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+    partial_pages: list[int] = Field(default_factory=list, description="Pages indexed with part of their content "
+                                                                     "missing or implausible (fidelity check)")
+    partial_notes: list[str] = Field(default_factory=list, description="Why, one per partial page in page order: "
+                                                                     "'page N: fidelity: ...'")
 
 
 class SourceCounts(BaseModel):
@@ -149,18 +156,60 @@ def document_chunks(payloads: list[dict[str, Any]], page: int | None = None) -> 
     return sorted(rows, key=lambda r: r.index)
 
 
-def document_row(record: DocumentRecord) -> DocumentRow:
-    """The :class:`DocumentRow` of a registry record."""
+def document_row(record: DocumentRecord, documents_dir: Path | None = None) -> DocumentRow:
+    """The :class:`DocumentRow` of a registry record. Its partial pages are the record's
+    (``metadata["partial_pages"]`` and ``["partial_notes"]``, written by ingest); for a record
+    written before ingest recorded them (no such key), they are read from its converted document in
+    ``documents_dir`` when given (:func:`stored_partial_pages`), else none are shown."""
+    meta = record.metadata or {}
+    if "partial_pages" in meta or documents_dir is None:
+        partial, notes = list(meta.get("partial_pages") or []), list(meta.get("partial_notes") or [])
+    else:
+        partial, notes = stored_partial_pages(documents_dir, record.doc_id, record.content_hash)
     return DocumentRow(doc_id=record.doc_id, source=record.source, path=record.path, uri=record.uri,
                        pages=record.pages, chunks=record.chunks, status=record.status, tenant=record.tenant,
                        indexed_at=record.indexed_at.isoformat(),
-                       failed_pages=list((record.metadata or {}).get("failed_pages") or []),
-                       errors=list(record.errors))
+                       failed_pages=list(meta.get("failed_pages") or []),
+                       errors=list(record.errors), partial_pages=partial, partial_notes=notes)
+
+
+#: ``{(doc_id, content_hash): (pages, notes)}`` of converted documents (:func:`stored_partial_pages`).
+_STORED_PARTIALS: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
+
+
+def stored_partial_pages(documents_dir: Path, doc_id: str, content_hash: str) -> tuple[list[int], list[str]]:
+    """The partial pages of the converted document ``<documents_dir>/<doc_id>.json`` and their
+    ``page N: reason`` notes (as ingest records them, :func:`folioflow.flows.pipeline.page_partials`),
+    for records written before ingest recorded them. Empty when the file is missing, unreadable, or
+    holds other bytes' conversion than ``content_hash``. Cached per ``(doc_id, content_hash)``."""
+    import json
+
+    from folioflow.flows.pipeline import page_note
+    from folioflow.ocr.export import partial_reason
+    from folioflow.ocr.schema import Page, PageStatus, kept_document_path
+
+    key = (doc_id, content_hash)
+    if key not in _STORED_PARTIALS:
+        found: tuple[list[int], list[str]] = ([], [])
+        try:
+            with open(kept_document_path(documents_dir, doc_id), encoding="utf-8") as fh:
+                stored = json.load(fh)
+            if isinstance(stored, dict) and stored.get("content_hash") == content_hash:
+                partial = [Page.model_validate(p) for p in stored.get("pages") or []
+                           if isinstance(p, dict) and p.get("status") == PageStatus.PARTIAL.value]
+                found = ([p.number for p in partial], [page_note(p.number, partial_reason(p)) for p in partial])
+        except (OSError, ValueError):  # missing or unreadable (pydantic's ValidationError is a ValueError)
+            pass
+        _STORED_PARTIALS[key] = found
+    pages, notes = _STORED_PARTIALS[key]
+    return list(pages), list(notes)
 
 
 def index_status(settings: Settings, records: list[DocumentRecord], points: int, documents: bool = False) -> IndexStatus:
     """Counts per source of ``records`` (``points``: the collection's chunk count); with
-    ``documents``, one :class:`DocumentRow` per record, sorted by source and path."""
+    ``documents``, one :class:`DocumentRow` per record (:func:`document_row`, partial pages of
+    records written before ingest recorded them read from ``settings.documents_dir``), sorted by
+    source and path."""
     per_source: dict[str, SourceCounts] = defaultdict(SourceCounts)
     for record in records:
         row = per_source[record.source]
@@ -168,7 +217,8 @@ def index_status(settings: Settings, records: list[DocumentRecord], points: int,
         row.pages += record.pages
         row.chunks += record.chunks
         row.failed += record.status != "indexed"
-    rows = ([document_row(r) for r in sorted(records, key=lambda r: (r.source, r.path))] if documents else None)
+    rows = ([document_row(r, settings.documents_dir) for r in sorted(records, key=lambda r: (r.source, r.path))]
+            if documents else None)
     return IndexStatus(collection=settings.collection, location=settings.qdrant_url or str(settings.data_dir),
                        documents=len(records), chunks=points, sources=dict(per_source),
                        profile=collection_profile(records, settings.documents_dir), document_list=rows)

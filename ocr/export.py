@@ -31,7 +31,7 @@ from folioflow.ocr.render import RenderLimits, open_document
 from folioflow.ocr.schema import Block, BlockType, Document, Page, PageStatus
 
 __all__ = ["SCHEMA_PATH", "SCHEMA_ID", "furniture_comment", "page_markdown", "document_markdown", "page_html", "document_html", "document_json",
-           "json_schema", "write_schema", "extract_figures"]
+           "json_schema", "write_schema", "extract_figures", "partial_reason"]
 
 #: Where the generated JSON Schema of :class:`~folioflow.ocr.schema.Document` is published (package data).
 SCHEMA_PATH = Path(__file__).with_name("document.schema.json")
@@ -92,12 +92,17 @@ def document_markdown(document: Document, include_headers_footers: bool = False,
             parts.append(f"<!-- page {page.number} failed: {reason.replace('--', '- -')} -->")
             continue
         if page.status == PageStatus.PARTIAL:
-            reason = (page.fidelity.reason if page.fidelity else None) or "; ".join(page.errors) or "partial"
-            parts.append(f"<!-- page {page.number} partial: {reason.replace('--', '- -')} -->")
+            parts.append(f"<!-- page {page.number} partial: {partial_reason(page).replace('--', '- -')} -->")
         body = page_markdown(page, include_headers_footers, image_links, mark_furniture)
         if body:
             parts.append(body)
     return "\n\n".join(parts) + "\n"
+
+
+def partial_reason(page: Page) -> str:
+    """Why a ``partial`` page is partial: its fidelity check's reason (with the measured numbers),
+    else its errors, else ``"partial"``."""
+    return (page.fidelity.reason if page.fidelity else None) or "; ".join(page.errors) or "partial"
 
 
 def _renderer() -> MarkdownIt:

@@ -351,7 +351,7 @@ def query(
 @app.command()
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-    documents: Annotated[bool, typer.Option("--documents", "-d", help="Also list every document: source, path, doc id, pages, chunks, status (with failed pages), and their errors")] = False,
+    documents: Annotated[bool, typer.Option("--documents", "-d", help="Also list every document: source, path, doc id, pages, chunks, status (with the number of failed and of partial pages), their errors, and each partial page with its reason")] = False,
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,
@@ -360,9 +360,11 @@ def status(
     api_key: ApiKey = None,
 ) -> None:
     """Documents and chunks in the index, per source (--documents: one row per document, then the
-    recorded errors of failed documents and failed pages). An input refused before any page is
-    converted (not a PDF or image, empty, unreadable, encrypted without its password) is never
-    registered, so it is not listed here: its reason is in the ingest run's summary and --report.
+    recorded errors of failed documents and failed pages, then the partial pages with their reasons:
+    pages indexed with part of their content missing or implausible, by the fidelity check). An
+    input refused before any page is converted (not a PDF or image, empty, unreadable, encrypted
+    without its password) is never registered, so it is not listed here: its reason is in the
+    ingest run's summary and --report.
 
     With --api-url, or when `folioflow api` runs on the same data directory and collection, the
     server answers (GET /v1/documents; the same tables and JSON). Without one, an embedded store

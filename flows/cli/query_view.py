@@ -115,9 +115,11 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
                  summary: dict | None = None) -> None:
     """Documents, pages and chunks in the index, per source (from the documents registry), and the
     retrieval profile ``query`` uses by default (``profile``, inferred from the documents' titles, or their text where a title names no kind:
-    :func:`folioflow.flows.queries.collection_profile`); with ``documents``, one row per document (source, path, doc id, pages, chunks, status and the
-    number of failed pages) as well, then every recorded error (failed pages, failed documents);
-    JSON adds ``failed_pages`` and ``errors`` to each document. ``summary``: an
+    :func:`folioflow.flows.queries.collection_profile`); with ``documents``, one row per document (source, path, doc id, pages, chunks, status with the
+    number of failed and of partial pages) as well, then every recorded error (failed pages, failed
+    documents) and every partial page with its reason (pages indexed with part of their content
+    missing or implausible, :mod:`folioflow.ocr.fidelity`); JSON adds ``failed_pages``, ``errors``,
+    ``partial_pages`` and ``partial_notes`` to each document (:class:`~folioflow.flows.queries.DocumentRow`). ``summary``: an
     :class:`~folioflow.flows.queries.IndexStatus` dict already read (from an API server's ``GET
     /v1/documents``) instead of opening the store. Fails (exit 1, reason on stderr) when the data
     directory or server holds no such collection."""
@@ -169,10 +171,12 @@ def render_status(summary: dict, as_json: bool = False, documents: bool = False)
             docs.add_column(column, justify="right" if column in ("pages", "chunks") else "left",
                             overflow="fold")
         for row in summary["document_list"]:
-            failed = len(row["failed_pages"])
             shown = row["status"]
-            if failed and shown == "indexed":
-                shown += f", {failed} page{'s' if failed > 1 else ''} failed"
+            if shown == "indexed":
+                for key, word in (("failed_pages", "failed"), ("partial_pages", "partial")):
+                    count = len(row.get(key) or [])  # a server older than partial_pages has no such key
+                    if count:
+                        shown += f", {count} page{'s' if count > 1 else ''} {word}"
             docs.add_row(row["source"], row["path"], row["doc_id"], str(row["pages"]), str(row["chunks"]), shown)
         stdout.print(docs)
         troubled = [row for row in summary["document_list"] if row["errors"]]
@@ -181,6 +185,13 @@ def render_status(summary: dict, as_json: bool = False, documents: bool = False)
             for row in troubled:
                 for error in row["errors"]:
                     stdout.print(f"  {row['path']}: {error}", markup=False)
+        partial = [row for row in summary["document_list"] if row.get("partial_pages")]
+        if partial:
+            stdout.print("[bold]Partial pages[/bold] (indexed with part of their content missing or implausible: "
+                         "`folioflow show DOC --page N` shows what was kept)")
+            for row in partial:
+                for note in row.get("partial_notes") or [f"page {n}: partial" for n in row["partial_pages"]]:
+                    stdout.print(f"  {row['path']}: {note}", markup=False)
 
 
 def _find_document(settings: Settings, key: str) -> Path:

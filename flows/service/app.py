@@ -488,11 +488,11 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     @app.get("/v1/documents/{doc_id}", response_model=DocumentDetail, tags=["documents"], responses=_ERRORS)
     def get_document(doc_id: str, who: Auth) -> DocumentDetail:
         """One document (doc id or a unique prefix, recorded path or file name): pages, chunks,
-        status, failed pages and errors, engines per page."""
+        status, failed pages and errors, partial pages and their reasons, engines per page."""
         from folioflow.flows.queries import document_row
 
         record = find(who, doc_id)
-        row = document_row(record).model_dump()
+        row = document_row(record, settings.documents_dir).model_dump()
         converted = kept_document_path(settings.documents_dir, record.doc_id).is_file()
         return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
                               mime_type=record.mime_type, converted=converted)

@@ -1,6 +1,7 @@
 """Issue 23 as a user meets it: an invoice number printed only in the running header is found by
-`folioflow query` in sparse and hybrid modes, `show` marks it as furniture, and the run report
-sums up every page's fidelity check."""
+`folioflow query` in sparse and hybrid modes, `show` marks it as furniture, the run report sums up
+every page's fidelity check, and `status --documents` names the partial pages and their reasons
+(also for a record written before ingest recorded them, from its converted document)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import json
 
 import pytest
 
+from folioflow.flows.settings import Settings
+from folioflow.indexing.store import open_store
 from tests.flows.test_cli_ingest import folioflow
 from tests.ocr import fidelity_docs as docs
 
@@ -40,3 +43,27 @@ def test_header_only_invoice_number_is_found_and_shown_as_furniture(tmp_path):
     assert "<!-- furniture (page footer): Page 2 of 3 -->" in show.stdout
     shown = folioflow("show", str(letter), cwd=tmp_path, home=home)
     assert "<!-- page 1 partial: fidelity:" in shown.stdout
+
+    status = folioflow("status", "--documents", "--json", cwd=tmp_path, home=home)
+    assert status.returncode == 0, status.stderr[-3000:]
+    rows = {r["path"].rsplit("/", 1)[-1]: r for r in json.loads(status.stdout)["document_list"]}
+    assert rows["invoice.pdf"]["partial_pages"] == [] and rows["invoice.pdf"]["partial_notes"] == []
+    assert rows["letter.png"]["partial_pages"] == [1]
+    [note] = rows["letter.png"]["partial_notes"]
+    assert note.startswith("page 1: fidelity: ") and note.removeprefix("page 1: ") in records["letter.png"]["page_errors"][0]
+    table = folioflow("status", "--documents", cwd=tmp_path, home=home).stdout
+    assert "indexed, 1 page partial" in " ".join(table.split()), table
+    assert f"letter.png: {note}" in table, table
+
+    # a record written before ingest recorded partial pages: read from the converted document kept
+    store = open_store(Settings(data_dir=tmp_path / ".folioflow").store_settings())
+    try:
+        record = store.get_document(records["letter.png"]["doc_id"])
+        assert record is not None and record.metadata["partial_notes"] == [note]
+        old = {k: v for k, v in record.metadata.items() if k not in ("partial_pages", "partial_notes")}
+        store.put_record(record.model_copy(update={"metadata": old}))
+    finally:
+        store.close()
+    again = json.loads(folioflow("status", "--documents", "--json", cwd=tmp_path, home=home).stdout)
+    row = next(r for r in again["document_list"] if r["path"].endswith("letter.png"))
+    assert row["partial_pages"] == [1] and row["partial_notes"] == [note]
