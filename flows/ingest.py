@@ -2,11 +2,14 @@
 
 Shape: the flow resolves its settings (a :class:`~folioflow.flows.settings.Settings` object, or a config file
 plus overrides when run from a deployment), collects documents (command-line ``paths``: files,
-folders, globs; and/or configured ``sources`` by name), warms up the models and the store, then
+folders, globs; and/or configured ``sources`` by name), warms up the OCR engines and the store, then
 runs one ``ingest-document`` task per document on the configured task runner and indexes their
-results in the flow process (:mod:`folioflow.flows.runner`, :mod:`folioflow.flows.tasks`). One document's failure is a
+results in the flow process (:mod:`folioflow.flows.runner`, :mod:`folioflow.flows.tasks`). The
+embedding model loads for the first document with pages to convert, so a run whose every document
+is skipped or refused never loads it (:class:`~folioflow.flows.pipeline.Pipeline`). One document's failure is a
 ``failed`` row in the report, never a failed flow run; the flow raises only when the run cannot
-proceed at all (bad settings, model or store unavailable: :class:`~folioflow.ocr.errors.FolioflowError`).
+proceed at all (bad settings, model or store unavailable: :class:`~folioflow.ocr.errors.FolioflowError`;
+a model that cannot be loaded is raised once the documents ran, each that needed it failed with it).
 
 With ``prune``, documents indexed from the same folders or sources that are gone from them are
 deleted (for sources only when the listing was complete; for local folders only when the file is
@@ -80,6 +83,9 @@ def run_body(flow_name: str, settings: Settings, paths: Sequence[str] = (), sour
     pipeline.warm_up()
     try:
         report.documents += run_documents(pipeline, files, flow_name, progress)
+        error = pipeline.setup_error()  # the model loads for the first document that needs it
+        if error is not None:
+            raise error
         if prune and discovery is not None and discovery.roots:
             # A file the folder walk skips (hidden, no or another extension) but an earlier run was
             # given by name is not gone: only files missing from disk are pruned.

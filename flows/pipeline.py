@@ -39,6 +39,7 @@ from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.profiles import markdown_head, text_profile
 from folioflow.indexing.routing import TICKER_PAGES, parties_in, tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
+from folioflow.ocr.errors import FolioflowError
 from folioflow.ocr.schema import Document, PageStatus, kept_document_path
 
 __all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note",
@@ -55,8 +56,22 @@ class Shared:
 
 
 class Pipeline:
-    """Models, store and stages of one run. Cheap to construct; :meth:`warm_up` loads models and
-    opens the store (raises :class:`~folioflow.ocr.errors.FolioflowError` subclasses when it cannot).
+    """Models, store and stages of one run. Cheap to construct; :meth:`warm_up` opens the store
+    and builds the stages (raises :class:`~folioflow.ocr.errors.FolioflowError` subclasses when it
+    cannot).
+
+    The embedding model loads when the run first needs it (:meth:`load_model`): for the first
+    document with pages to convert (its chunker counts the model's tokens), or the first one
+    written to the index, which also creates a missing collection (:meth:`ensure_collection`).
+    The run's fingerprint takes the model's name from the settings
+    (:func:`~folioflow.indexing.embedder.canonical_model_name`), so a run whose every document is
+    skipped or refused before a page is converted never loads it (nor creates a collection). A
+    model that cannot be loaded fails the documents that needed it and is kept in
+    :meth:`setup_error` for the flow to stop the run with. Loaded at :meth:`warm_up` as before:
+    with a collection recorded under another model (the mismatch is raised there), on Dask or Ray
+    workers (``in_process`` false: a worker's failure to load the tokenizer would only fail its
+    documents, so the flow loads the model first as it did), and with ``convert=False``
+    (re-chunking).
 
     ``shared``: a :class:`Shared` of an embedder and an open store that a long-lived process (the
     API server) owns: the run uses them instead of loading its own, and :meth:`close` leaves the
@@ -75,25 +90,30 @@ class Pipeline:
         self.chunker: Chunker | None = None  # set by warm_up(convert=False); else the stages' chunker
         self.spec: StageSpec | None = None
         self._write_lock = threading.Lock()
+        self._model_lock = threading.RLock()
+        self._model_ready = self._collection_ready = False
+        self._model_error: FolioflowError | None = None
 
     # ------------------------------------------------------------------------------- set-up
     def warm_up(self, convert: bool = True) -> Pipeline:
-        """Load the embedder, open the store and build the stages. ``convert=False`` (re-chunking
-        kept documents, :mod:`folioflow.flows.reindex`): no OCR engine, VLM client or stages, only
-        :attr:`chunker`; :attr:`fingerprint` is then not set and :meth:`index` needs one given."""
+        """Open the store and build the stages; the embedding model loads later, when first needed
+        (class docstring). ``convert=False`` (re-chunking kept documents,
+        :mod:`folioflow.flows.reindex`): the model is loaded now, and there is no OCR engine, VLM
+        client or stages, only :attr:`chunker`; :attr:`fingerprint` is then not set and
+        :meth:`index` needs one given."""
         s = self.settings
         if self._shared is not None:
             self.embedder = self._shared.embedder
-        else:
+        else:  # loads nothing yet: its model_name comes from the settings
             self.embedder = Embedder(model=s.embedding_model, device=s.device, precision=s.embedding_precision)
-            self.embedder.warm_up()
-        counter = self.embedder.token_counter()
         options = chunker_options(s)
         self.store = self._shared.store if self._shared is not None else open_store(self.store_settings(s))
-        self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
-        self.indexer = Indexer(self.embedder, self.store, use_token_ids=self.embedder.takes_token_ids)
+        self.indexer = Indexer(self.embedder, self.store)  # use_token_ids: set by load_model()
+        info = self.store.collection_info()
+        if not convert or not self._in_process or (info is not None and info.get("model") != self.embedder.model_name):
+            self.ensure_collection()  # another model's collection: the mismatch is raised here
         if not convert:
-            self.chunker = Chunker(counter, options)
+            self.chunker = Chunker(self.embedder.token_counter(), options)
             return self
         # What else than the bytes decides the indexed content: the embedding model, the chunker's
         # options (limit included) and the OCR settings that decide the page text (the VLM engine's
@@ -103,9 +123,56 @@ class Pipeline:
             self._owns_vlm = self._vlm_engine is not None
         fingerprint = index_fingerprint(self.embedder.model_name, options, ocr_identity(s, self._vlm_engine))
         self.spec = StageSpec(settings=s, fingerprint=fingerprint, in_process=self._in_process)
-        self.stages = Stages(self.spec, counter=counter, vlm_engine=self._vlm_engine).warm_up()
+        self.stages = Stages(self.spec, vlm_engine=self._vlm_engine, load_counter=self._token_counter).warm_up()
         register_stages(self.stages)
         return self
+
+    def load_model(self) -> None:
+        """Load the embedding model (idempotent, thread-safe). Raises the
+        :class:`~folioflow.ocr.errors.FolioflowError` that loading raised, now and on every later
+        call (:meth:`setup_error`)."""
+        assert self.embedder is not None and self.indexer is not None
+        with self._model_lock:
+            if self._model_error is not None:
+                raise self._model_error
+            if self._model_ready:
+                return
+            try:
+                self.embedder.warm_up()
+                self.indexer.use_token_ids = self.embedder.takes_token_ids
+            except FolioflowError as exc:
+                self._model_error = exc
+                raise
+            self._model_ready = True
+
+    def ensure_collection(self) -> None:
+        """:meth:`load_model`, then create the collection if it is missing and check the model
+        against it (``ensure_collection``; idempotent). Called from the flow's thread, where the
+        store is closed: creating the embedded store's folder takes its lock in the creating
+        thread. Raises as :meth:`load_model` does (an error is kept for :meth:`setup_error`)."""
+        assert self.embedder is not None and self.store is not None
+        with self._model_lock:
+            self.load_model()
+            if self._collection_ready:
+                return
+            try:
+                self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
+            except FolioflowError as exc:
+                self._model_error = exc
+                raise
+            self._collection_ready = True
+
+    def _token_counter(self):
+        """The embedder's token counter, for the stages' chunker (loads the model first)."""
+        self.load_model()
+        assert self.embedder is not None
+        return self.embedder.token_counter()
+
+    def setup_error(self) -> FolioflowError | None:
+        """Why this run cannot proceed, learnt after :meth:`warm_up`: the embedding model, the
+        chunker built on it or the collection failed to load for a document (every later document
+        failed with it)."""
+        return self._model_error or (self.stages.setup_error if self.stages is not None else None)
 
     #: The vLLM OCR engine for ``s.ocr_endpoints`` and ``s.profile`` (see :func:`folioflow.flows.stages.build_vlm_engine`).
     vlm_engine_for = staticmethod(build_vlm_engine)
@@ -167,6 +234,7 @@ class Pipeline:
         ``documents_dir`` when the settings' ``keep_documents`` is on. Raises
         :class:`~folioflow.ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
         assert self.indexer is not None
+        self.ensure_collection()
         if save and self.settings.keep_documents:
             self.save_document(document)
         record = self._record(document, len(chunks), change_token, fingerprint or self.fingerprint)
@@ -179,6 +247,7 @@ class Pipeline:
         with its page errors; its previous points, if any, stay untouched and searchable, and the
         next run retries it (:meth:`known`). Raises :class:`~folioflow.ocr.errors.StoreError`."""
         assert self.store is not None
+        self.ensure_collection()  # the registry is created with the collection
         record = self._record(document, 0, change_token, self.fingerprint)
         if not record.errors:
             record = record.model_copy(update={"errors": [error]})

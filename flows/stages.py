@@ -32,7 +32,7 @@ from folioflow.flows.report import DocumentReport
 from folioflow.flows.settings import Settings
 from folioflow.flows.sources import SourceFile
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from folioflow.ocr.errors import ConfigurationError
+from folioflow.ocr.errors import ConfigurationError, FolioflowError
 from folioflow.ocr.ids import sha256_bytes, sha256_text
 from folioflow.ocr.schema import Document, Page, SourceRef
 
@@ -221,24 +221,50 @@ def settings_change(old: str | None, new: str) -> str:
 
 class Stages:
     """Plan, convert and chunk for one :class:`StageSpec`. ``counter``: a token counter already
-    loaded (the flow passes its embedder's); else the tokenizer is loaded from the model."""
+    loaded; ``load_counter``: a function that loads one (the flow passes its embedder's, which loads
+    the embedding model); with neither, the tokenizer is loaded from the model's name.
 
-    def __init__(self, spec: StageSpec, counter=None, vlm_engine=None):
+    The chunker, and with it the token counter, is built by the first :meth:`convert` (or
+    :meth:`chunk`), not by :meth:`warm_up`: a run whose every document is skipped or refused before
+    a page is converted loads no tokenizer or model. A chunker that cannot be built (the model or
+    its tokenizer cannot be loaded, chunking options the model's limit refuses) fails that
+    document and every later one with the same error, which :attr:`setup_error` keeps for the flow
+    (:func:`folioflow.flows.ingest.run_body` then stops the run with it)."""
+
+    def __init__(self, spec: StageSpec, counter=None, vlm_engine=None, load_counter: Callable[[], Any] | None = None):
         self.spec, self.settings = spec, spec.settings
-        self._counter, self._vlm = counter, vlm_engine
+        self._counter, self._load_counter, self._vlm = counter, load_counter, vlm_engine
         self._owns_vlm = False  # a VLM engine given is its giver's to close; one built here is closed here
         self.converter: DocumentConverter | None = None
-        self.chunker: Chunker | None = None
+        self.chunker: Chunker | None = None  # built by the first convert() or chunk()
+        self.setup_error: FolioflowError | None = None
+        self._chunker_lock = threading.Lock()
         self.pool: ConvertPool | None = None
         self.cache = PageCache(self.settings.cache_dir)
 
+    def ready_chunker(self) -> Chunker:
+        """The chunker, built on first use (see the class docstring). Raises the
+        :class:`~folioflow.ocr.errors.FolioflowError` that building it raised, now and on every
+        later call."""
+        with self._chunker_lock:
+            if self.setup_error is not None:
+                raise self.setup_error
+            if self.chunker is None:
+                try:
+                    if self._counter is None and self._load_counter is not None:
+                        self._counter = self._load_counter()
+                    elif self._counter is None:
+                        from folioflow.chunking.tokens import HFTokenCounter
+
+                        self._counter = HFTokenCounter.from_pretrained(self.settings.embedding_model)
+                    self.chunker = Chunker(self._counter, chunker_options(self.settings))
+                except FolioflowError as exc:
+                    self.setup_error = exc
+                    raise
+            return self.chunker
+
     def warm_up(self) -> Stages:
         s = self.settings
-        if self._counter is None:
-            from folioflow.chunking.tokens import HFTokenCounter
-
-            self._counter = HFTokenCounter.from_pretrained(s.embedding_model)
-        self.chunker = Chunker(self._counter, chunker_options(s))
         if self._vlm is None:
             self._vlm = build_vlm_engine(s)
             self._owns_vlm = self._vlm is not None
@@ -334,8 +360,11 @@ class Stages:
 
     def convert(self, planned: Planned, on_page: Callable[[Page], None] | None = None) -> Document:
         """OCR every page (cached pages are reused), across the process pool when there is one.
-        Raises :class:`~folioflow.ocr.errors.SourceError` when the document cannot be opened."""
+        Builds the chunker first (:meth:`ready_chunker`: a model that cannot be loaded fails the
+        document before its pages are read). Raises :class:`~folioflow.ocr.errors.SourceError` when
+        the document cannot be opened."""
         assert self.converter is not None and planned.data is not None
+        self.ready_chunker()
         password = self.password_for(planned.file)
         if self.pool is None or planned.page_count < 2:
             return self.converter.convert(DocumentInput(data=planned.data, source=planned.source, password=password),
@@ -347,8 +376,7 @@ class Stages:
             return self.pool.convert(item, planned.page_count, on_page)
 
     def chunk(self, document: Document) -> list[Chunk]:
-        assert self.chunker is not None
-        return self.chunker.chunk(document)
+        return self.ready_chunker().chunk(document)
 
 
 _REGISTRY: dict[str, Stages] = {}

@@ -135,7 +135,9 @@ def ingest(
     content hash, with the same embedding model, chunking and OCR settings; --force processes them
     again. A document with failed pages is retried on the next run. When every document is
     unchanged by size and mtime, the run ends there: no model is loaded and no Prefect flow run
-    (nor its ephemeral server) is started.
+    (nor its ephemeral server) is started. Otherwise the embedding model loads for the first
+    document with pages to convert: a run whose every input is refused (not a PDF or image,
+    empty, unreadable) loads none.
 
     Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
     exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable,

@@ -97,6 +97,58 @@ def test_ingest_query_status_show(tmp_path):
     assert json.loads((tmp_path / "again.json").read_text())[0]["status"] == "skipped"
 
 
+#: ``python -c`` running the CLI, then saying on stderr whether sentence-transformers (what loads
+#: the embedding model: indexing/embedder.py) was imported in the process.
+PROBE = ("import atexit, runpy, sys; atexit.register(lambda: print('sentence_transformers imported:', "
+         "'sentence_transformers' in sys.modules, file=sys.stderr)); sys.argv = ['folioflow', *sys.argv[1:]]; "
+         "runpy.run_module('folioflow.flows.cli', run_name='__main__')")
+
+
+def test_ingest_whose_every_input_is_refused_never_loads_the_model(tmp_path):
+    """A user's trial: an ingest of inputs all refused before a page is converted (text named
+    .pdf, an empty file, a ZIP named .pdf) loaded the embedding model, though nothing would be
+    embedded. The run's fingerprint takes the model's name from the settings; the model loads for
+    the first document that has pages to convert, and that document is indexed under the same
+    fingerprint as before."""
+    from folioflow.flows.settings import load_settings
+    from folioflow.flows.stages import chunker_options, index_fingerprint, ocr_identity
+    from folioflow.indexing.embedder import canonical_model_name
+    from folioflow.indexing.store import open_store
+
+    (tmp_path / "notes.pdf").write_text("plain text saved with a .pdf name")
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    (tmp_path / "archive.pdf").write_bytes(b"PK\x03\x04 this is a zip archive, not a PDF")
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(tmp_path / "prefect-home")}
+    env.pop("PREFECT_API_URL", None)
+
+    def ingest(*names: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", PROBE, "ingest", *names, "--report", "report.json", "--no-progress"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+
+    refused = ingest("notes.pdf", "empty.pdf", "archive.pdf")
+    assert refused.returncode == 0, refused.stderr[-3000:]
+    records = json.loads((tmp_path / "report.json").read_text())
+    assert [r["status"] for r in records] == ["failed"] * 3 and all(r["error"] for r in records), records
+    assert "sentence_transformers imported: False" in refused.stderr, refused.stderr[-3000:]
+
+    pdf = write_sample_pdf(tmp_path / "sample.pdf")
+    indexed = ingest(str(pdf), "notes.pdf")
+    assert indexed.returncode == 0, indexed.stderr[-3000:]
+    assert "sentence_transformers imported: True" in indexed.stderr, indexed.stderr[-3000:]
+    statuses = {Path(r["source"]).name: r["status"] for r in json.loads((tmp_path / "report.json").read_text())}
+    assert statuses == {"sample.pdf": "indexed", "notes.pdf": "failed"}
+    settings = load_settings(data_dir=tmp_path / ".folioflow")
+    store = open_store(settings.store_settings())
+    try:
+        [record] = store.list_documents()
+        assert store.collection_info()["model"] == canonical_model_name(None)
+    finally:
+        store.close()
+    assert record.metadata["fingerprint"] == index_fingerprint(canonical_model_name(None), chunker_options(settings),
+                                                               ocr_identity(settings))
+
+
 def test_run_that_cannot_proceed_exits_nonzero(tmp_path):
     pdf = write_sample_pdf(tmp_path / "sample.pdf")
     run = folioflow("ingest", str(pdf), "--embedding-model", str(tmp_path / "no-such-model"), "--no-progress",
