@@ -4,7 +4,9 @@ fresh data dir, with the real MiniLM model, embedded store and Prefect ingest ru
 requires an API key, so the tests also check that the UI sends it from its key field.
 
 Documents: the generated two-page sample PDF and a truncated copy of it whose file name holds
-HTML (it must fail with its error shown, and its name must appear as text, never as markup).
+HTML (it must fail with its error shown, and its name must appear as text, never as markup), then
+a handwritten-like letter whose page the fidelity check marks partial (the list and the document
+page show the partial page and its reason, as text).
 Screenshots go to ``$FOLIOFLOW_ARTIFACTS/ui-screenshots`` (else a pytest temporary folder); the
 folder is printed."""
 
@@ -32,6 +34,7 @@ from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 from folioflow.flows.service import ApiKey, ApiSettings, create_app  # noqa: E402
 from folioflow.flows.settings import load_settings  # noqa: E402
 from folioflow.ocr.samples import write_sample_pdf  # noqa: E402
+from tests.ocr import fidelity_docs  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -58,7 +61,8 @@ def documents(tmp_path_factory) -> dict[str, Path]:
     broken = folder / BROKEN_NAME
     data = sample.read_bytes()
     broken.write_bytes(data[: len(data) // 3])  # a PDF cut short: no xref, no trailer
-    return {"sample": sample, "broken": broken}
+    letter = fidelity_docs.handwritten_png(folder / "letter.png")
+    return {"sample": sample, "broken": broken, "letter": letter}
 
 
 @pytest.fixture(scope="module")
@@ -240,4 +244,45 @@ def test_search_shows_heading_path_page_and_highlighted_thumbnail(page, server, 
     hit.locator(".thumb-link").click()
     page.wait_for_selector("body[data-ready='true']")
     expect(page.locator("#page-number")).to_have_value("2")
+    assert not page.js_errors, page.js_errors  # type: ignore[attr-defined]
+
+
+def test_partial_page_and_its_reason_are_shown(page, server, documents, screenshots):
+    ready(page, "/ui/upload")
+    page.set_input_files("#files", [str(documents["letter"])])
+    page.click("#upload-form button[type=submit]")
+    job = page.locator("article.job")
+    expect(job).to_have_attribute("data-state", "succeeded", timeout=INGEST_TIMEOUT_MS)
+    expect(job.locator(".job-documents li[data-status='indexed']")).to_contain_text("letter.png")
+    letter = next(d for d in api_get(server, "/v1/documents")["document_list"] if d["path"].endswith("letter.png"))
+    assert letter["status"] == "indexed" and letter["partial_pages"] == [1], letter
+    [note] = letter["partial_notes"]
+    assert note.startswith("page 1: fidelity: "), note
+
+    ready(page, "/ui/documents")
+    row = page.locator(f"#documents tr[data-doc-id='{letter['doc_id']}']")
+    expect(row.locator(".badge")).to_have_text("indexed")
+    shown = row.locator("td.errors .partial")
+    expect(shown).to_have_count(1)
+    expect(shown).to_be_visible()
+    expect(shown).to_have_text(note)  # the reason as text, with its numbers
+    assert shown.evaluate("n => n.children.length") == 0  # inserted as text, never as markup
+    expect(row.locator("td.errors")).to_contain_text("partial pages: 1")
+    expect(row.locator("td.errors .error")).to_have_count(0)  # partial is not failed
+    clean = page.locator("#documents tr[data-status='indexed']").filter(has_text="report.pdf")
+    expect(clean.locator(".partial")).to_have_count(0)
+    page.screenshot(path=str(screenshots / "7-documents-partial.png"), full_page=True)
+
+    page.click("#documents a:text('letter.png')")
+    page.wait_for_selector("body[data-ready='true']")
+    meta = page.locator("#doc-meta")
+    expect(meta.locator("dt:text-is('Partial pages') + dd")).to_have_text("1")
+    expect(meta.locator("dt:text-is('Failed pages') + dd")).to_have_text("none")
+    partial = page.locator("#doc-partial li.partial")
+    expect(partial).to_have_count(1)
+    expect(partial).to_be_visible()
+    expect(partial).to_have_text(note)
+    assert partial.evaluate("n => n.children.length") == 0
+    expect(page.locator("#page-caption")).to_contain_text("partial")
+    page.screenshot(path=str(screenshots / "8-document-partial.png"), full_page=True)
     assert not page.js_errors, page.js_errors  # type: ignore[attr-defined]

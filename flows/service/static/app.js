@@ -233,11 +233,22 @@ async function setupDocuments() {
   document.getElementById("documents").hidden = body.children.length === 0;
 }
 
+// A document's partial pages with their reasons ("page N: fidelity: ..."): pages indexed with part
+// of their content missing or implausible. A server older than partial_notes has no such key.
+function partialNotes(d) {
+  const pages = d.partial_pages || [];
+  return d.partial_notes && d.partial_notes.length ? d.partial_notes : pages.map((n) => `page ${n}: partial`);
+}
+
 function documentRow(d) {
   const errors = el("td", { class: "errors" });
   for (const e of d.errors || []) errors.append(el("div", { class: "error", text: e }));
   if (d.failed_pages && d.failed_pages.length) {
     errors.append(el("div", { class: "muted", text: "failed pages: " + d.failed_pages.join(", ") }));
+  }
+  for (const note of partialNotes(d)) errors.append(el("div", { class: "partial", text: note }));
+  if (d.partial_pages && d.partial_pages.length) {
+    errors.append(el("div", { class: "muted", text: "partial pages: " + d.partial_pages.join(", ") }));
   }
   const del = el("button", { type: "button", class: "delete", text: "Delete" });
   const row = el("tr", { "data-doc-id": d.doc_id, "data-status": d.status },
@@ -273,10 +284,13 @@ async function setupDocument() {
   const meta = document.getElementById("doc-meta");
   const facts = [["Status", detail.status], ["Pages", detail.pages], ["Chunks", detail.chunks],
     ["Source", detail.source], ["Path", detail.path], ["Document id", detail.doc_id],
-    ["Failed pages", (detail.failed_pages || []).join(", ") || "none"]];
+    ["Failed pages", (detail.failed_pages || []).join(", ") || "none"],
+    ["Partial pages", (detail.partial_pages || []).join(", ") || "none"]];
   for (const [name, value] of facts) meta.append(el("dt", { text: name }), el("dd", { text: value }));
   const errors = document.getElementById("doc-errors");
   for (const e of detail.errors || []) errors.append(el("li", { class: "error", text: e }));
+  const partial = document.getElementById("doc-partial");
+  for (const note of partialNotes(detail)) partial.append(el("li", { class: "partial", text: note }));
   if (!detail.pages) return;
 
   const input = document.getElementById("page-number");
