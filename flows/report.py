@@ -4,7 +4,9 @@
 object per document (keys of :class:`DocumentReport`). Statuses:
 
 * ``indexed``: converted, chunked, embedded and upserted in this run;
-* ``skipped``: already indexed with the same content hash and settings (no OCR, no embedding);
+* ``skipped``: already indexed with the same content hash and settings (no OCR, no embedding); its
+  ``pages``, ``chunks``, ``engines``, ``partial_pages`` and the partial pages' reasons (in
+  ``page_errors``) are those the index holds (:meth:`folioflow.flows.stages.Known.carry_to`);
 * ``failed``: could not be indexed; ``error`` holds the specific one-line reason (for a document
   whose every page failed: ``every page failed (N of N): page 1: ...``);
 * ``pruned``: removed from the index because it disappeared from its source (``--prune``).

@@ -60,7 +60,8 @@ class Known:
     """What the index holds for a document: content hash, fingerprint, change token, counts;
     ``status`` of its registry record (``indexed`` or ``failed``: the last attempt failed) and the
     pages that failed when it was last indexed (``failed_pages``, 1-based); the ``tenant`` its
-    points carry."""
+    points carry; its partial pages and their ``page N: reason`` notes (``partial_pages`` is
+    ``None`` for a record written before ingest recorded them: :meth:`recorded_partials`)."""
 
     content_hash: str
     fingerprint: str | None
@@ -71,6 +72,8 @@ class Known:
     status: str = "indexed"
     failed_pages: tuple[int, ...] = ()
     tenant: str | None = None
+    partial_pages: tuple[int, ...] | None = None
+    partial_notes: tuple[str, ...] = ()
 
     @classmethod
     def from_record(cls, record: Any) -> Known:
@@ -79,7 +82,25 @@ class Known:
         return cls(content_hash=record.content_hash, fingerprint=meta.get("fingerprint"),
                    change_token=meta.get("change_token"), pages=record.pages, chunks=record.chunks,
                    engines=tuple(record.engines), status=record.status, tenant=record.tenant,
-                   failed_pages=tuple(meta.get("failed_pages") or ()))
+                   failed_pages=tuple(meta.get("failed_pages") or ()),
+                   partial_pages=tuple(meta["partial_pages"] or ()) if "partial_pages" in meta else None,
+                   partial_notes=tuple(meta.get("partial_notes") or ()))
+
+    def recorded_partials(self, documents_dir: Path, doc_id: str) -> tuple[list[int], list[str]]:
+        """The partial pages and their notes as ``status --documents`` shows them
+        (:func:`folioflow.flows.queries.document_row`): the record's, or for a record written
+        before ingest recorded them, those of its converted document kept in ``documents_dir``."""
+        if self.partial_pages is not None:
+            return list(self.partial_pages), list(self.partial_notes)
+        from folioflow.flows.queries import stored_partial_pages
+
+        return stored_partial_pages(documents_dir, doc_id, self.content_hash)
+
+    def carry_to(self, report: DocumentReport, documents_dir: Path) -> None:
+        """Fill the run report of a ``skipped`` document from what the index holds: pages, chunks, engines, partial pages, and their notes as its
+        ``page_errors`` (where an indexing run puts their reasons)."""
+        report.pages, report.chunks, report.engines = self.pages, self.chunks, list(self.engines)
+        report.partial_pages, report.page_errors = self.recorded_partials(documents_dir, report.doc_id or "")
 
 
 def current_known(known: Known | None, fingerprint: str, tenant: str | None, force: bool = False) -> Known | None:

@@ -120,9 +120,8 @@ def ingest_document_task(spec: StageSpec, file: SourceFile, known: Known | None 
         report.content_hash, report.change = planned.content_hash, planned.why
         if planned.skip:
             report.status = "skipped"
-            report.pages = known.pages if known else 0
-            report.chunks = known.chunks if known else 0
-            report.engines = list(known.engines) if known else []
+            if known is not None:
+                known.carry_to(report, settings.documents_dir)
             if progress:
                 progress.document_skipped(file, report.pages)
             return prepared

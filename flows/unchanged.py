@@ -88,10 +88,11 @@ def run_if_unchanged(paths: Sequence[str], settings: Settings, prune: bool = Fal
         store.close()
     report = RunReport()
     for file, item in zip(discovery.files, known, strict=True):
-        report.documents.append(DocumentReport(
-            source=file.display, doc_id=file.doc_id, status="skipped", pages=item.pages, chunks=item.chunks,
-            engines=list(item.engines), content_hash=item.content_hash, change="unchanged (change token)",
-            tenant=settings.tenant, source_name=file.source_name))
+        row = DocumentReport(source=file.display, doc_id=file.doc_id, status="skipped",
+                             content_hash=item.content_hash, change="unchanged (change token)",
+                             tenant=settings.tenant, source_name=file.source_name)
+        item.carry_to(row, settings.documents_dir)
+        report.documents.append(row)
         if progress is not None:
             progress.document_skipped(file, item.pages)
     report.finished_at = datetime.now(UTC)

@@ -133,7 +133,7 @@ def summary_table(report: RunReport, title: str = "Run summary", rechunked: bool
         table.add_row(f"  pages by {engine}", f"{pages} ({share:.0%})")
     fallback = sum(len(d.fallback_pages) for d in report.documents)
     failed_pages = sum(len(d.failed_pages) for d in report.documents)
-    partial = sum(len(d.partial_pages) for d in report.documents)
+    partial = sum(len(d.partial_pages) for d in report.documents if d.status != "skipped")  # this run's pages
     if fallback or failed_pages or partial:
         table.add_row("  pages fallback / partial / failed", f"{fallback} / {partial} / {failed_pages}")
     rerouted = sum(len(d.rerouted_pages) for d in report.documents)

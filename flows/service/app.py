@@ -181,7 +181,8 @@ class Service:
         table = JobTable(self.api.jobs_db or self.settings.data_dir / JOBS_FILE)
         prefect = PrefectIngest(self.api.prefect_deployment) if self.api.ingest == "prefect" else None
         self.jobs = JobQueue({"ingest": self._ingest_job, "ocr": self._ocr_job, "reindex": self._reindex_job}, table, keep=self.api.max_jobs,
-                             prefect=prefect, on_prefect_end=self._prefect_job_ended)
+                             prefect=prefect, on_prefect_end=self._prefect_job_ended,
+                             on_interrupted=self._prefect_job_ended)  # same clean-up: uploads not in the index
 
     def close(self) -> None:
         """Stop the job worker and close the store, when the last lifespan that started them ends."""

@@ -8,6 +8,13 @@ handed to a Prefect deployment (:class:`PrefectIngest`) so that work pools run t
 API process. A job that was queued or running when its server stopped (killed, crashed) is marked
 ``failed`` when a server on the same table starts again on the same host: re-submitting it is
 safe, because an ingest run skips unchanged documents and replaces a document's points whole.
+
+A server that stops in order (SIGTERM, Ctrl-C: uvicorn's shutdown, then :meth:`JobQueue.close`)
+tells the running job to stop the way ``folioflow ingest`` is stopped: a :class:`KeyboardInterrupt`
+(:class:`JobStopped`), raised in the job's own threads at its next page or document (from its
+:class:`Progress`), unwinds the run through its ``finally`` clauses; finished OCR pages stay in
+the page cache, documents already indexed stay indexed, and the job is marked ``failed`` with
+:data:`INTERRUPTED` before the process exits.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from folioflow.flows.report import DocumentReport
 from folioflow.flows.service.models import Job, JobProgress
 from folioflow.ocr.errors import ConfigurationError, FolioflowError
 
-__all__ = ["INTERRUPTED", "NOT_STARTED", "JobQueue", "JobTable", "OrchestratorError", "PrefectIngest"]
+__all__ = ["INTERRUPTED", "NOT_STARTED", "STOP_GRACE", "JobQueue", "JobStopped", "JobTable", "OrchestratorError",
+           "PrefectIngest"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +46,8 @@ log = logging.getLogger(__name__)
 INTERRUPTED = "server stopped while the job ran; submit it again (unchanged documents are skipped)"
 #: ``error`` of a job that was still queued when its server stopped.
 NOT_STARTED = "server stopped before the job ran; submit it again"
+#: Seconds a stopping server waits for its running job to reach its next page or document and end.
+STOP_GRACE = 30.0
 
 Runner = Callable[[dict[str, Any], "Progress"], Any]
 
@@ -105,6 +115,10 @@ class JobTable:
     def fail_unfinished(self) -> list[str]:
         """Mark this host's queued and running jobs ``failed`` (their server stopped: this runs when
         a server starts); returns their ids."""
+        return [job.id for job in self.fail_unfinished_jobs()]
+
+    def fail_unfinished_jobs(self) -> list[Job]:
+        """:meth:`fail_unfinished`, returning the jobs as saved."""
         with self._lock:
             rows = self._db.execute("SELECT body FROM jobs WHERE host = ? AND state IN ('queued', 'running')",
                                     (self.host,)).fetchall()
@@ -116,7 +130,7 @@ class JobTable:
             job.error = INTERRUPTED if job.state == "running" else NOT_STARTED
             job.state, job.finished_at = "failed", datetime.now(UTC)
             self.save(job)
-            failed.append(job.id)
+            failed.append(job)
         return failed
 
     def close(self) -> None:
@@ -124,12 +138,28 @@ class JobTable:
             self._db.close()
 
 
+class JobStopped(KeyboardInterrupt):
+    """The server is stopping: raised in a running job's threads at its next page or document (by
+    :class:`Progress`). A :class:`KeyboardInterrupt`, as SIGTERM is for ``folioflow ingest``
+    (:func:`folioflow.flows.cli.terminate_like_interrupt`), so that no ``except Exception`` of a
+    document's task keeps the run going: the task crashes, its document is reported failed and is
+    not recorded, and the run ends through its ``finally`` clauses."""
+
+
 class Progress:
     """:class:`~folioflow.flows.tasks.IngestProgress` that counts into a job and saves it (worker
-    threads); OCR jobs call :meth:`page_done` for each converted page."""
+    threads); OCR jobs call :meth:`page_done` for each converted page. Once ``stop`` is set, the
+    next :meth:`document_started` or :meth:`page_done` raises :class:`JobStopped`."""
 
-    def __init__(self, job: Job, save: Callable[[], None], lock: threading.Lock):
-        self.job, self.save, self.lock = job, save, lock
+    def __init__(self, job: Job, save: Callable[[], None], lock: threading.Lock,
+                 stop: threading.Event | None = None):
+        self.job, self.save, self.lock, self.stop = job, save, lock, stop
+        self.stopped = False  # JobStopped was raised (in some thread of the job)
+
+    def _check(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            self.stopped = True
+            raise JobStopped("the server is stopping")
 
     @property
     def progress(self) -> JobProgress:
@@ -140,11 +170,13 @@ class Progress:
             self.progress.documents_started += 1
             self.progress.pages_total += pages
         self.save()
+        self._check()
 
     def page_done(self, file: Any, page: Any) -> None:
         with self.lock:
             self.progress.pages_done += 1
         self.save()
+        self._check()
 
     def document_skipped(self, file: Any, pages: int) -> None:
         with self.lock:
@@ -165,19 +197,28 @@ class JobQueue:
     failed at start when unfinished, see :meth:`JobTable.fail_unfinished`); ``keep``: finished jobs
     remembered; ``prefect``: hand ingest jobs to this deployment instead of running them here;
     ``on_prefect_end``: called with such a job once it is seen ended (by :meth:`get`), its report
-    read back (errors it raises are logged)."""
+    read back (errors it raises are logged); ``on_interrupted``: called with each job that this
+    start marked failed (its server stopped before it ended; errors it raises are logged)."""
 
     def __init__(self, runners: dict[str, Runner], table: JobTable, keep: int = 1000,
-                 prefect: PrefectIngest | None = None, on_prefect_end: Callable[[Job], Any] | None = None):
+                 prefect: PrefectIngest | None = None, on_prefect_end: Callable[[Job], Any] | None = None,
+                 on_interrupted: Callable[[Job], Any] | None = None):
         self._runners = runners
         self._on_prefect_end = on_prefect_end
         self._table = table
         self._keep = keep
         self._prefect = prefect
         self._lock = threading.Lock()
-        interrupted = table.fail_unfinished()
+        self._stop = threading.Event()
+        interrupted = table.fail_unfinished_jobs()
         if interrupted:
             log.warning("%d job(s) were unfinished when the server stopped: marked failed", len(interrupted))
+        for job in interrupted:
+            try:
+                if on_interrupted is not None:
+                    on_interrupted(job)
+            except Exception:  # noqa: BLE001 - clean-up after a job never stops the server's start
+                log.exception("after interrupted job %s", job.id)
         self._queue: queue.Queue[_Item | None] = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="folioflow-jobs", daemon=True)
         self._thread.start()
@@ -246,11 +287,18 @@ class JobQueue:
         """Jobs per (kind, state), see :meth:`JobTable.counts_by_kind`."""
         return self._table.counts_by_kind()
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop taking jobs; the running one finishes in the background (daemon thread), and is
-        marked failed by the next start if the process ends first."""
+    def close(self, timeout: float = STOP_GRACE) -> None:
+        """Stop taking jobs and tell the running one to stop at its next page or document
+        (:class:`JobStopped`); wait up to ``timeout`` seconds for it to end, marked ``failed``
+        (:data:`INTERRUPTED`). Jobs still queued stay queued: the next start marks them failed. A
+        job that does not end in time (a page that takes longer; a task runner other than
+        ``thread``, whose documents report no progress here) is left to the process's end, and
+        marked failed by the next start."""
+        self._stop.set()
         self._queue.put(None)
         self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning("the running job did not stop within %.0f s; it is marked failed at the next start", timeout)
 
     def _save(self, job: Job) -> None:
         with self._lock:
@@ -260,14 +308,18 @@ class JobQueue:
     def _work(self) -> None:
         while True:
             item = self._queue.get()
-            if item is None:
+            if item is None or self._stop.is_set():  # stopping: what is still queued stays queued
                 return
             job = item.job
             with self._lock:
                 job.state, job.started_at = "running", datetime.now(UTC)
             self._save(job)
+            progress = Progress(job, partial(self._save, job), self._lock, self._stop)
             try:
-                result = self._runners[job.kind](item.params, Progress(job, partial(self._save, job), self._lock))
+                result = self._runners[job.kind](item.params, progress)
+            except JobStopped:
+                log.warning("%s job %s stopped: the server is stopping", job.kind, job.id)
+                self._finish(job, "failed", error=INTERRUPTED)
             except FolioflowError as exc:
                 self._finish(job, "failed", error=str(exc))
             except Exception as exc:  # noqa: BLE001 - a job's crash is its failure, never the server's
@@ -275,7 +327,11 @@ class JobQueue:
                 reason = (str(exc).splitlines() or [""])[0][:300]
                 self._finish(job, "failed", error=f"{job.kind} run failed: {type(exc).__name__}: {reason}")
             else:
-                self._finish(job, "succeeded", result=result)
+                if progress.stopped:  # its documents' tasks were stopped (each reported failed)
+                    log.warning("%s job %s stopped: the server is stopping", job.kind, job.id)
+                    self._finish(job, "failed", error=INTERRUPTED, result=result)
+                else:
+                    self._finish(job, "succeeded", result=result)
 
     def _finish(self, job: Job, state: Literal["succeeded", "failed"], error: str | None = None,
                 result: Any = None) -> None:

@@ -6,6 +6,7 @@ every page's fidelity check, and `status --documents` names the partial pages an
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -67,3 +68,44 @@ def test_header_only_invoice_number_is_found_and_shown_as_furniture(tmp_path):
     again = json.loads(folioflow("status", "--documents", "--json", cwd=tmp_path, home=home).stdout)
     row = next(r for r in again["document_list"] if r["path"].endswith("letter.png"))
     assert row["partial_pages"] == [1] and row["partial_notes"] == [note]
+
+
+def test_skipped_document_reports_its_recorded_partial_pages(tmp_path):
+    """A re-run that skips the letter reports its partial page and reason as `status` shows them:
+    all skipped (decided before the flow), skipped on its content hash (the flow), and for a record
+    written before ingest recorded partial pages (read from its converted document)."""
+    letter = docs.handwritten_png(tmp_path / "letter.png")
+    home = tmp_path / "prefect-home"
+
+    def ingest(report: str) -> dict:
+        run = folioflow("ingest", str(letter), "--report", report, "--no-progress", cwd=tmp_path, home=home)
+        assert run.returncode == 0, run.stderr[-3000:]
+        [record] = json.loads((tmp_path / report).read_text())
+        return record
+
+    first = ingest("first.json")
+    assert first["status"] == "indexed" and first["partial_pages"] == [1]
+    status = json.loads(folioflow("status", "--documents", "--json", cwd=tmp_path, home=home).stdout)
+    [note] = status["document_list"][0]["partial_notes"]
+    assert note in first["page_errors"]
+
+    unchanged = ingest("unchanged.json")  # every input unchanged: decided before the flow starts
+    assert unchanged["status"] == "skipped" and unchanged["change"] == "unchanged (change token)"
+    assert unchanged["partial_pages"] == [1] and unchanged["page_errors"] == [note]
+    assert unchanged["chunks"] == first["chunks"] and unchanged["engines"] == first["engines"]
+
+    os.utime(letter, (letter.stat().st_atime, letter.stat().st_mtime + 60))  # same bytes, new change token
+    touched = ingest("touched.json")
+    assert touched["status"] == "skipped" and touched["change"] == "unchanged (content hash)"
+    assert touched["partial_pages"] == [1] and touched["page_errors"] == [note]
+
+    store = open_store(Settings(data_dir=tmp_path / ".folioflow").store_settings())
+    try:
+        record = store.get_document(first["doc_id"])
+        assert record is not None
+        old = {k: v for k, v in record.metadata.items() if k not in ("partial_pages", "partial_notes")}
+        store.put_record(record.model_copy(update={"metadata": old}))
+    finally:
+        store.close()
+    older = ingest("older.json")
+    assert older["status"] == "skipped" and older["partial_pages"] == [1] and older["page_errors"] == [note]
