@@ -11,6 +11,10 @@ object per document (keys of :class:`DocumentReport`). Statuses:
   whose every page failed: ``every page failed (N of N): page 1: ...``);
 * ``pruned``: removed from the index because it disappeared from its source (``--prune``).
 
+``change`` says why a document was (not) processed (docs/usage.md lists the values); it is ``None``
+for an input that gave no document to compare: a path or glob that matches nothing, a folder or
+source that cannot be listed, a file that cannot be read.
+
 A document whose pages partly failed or fell back is still ``indexed``; ``failed_pages`` and
 ``fallback_pages`` say which, and ``page_errors`` why (each prefixed ``page N:`` once). Failed
 documents and documents with failed pages are retried on the next run.

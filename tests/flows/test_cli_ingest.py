@@ -260,3 +260,25 @@ def test_query_refuses_empty_and_over_long_text_before_anything_loads(tmp_path, 
     out = folioflow("query", text, "--data-dir", str(tmp_path / "none"), cwd=tmp_path, home=tmp_path)
     assert out.returncode == 1 and reason in out.stderr, out.stderr[-2000:]
     assert not (tmp_path / "none").exists()
+
+
+def test_every_change_in_the_report_is_one_usage_md_lists(tmp_path):
+    """A tester's trial: a path that does not exist and a glob matching nothing had `"change": null`
+    in the report, a value usage.md's list of `change` values did not have (an input refused for its
+    content says `new`). The report's values, JSON null written `null`, are all in that list."""
+    import re
+
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    paragraph = usage[usage.index("`change` is one of"):].split("\n\n", 1)[0]
+    listed = set(re.findall(r"`([^`]+)`", paragraph))
+    (tmp_path / "notes.pdf").write_text("plain text saved with a .pdf name")
+    run = folioflow("ingest", "notes.pdf", "missing.pdf", "nothing/*.pdf", "--report", "report.json", "--no-progress",
+                    cwd=tmp_path, home=tmp_path / "prefect-home")
+    assert run.returncode == 0, run.stderr[-3000:]
+    records = {r["source"]: r for r in json.loads((tmp_path / "report.json").read_text())}
+    assert records["notes.pdf"]["change"] == "new" and records["notes.pdf"]["error"].startswith("not a PDF")
+    assert records["missing.pdf"]["error"] == "not found: missing.pdf", records
+    assert records["nothing/*.pdf"]["status"] == "failed", records
+    for record in records.values():
+        shown = "null" if record["change"] is None else record["change"]
+        assert shown in listed, (record["source"], shown, sorted(listed))
