@@ -250,10 +250,12 @@ def process_command(pid: int) -> str | None:
     return (shown[:297] + "...") if len(shown) > 300 else shown or None
 
 
-def locked_error(folder: Path) -> StoreLockedError:
+def locked_error(folder: Path, direct: str | None = None) -> StoreLockedError:
     """The :class:`StoreLockedError` for ``folder`` held by another process: names the holder's
     pid and command line (from the owner file the holder wrote) and the ways out (``folioflow
-    api``, stopping the holder, a Qdrant server)."""
+    api``, stopping the holder, a Qdrant server). ``direct``: the folioflow command that met the
+    lock when it cannot go through the API server (``eval chunks``, ``watch``, ...); held by the
+    server, the message then says to stop it or to use a copy instead of going through it."""
     owner = Path(folder) / OWNER_FILE
     try:
         pid: int | None = int(owner.read_text().strip())
@@ -264,7 +266,13 @@ def locked_error(folder: Path) -> StoreLockedError:
         holder = "another process (its pid was not recorded)"
     else:
         holder = f"pid {pid}" + (f" ({command})" if command else "")
-    if command and re.search(r"folioflow(\.flows\.cli)?\S*\s+api\b", command):
+    if command and direct and re.search(r"folioflow(\.flows\.cli)?\S*\s+api\b", command):
+        # held by the API server, and this command cannot go through it
+        message = (f"data dir {folder} is held by the folioflow API server ({holder}), and `folioflow {direct}` "
+                   "cannot go through it (it reads the store itself). Stop the server while it runs, or run it on "
+                   "a copy of the data dir (--data-dir COPY, copied while the server is stopped), or keep the "
+                   "index in a Qdrant server (--qdrant-url) that both use")
+    elif command and re.search(r"folioflow(\.flows\.cli)?\S*\s+api\b", command):
         # the holder is the API server: the way out is to go through it, not to start one
         message = (f"data dir {folder} is held by the folioflow API server ({holder}): go through it. The CLI "
                    "finds it by itself (api.json in the data dir; or --api-url); in Python use "

@@ -33,12 +33,15 @@ def watch(
     require_extras(settings, convert=True)
     from folioflow.flows.cli.ui import print_run
     from folioflow.flows.watch import watch_flow
-    from folioflow.ocr.errors import FolioflowError
+    from folioflow.indexing.store import locked_error
+    from folioflow.ocr.errors import FolioflowError, StoreLockedError
 
     _mute_run_logs(verbose)
 
     try:
         result = watch_flow(sources=source or None, prune=prune, settings=settings)
+    except StoreLockedError as exc:  # watch reads and writes the store itself, never through the API server
+        fail(f"watch cannot proceed: {locked_error(Path(exc.folder), 'watch') if exc.folder else exc}")
     except FolioflowError as exc:
         fail(f"watch cannot proceed: {exc}")
     print_run(result, report, title="Watch summary")

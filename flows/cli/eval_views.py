@@ -140,10 +140,11 @@ def print_ocr(reports, show: int) -> None:
 
 
 # ------------------------------------------------------------------------------------------- retrieval
-def _open(settings: Settings):
+def _open(settings: Settings, command: str):
+    """The store for ``eval COMMAND``, which reads it itself (never through the API server)."""
     from folioflow.flows.cli.query_view import _open_store
 
-    return _open_store(settings)
+    return _open_store(settings, direct=f"eval {command}")
 
 
 def run_eval_retrieval(settings: Settings, questions_file: Path, k: str, modes: str, own_doc: bool,
@@ -168,7 +169,7 @@ def run_eval_retrieval(settings: Settings, questions_file: Path, k: str, modes: 
         questions = load_questions(questions_file, limit)
     except FolioflowError as exc:
         fail(str(exc))
-    store = _open(settings)
+    store = _open(settings, "retrieval")
     try:
         info = store.collection_info()
         if info is None:
@@ -241,7 +242,7 @@ def run_eval_chunks(settings: Settings, documents: list[str], show: int, json_ou
     from folioflow.indexing.evaluation.chunks import evaluate_collection_chunks, summarize_chunks
     from folioflow.ocr.errors import FolioflowError
 
-    store = _open(settings)
+    store = _open(settings, "chunks")
     try:
         info = store.collection_info()
         if info is None:

@@ -18,15 +18,19 @@ from folioflow.flows.settings import Settings
 __all__ = ["QUERY_KEYS", "match_documents", "run_query", "print_results", "print_status", "local_status",
            "render_status", "print_document"]
 
-def _open_store(settings: Settings, must_exist: bool = True):
-    from folioflow.indexing.store import open_store
-    from folioflow.ocr.errors import StoreError
+def _open_store(settings: Settings, must_exist: bool = True, direct: str | None = None):
+    """The store of ``settings``, or exit with the reason. ``direct``: the command, when it cannot
+    go through the API server (a store held by it then says so: :func:`~folioflow.indexing.store.locked_error`)."""
+    from folioflow.indexing.store import locked_error, open_store
+    from folioflow.ocr.errors import StoreError, StoreLockedError
 
     store_settings = settings.store_settings()  # not Pipeline's: status and show import no pipeline
     if must_exist and not settings.qdrant_url and not Path(store_settings.data_dir).exists():
         fail(f"no index under {settings.data_dir} (run `folioflow ingest` first, or pass --data-dir / --qdrant-url)")
     try:
         return open_store(store_settings)
+    except StoreLockedError as exc:
+        fail(str(locked_error(Path(exc.folder), direct) if direct and exc.folder else exc))
     except StoreError as exc:
         fail(str(exc))
 

@@ -38,3 +38,37 @@ def test_a_store_held_by_another_process_suggests_the_server(tmp_path):
         assert "Run `folioflow api` on this data dir" in str(error)
     finally:
         other.communicate(timeout=30)
+
+
+def test_eval_chunks_on_a_data_dir_held_by_the_api_server_says_what_to_do(tmp_path):
+    """A tester's trial: `folioflow eval chunks` while `folioflow api` held the data dir said "go
+    through it. The CLI finds it by itself", but eval has no --api-url and never goes through the
+    server. The message now names the command and its ways out; commands that go through the server
+    keep the old one."""
+    import os
+    from pathlib import Path
+
+    from folioflow.indexing.store import LOCK_FILE
+
+    root = Path(__file__).resolve().parents[2]
+    folder = tmp_path / "data" / "edge"
+    folder.mkdir(parents=True)
+    server = subprocess.Popen([sys.executable, "-c", "import sys; from filelock import FileLock; "
+                               "lock = FileLock(sys.argv[1], timeout=0); lock.acquire(); print('ready', flush=True); "
+                               "sys.stdin.read()", str(folder / LOCK_FILE), "folioflow", "api", "--port", "8080"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        (folder / OWNER_FILE).write_text(str(server.pid))
+        path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+        run = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "eval", "chunks", "--data-dir",
+                              str(tmp_path / "data")], cwd=tmp_path, env={**os.environ, "PYTHONPATH": path},
+                             capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        said = " ".join(run.stderr.split())
+        assert run.returncode == 1, run.stderr[-3000:]
+        assert f"held by the folioflow API server (pid {server.pid}" in said, said
+        assert "`folioflow eval chunks` cannot go through it" in said and "Stop the server" in said, said
+        assert "The CLI finds it by itself" not in said, said
+        assert "The CLI finds it by itself" in str(locked_error(folder))  # for commands that go through it
+    finally:
+        server.communicate(timeout=30)
