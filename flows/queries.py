@@ -20,9 +20,11 @@ from pydantic import BaseModel, Field
 
 from folioflow.flows.settings import Settings
 from folioflow.indexing.registry import DocumentRecord
-from folioflow.ocr.errors import DocumentLookupError, TenancyError
+from folioflow.ocr.errors import AmbiguousDocumentError, DocumentLookupError, TenancyError
 
 __all__ = [
+    "API_FILTER_NAMES",
+    "CLI_FILTER_NAMES",
     "QUERY_KEYS",
     "ChunkRow",
     "DocumentRow",
@@ -249,19 +251,20 @@ def match_documents(records, key: str) -> list:
             or [r for r in records if key in (r.path, Path(r.path).name, r.uri) or r.uri == uri])
 
 
-def resolve_document(records, key: str, option: str = "--doc"):
+def resolve_document(records, key: str, option: str = "--doc", listing: str = "`folioflow status --documents`"):
     """The one record ``key`` names (see :func:`match_documents`). Raises
-    :class:`DocumentLookupError` naming ``option`` when nothing matches, or listing the candidates
-    (id and where each came from) when several do."""
+    :class:`DocumentLookupError` naming ``option`` when nothing matches (``listing``: where the
+    documents are listed), or :class:`AmbiguousDocumentError` listing the candidates (id and where
+    each came from) when several do."""
     found = {r.doc_id: r for r in match_documents(records, key)} if key else {}
     if not found:
-        raise DocumentLookupError(f"{option} {key!r}: no such document in the index (see `folioflow status --documents`)")
+        raise DocumentLookupError(f"{option} {key!r}: no such document in the index (see {listing})")
     if len(found) > 1:
         shown = sorted(found.values(), key=lambda r: (r.source, r.uri))
         listed = "; ".join(f"{r.doc_id} ({r.source}: {r.uri})" for r in shown[:10])
         more = f"; and {len(shown) - 10} more" if len(shown) > 10 else ""
-        raise DocumentLookupError(f"{option} {key!r} matches {len(found)} documents: {listed}{more}; give the doc id "
-                                  "(or a unique prefix of it) or the full path")
+        raise AmbiguousDocumentError(f"{option} {key!r} matches {len(found)} documents: {listed}{more}; give the doc "
+                                     "id (or a unique prefix of it) or the full path")
     return next(iter(found.values()))
 
 
@@ -271,30 +274,45 @@ def _searchable(record) -> bool:
     return record.status == "indexed" or record.chunks > 0
 
 
-def check_filters(records, keys: list[str] | None, source: str | None) -> list[str] | None:
+#: How the CLI names the filters and where it lists documents (:func:`check_filters`); the API
+#: passes its own (:data:`API_FILTER_NAMES`).
+CLI_FILTER_NAMES = {"doc": "--doc", "source": "--source", "documents": "`folioflow status --documents`",
+                    "sources": "`folioflow status`"}
+#: The same for ``POST /v1/query``: its body's fields ``doc`` and ``source``.
+API_FILTER_NAMES = {"doc": "doc", "source": "source", "documents": "GET /v1/documents",
+                    "sources": "GET /v1/documents"}
+
+
+def check_filters(records, keys: list[str] | None, source: str | None,
+                  names: dict[str, str] | None = None) -> list[str] | None:
     """Document ids for the ``--doc`` values (:func:`resolve_document`). Raises
     :class:`DocumentLookupError` with the specific reason when the ``--doc`` / ``--source`` filters
     leave no indexed document to search: a named document that was never indexed (its last run
-    failed), a source no indexed document has, or named documents that are not from that source."""
-    chosen = [resolve_document(records, key) for key in keys] if keys else None
+    failed), a source no indexed document has, or named documents that are not from that source.
+    ``names``: how the reasons name the filters (:data:`CLI_FILTER_NAMES`, the default, or
+    :data:`API_FILTER_NAMES`)."""
+    names = names or CLI_FILTER_NAMES
+    doc, by_source = names["doc"], names["source"]
+    chosen = [resolve_document(records, key, option=doc, listing=names["documents"]) for key in keys] if keys else None
     for record in chosen or ():
         if not _searchable(record):
             reason = "; ".join(record.errors[:3]) or "no reason recorded"
-            raise DocumentLookupError(f"--doc {record.path!r}: document {record.doc_id} is not indexed (its last run "
+            raise DocumentLookupError(f"{doc} {record.path!r}: document {record.doc_id} is not indexed (its last run "
                                       f"failed: {reason})")
     if source is not None:
         if not any(r.source == source for r in records if _searchable(r)):
-            raise DocumentLookupError(f"--source {source!r}: no indexed document has source {source!r} (see "
-                                      "`folioflow status` for the sources in the index)")
+            raise DocumentLookupError(f"{by_source} {source!r}: no indexed document has source {source!r} (see "
+                                      f"{names['sources']} for the sources in the index)")
         if chosen is not None and not any(r.source == source for r in chosen):
-            raise DocumentLookupError(f"--source {source!r} with --doc: none of the documents given has source "
+            raise DocumentLookupError(f"{by_source} {source!r} with {doc}: none of the documents given has source "
                                       f"{source!r} (theirs: {', '.join(sorted({r.source for r in chosen}))})")
     return [r.doc_id for r in chosen] if chosen is not None else None
 
 
 def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", doc_ids: list[str] | None = None,
                  source: str | None = None, tenant: str | None = None, distinct_pages: bool | None = None,
-                 glossary: Any = None, route_titles: bool = True, profile: str = "auto") -> list[QueryHit]:
+                 glossary: Any = None, route_titles: bool = True, profile: str = "auto",
+                 filter_names: dict[str, str] | None = None) -> list[QueryHit]:
     """Search ``store`` with :class:`folioflow.indexing.retriever.FolioRetriever`; ``embedder``: the
     collection's :class:`~folioflow.indexing.embedder.Embedder` (``None`` allowed for ``sparse``);
     ``doc_ids``: ``--doc`` keys (see :func:`resolve_document`); ``profile``: ``auto`` (the
@@ -305,8 +323,8 @@ def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", d
     :class:`~folioflow.indexing.glossary.Glossary`; a bad file raises its ``FolioflowError``).
     Returns the hits in rank order. Raises :class:`~folioflow.ocr.errors.CollectionNotFoundError`
     (no collection), :class:`TenancyError` (tenancy on, no tenant), :class:`DocumentLookupError`
-    (filters that match no indexed document of ``tenant``), ``ValueError`` for an unknown ``mode``
-    or ``profile``."""
+    (filters that match no indexed document of ``tenant``; ``filter_names``: how its reason names
+    the filters, :func:`check_filters`), ``ValueError`` for an unknown ``mode`` or ``profile``."""
     from folioflow.indexing.glossary import load_glossary
     from folioflow.indexing.profiles import PROFILE_NAMES
     from folioflow.indexing.retriever import FolioRetriever
@@ -321,7 +339,7 @@ def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", d
     records = store.list_documents()
     if tenant is not None:  # another tenant's documents are not there for this caller
         records = [r for r in records if r.tenant == tenant]
-    ids = check_filters(records, doc_ids, source)
+    ids = check_filters(records, doc_ids, source, filter_names)
     chosen: dict[str, Any] = {}
     if distinct_pages is not None:
         chosen["distinct_pages"] = distinct_pages

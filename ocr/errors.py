@@ -26,6 +26,7 @@ raise and catch the same classes::
     │   ├── CollectionNotFoundError   no such data directory or collection to search
     │   └── TenancyError              tenancy is on and a tenant is missing
     ├── DocumentLookupError       a filter or lookup names no document, several, or an unsearchable one
+    │   └── AmbiguousDocumentError    the key names several documents (the API answers 400)
     └── ServerError               the folioflow API server is unreachable or answered an error
 
 Per-page and per-document failures are *data* (``Page.status``/``Page.errors`` and the run report's
@@ -59,6 +60,7 @@ __all__ = [
     "TenancyError",
     "QueryError",
     "DocumentLookupError",
+    "AmbiguousDocumentError",
     "ServerError",
 ]
 
@@ -174,6 +176,12 @@ class DocumentLookupError(FolioflowError):
     """A document named by a filter or a lookup (doc id, id prefix, path, file name, source name)
     matches no indexed document, several of them, or one that is not searchable; the message
     names the key and the candidates."""
+
+
+class AmbiguousDocumentError(DocumentLookupError):
+    """The key (a file name, an id prefix) names several documents: a bad value rather than a
+    missing document (the API answers 400, not 404); the message lists the candidates and asks
+    for the doc id or the full path."""
 
 
 class ServerError(FolioflowError):

@@ -39,6 +39,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
 from folioflow.flows.queries import (
+    API_FILTER_NAMES,
     ChunkRow,
     IndexStatus,
     QueryHit,
@@ -64,6 +65,7 @@ from folioflow.flows.service.models import (
 )
 from folioflow.flows.settings import Settings
 from folioflow.ocr.errors import (
+    AmbiguousDocumentError,
     CollectionNotFoundError,
     ConfigurationError,
     DocumentLookupError,
@@ -314,6 +316,8 @@ def _status_for(exc: FolioflowError) -> int:
     """The HTTP status of a deliberate error."""
     if isinstance(exc, ResourceLimitError):
         return 413
+    if isinstance(exc, AmbiguousDocumentError):  # a bad value (a name several documents share), not a missing one
+        return 400
     if isinstance(exc, (DocumentLookupError, CollectionNotFoundError)):
         return 404
     if isinstance(exc, SourceAccessError):
@@ -330,6 +334,12 @@ def _status_for(exc: FolioflowError) -> int:
 def _validation_reason(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors()[:5]:
+        if error.get("type") == "json_invalid":  # FastAPI's loc: ("body", <0-based offset of the error>)
+            at = [p for p in error.get("loc", ()) if isinstance(p, int)]
+            why = str((error.get("ctx") or {}).get("error") or error.get("msg", "")).strip()
+            where = f"at character {at[0] + 1}" if at else ""  # 1-based, as pydantic's "line 1 column N"
+            said = ": ".join(part for part in (where, why) if part)
+            return f"the body is not valid JSON ({said})" if said else "the body is not valid JSON"
         loc = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
         parts.append(f"{loc}: {error.get('msg', 'invalid')}")
     return "invalid request: " + "; ".join(parts)
@@ -469,7 +479,8 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         tenant = tenant_of(who, body.tenant)
         return search_index(service.store, service.embedder, body.text, k=body.k, mode=body.mode, doc_ids=body.doc,
                             source=body.source, tenant=tenant, distinct_pages=body.distinct_pages,
-                            glossary=body.glossary, route_titles=body.route_titles, profile=body.profile)
+                            glossary=body.glossary, route_titles=body.route_titles, profile=body.profile,
+                            filter_names=API_FILTER_NAMES)
 
     def records_for(who: Caller) -> list[Any]:
         service.store.require_collection()
@@ -484,9 +495,9 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return index_status(settings, records, points, documents=True)
 
     def find(who: Caller, doc_id: str) -> Any:
-        return resolve_document(records_for(who), doc_id, option="document")
+        return resolve_document(records_for(who), doc_id, option="document", listing="GET /v1/documents")
 
-    @app.get("/v1/documents/{doc_id}", response_model=DocumentDetail, tags=["documents"], responses=_ERRORS)
+    @app.get("/v1/documents/{doc_id:path}", response_model=DocumentDetail, tags=["documents"], responses=_ERRORS)
     def get_document(doc_id: str, who: Auth) -> DocumentDetail:
         """One document (doc id or a unique prefix, recorded path or file name): pages, chunks,
         status, failed pages and errors, partial pages and their reasons, engines per page."""
@@ -498,7 +509,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
                               mime_type=record.mime_type, converted=converted)
 
-    @app.get("/v1/documents/{doc_id}/converted", tags=["documents"], response_class=Response,
+    @app.get("/v1/documents/{doc_id:path}/converted", tags=["documents"], response_class=Response,
              responses={**_ERRORS, 200: {"content": {"application/json": {"schema": {"type": "object"}}},
                                          "description": "The converted Document JSON (docs/contracts.md)"}})
     def get_converted(doc_id: str, who: Auth) -> Response:
@@ -516,7 +527,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                                      "(keep_documents was off when it was ingested)")
         return Response(path.read_bytes(), media_type="application/json")
 
-    @app.get("/v1/documents/{doc_id}/chunks", response_model=list[ChunkRow], tags=["documents"], responses=_ERRORS)
+    @app.get("/v1/documents/{doc_id:path}/chunks", response_model=list[ChunkRow], tags=["documents"], responses=_ERRORS)
     def get_chunks(doc_id: str, who: Auth,
                    page: Annotated[int | None, Query(ge=1, description="Only the chunks on this page (1-based)")] = None
                    ) -> list[ChunkRow]:
@@ -529,7 +540,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             raise HTTPException(404, f"no page {page}: the document has {record.pages} page(s)")
         return document_chunks(service.store.payloads(record.doc_id), page)
 
-    @app.delete("/v1/documents/{doc_id}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
+    @app.delete("/v1/documents/{doc_id:path}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
     def delete_document(doc_id: str, who: Auth) -> DeleteResult:
         """Remove a document from the index (its points, its registry record, its kept converted
         JSON, and its uploaded file when it came by upload)."""
@@ -565,6 +576,10 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         try:
             return model.model_validate_json(body)
         except ValidationError as exc:
+            broken = next((e for e in exc.errors() if e["type"] == "json_invalid"), None)
+            if broken is not None:  # pydantic's msg: "Invalid JSON: expected value at line 1 column 9"
+                why = str((broken.get("ctx") or {}).get("error") or broken["msg"].removeprefix("Invalid JSON: "))
+                raise HTTPException(422, f"the body is not valid JSON ({why})") from None
             reason = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
             raise HTTPException(422, f"invalid request: {reason or 'not a JSON object'}") from None
 
@@ -671,7 +686,8 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         assert service.jobs is not None
         records = records_for(who)
         if body.doc:
-            chosen = {resolve_document(records, key, option="doc").doc_id for key in body.doc}
+            chosen = {resolve_document(records, key, option="doc", listing="GET /v1/documents").doc_id
+                      for key in body.doc}
             doc_ids, shown = [r.doc_id for r in records if r.doc_id in chosen], list(body.doc)
         else:
             doc_ids, shown = [r.doc_id for r in records], ["all documents"]
@@ -789,7 +805,19 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     from folioflow.flows.service.ui import mount_ui  # the web UI at /ui and its page routes (docs/ui.md)
 
     mount_ui(app, service, caller, find)
+    _document_routes_last(app)
     return app
+
+
+def _document_routes_last(app: FastAPI) -> None:
+    """Move ``/v1/documents/{doc_id:path}`` (GET, DELETE) after every other route. A doc id may be
+    a recorded path with folders (``sub/nested.pdf``, sent as ``sub%2Fnested.pdf``, which the
+    server decodes before routing), so the document routes take the rest of the path; matched
+    first, they would swallow ``/v1/documents/{doc_id}/chunks``, ``/converted`` and ``/pages/...``."""
+    from fastapi.routing import APIRoute
+
+    catch_all = [r for r in app.router.routes if isinstance(r, APIRoute) and r.path == "/v1/documents/{doc_id:path}"]
+    app.router.routes[:] = [r for r in app.router.routes if r not in catch_all] + catch_all
 
 
 def convert_document(settings: Settings, data: bytes, name: str, fmt: Literal["markdown", "html", "json"],

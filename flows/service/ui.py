@@ -162,7 +162,7 @@ def mount_ui(app: FastAPI, service: Any, auth: Callable[..., Any], find: Callabl
     def ui_search(request: Request) -> HTMLResponse:
         return page(request, "search.html")
 
-    @app.get("/v1/documents/{doc_id}/pages/{number}", response_model=PageView, tags=["documents"])
+    @app.get("/v1/documents/{doc_id:path}/pages/{number}", response_model=PageView, tags=["documents"])
     def get_page(doc_id: str, number: int, who: Auth) -> PageView:
         """One page of an indexed document: size in points, status, engine, errors, its Markdown as
         sanitized HTML and the chunks on it with their bounding boxes (page points, top-left origin)."""
@@ -195,7 +195,7 @@ def mount_ui(app: FastAPI, service: Any, auth: Callable[..., Any], find: Callabl
         view.chunks = _chunks_on(service.store.payloads(record.doc_id), number)
         return view
 
-    @app.get("/v1/documents/{doc_id}/pages/{number}/image", tags=["documents"], response_class=Response,
+    @app.get("/v1/documents/{doc_id:path}/pages/{number}/image", tags=["documents"], response_class=Response,
              responses={200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}}},
                               "description": "The page as PNG"}})
     def get_page_image(doc_id: str, number: int, who: Auth,
