@@ -815,8 +815,9 @@ def _document_routes_last(app: FastAPI) -> None:
     server decodes before routing), so the document routes take the rest of the path; matched
     first, they would swallow ``/v1/documents/{doc_id}/chunks``, ``/converted`` and ``/pages/...``."""
     from fastapi.routing import APIRoute
+    from starlette.routing import BaseRoute
 
-    catch_all = [r for r in app.router.routes if isinstance(r, APIRoute) and r.path == "/v1/documents/{doc_id:path}"]
+    catch_all: list[BaseRoute] = [r for r in app.router.routes if isinstance(r, APIRoute) and r.path == "/v1/documents/{doc_id:path}"]
     app.router.routes[:] = [r for r in app.router.routes if r not in catch_all] + catch_all
 
 
