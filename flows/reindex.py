@@ -42,6 +42,7 @@ from folioflow.flows.pipeline import Pipeline, Shared, local_path
 from folioflow.flows.report import DocumentReport, RunReport
 from folioflow.flows.settings import Settings
 from folioflow.flows.stages import (
+    Known,
     chunker_options,
     ocr_identity,
     ocr_part,
@@ -134,6 +135,8 @@ def reindex(settings: Settings, docs: Sequence[str] | None = None, force: bool =
                 row.change = "its last ingest failed: no conversion to re-chunk (`folioflow ingest` retries it)"
             elif not force and recorded == fingerprint:
                 row.change = "unchanged (embedding model and chunking)" + (STALE_NOTE if stale else "")
+                # its partial pages and their reasons, as ingest's skipped rows and status show them
+                Known.from_record(record).carry_to(row, settings.documents_dir)
             else:
                 row.change = "forced" if recorded == fingerprint else settings_change(recorded, fingerprint)
                 _rechunk(pipeline, record, fingerprint, row, progress, shown)

@@ -72,8 +72,9 @@ def test_header_only_invoice_number_is_found_and_shown_as_furniture(tmp_path):
 
 def test_skipped_document_reports_its_recorded_partial_pages(tmp_path):
     """A re-run that skips the letter reports its partial page and reason as `status` shows them:
-    all skipped (decided before the flow), skipped on its content hash (the flow), and for a record
-    written before ingest recorded partial pages (read from its converted document)."""
+    all skipped (decided before the flow), skipped on its content hash (the flow), skipped by
+    `reindex` (same chunking), and for a record written before ingest recorded partial pages (read
+    from its converted document)."""
     letter = docs.handwritten_png(tmp_path / "letter.png")
     home = tmp_path / "prefect-home"
 
@@ -98,6 +99,11 @@ def test_skipped_document_reports_its_recorded_partial_pages(tmp_path):
     touched = ingest("touched.json")
     assert touched["status"] == "skipped" and touched["change"] == "unchanged (content hash)"
     assert touched["partial_pages"] == [1] and touched["page_errors"] == [note]
+
+    reindexed = folioflow("reindex", "--report", "reindex.json", "--no-progress", cwd=tmp_path, home=home)
+    assert reindexed.returncode == 0, reindexed.stderr[-3000:]
+    [again] = json.loads((tmp_path / "reindex.json").read_text())  # reindex skips it too (same chunking)
+    assert again["status"] == "skipped" and again["partial_pages"] == [1] and again["page_errors"] == [note]
 
     store = open_store(Settings(data_dir=tmp_path / ".folioflow").store_settings())
     try:
