@@ -497,18 +497,6 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     def find(who: Caller, doc_id: str) -> Any:
         return resolve_document(records_for(who), doc_id, option="document", listing="GET /v1/documents")
 
-    @app.get("/v1/documents/{doc_id:path}", response_model=DocumentDetail, tags=["documents"], responses=_ERRORS)
-    def get_document(doc_id: str, who: Auth) -> DocumentDetail:
-        """One document (doc id or a unique prefix, recorded path or file name): pages, chunks,
-        status, failed pages and errors, partial pages and their reasons, engines per page."""
-        from folioflow.flows.queries import document_row
-
-        record = find(who, doc_id)
-        row = document_row(record, settings.documents_dir).model_dump()
-        converted = kept_document_path(settings.documents_dir, record.doc_id).is_file()
-        return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
-                              mime_type=record.mime_type, converted=converted)
-
     @app.get("/v1/documents/{doc_id:path}/converted", tags=["documents"], response_class=Response,
              responses={**_ERRORS, 200: {"content": {"application/json": {"schema": {"type": "object"}}},
                                          "description": "The converted Document JSON (docs/contracts.md)"}})
@@ -539,20 +527,6 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         if page is not None and page > max(record.pages, 0):
             raise HTTPException(404, f"no page {page}: the document has {record.pages} page(s)")
         return document_chunks(service.store.payloads(record.doc_id), page)
-
-    @app.delete("/v1/documents/{doc_id:path}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
-    def delete_document(doc_id: str, who: Auth) -> DeleteResult:
-        """Remove a document from the index (its points, its registry record, its kept converted
-        JSON, and its uploaded file when it came by upload)."""
-        from folioflow.flows.pipeline import local_path
-
-        record = find(who, doc_id)
-        deleted = service.store.delete_document(record.doc_id)
-        kept_document_path(settings.documents_dir, record.doc_id).unlink(missing_ok=True)
-        local = local_path(record.uri)
-        if local is not None and Path(local).resolve().is_relative_to(service.upload_dir.resolve()):
-            Path(local).unlink(missing_ok=True)
-        return DeleteResult(doc_id=record.doc_id, deleted_chunks=deleted)
 
     # -- ingestion jobs ----------------------------------------------------------------------------
     async def read_uploads(request: Request, field: str) -> tuple[list[UploadFile], dict[str, str]]:
@@ -805,20 +779,38 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     from folioflow.flows.service.ui import mount_ui  # the web UI at /ui and its page routes (docs/ui.md)
 
     mount_ui(app, service, caller, find)
-    _document_routes_last(app)
+
+    # -- the bare document routes, registered after every other route: a doc id may be a recorded path
+    # with folders (`sub/nested.pdf`, sent as `sub%2Fnested.pdf`, which the server decodes before
+    # routing), so they take the rest of the path and, matched first, would swallow
+    # /v1/documents/{doc_id}/chunks, /converted and /pages/...
+    @app.get("/v1/documents/{doc_id:path}", response_model=DocumentDetail, tags=["documents"], responses=_ERRORS)
+    def get_document(doc_id: str, who: Auth) -> DocumentDetail:
+        """One document (doc id or a unique prefix, recorded path or file name): pages, chunks,
+        status, failed pages and errors, partial pages and their reasons, engines per page."""
+        from folioflow.flows.queries import document_row
+
+        record = find(who, doc_id)
+        row = document_row(record, settings.documents_dir).model_dump()
+        converted = kept_document_path(settings.documents_dir, record.doc_id).is_file()
+        return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
+                              mime_type=record.mime_type, converted=converted)
+
+    @app.delete("/v1/documents/{doc_id:path}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
+    def delete_document(doc_id: str, who: Auth) -> DeleteResult:
+        """Remove a document from the index (its points, its registry record, its kept converted
+        JSON, and its uploaded file when it came by upload)."""
+        from folioflow.flows.pipeline import local_path
+
+        record = find(who, doc_id)
+        deleted = service.store.delete_document(record.doc_id)
+        kept_document_path(settings.documents_dir, record.doc_id).unlink(missing_ok=True)
+        local = local_path(record.uri)
+        if local is not None and Path(local).resolve().is_relative_to(service.upload_dir.resolve()):
+            Path(local).unlink(missing_ok=True)
+        return DeleteResult(doc_id=record.doc_id, deleted_chunks=deleted)
+
     return app
-
-
-def _document_routes_last(app: FastAPI) -> None:
-    """Move ``/v1/documents/{doc_id:path}`` (GET, DELETE) after every other route. A doc id may be
-    a recorded path with folders (``sub/nested.pdf``, sent as ``sub%2Fnested.pdf``, which the
-    server decodes before routing), so the document routes take the rest of the path; matched
-    first, they would swallow ``/v1/documents/{doc_id}/chunks``, ``/converted`` and ``/pages/...``."""
-    from fastapi.routing import APIRoute
-    from starlette.routing import BaseRoute
-
-    catch_all: list[BaseRoute] = [r for r in app.router.routes if isinstance(r, APIRoute) and r.path == "/v1/documents/{doc_id:path}"]
-    app.router.routes[:] = [r for r in app.router.routes if r not in catch_all] + catch_all
 
 
 def convert_document(settings: Settings, data: bytes, name: str, fmt: Literal["markdown", "html", "json"],
