@@ -13,6 +13,8 @@ contract of both: :class:`QueryHit` is one object of ``query --json`` and of ``P
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -39,6 +41,7 @@ __all__ = [
     "match_documents",
     "resolve_document",
     "search_index",
+    "recorded_partial_pages",
     "stored_partial_pages",
 ]
 
@@ -164,10 +167,7 @@ def document_row(record: DocumentRecord, documents_dir: Path | None = None) -> D
     written before ingest recorded them (no such key), they are read from its converted document in
     ``documents_dir`` when given (:func:`stored_partial_pages`), else none are shown."""
     meta = record.metadata or {}
-    if "partial_pages" in meta or documents_dir is None:
-        partial, notes = list(meta.get("partial_pages") or []), list(meta.get("partial_notes") or [])
-    else:
-        partial, notes = stored_partial_pages(documents_dir, record.doc_id, record.content_hash)
+    partial, notes = recorded_partial_pages(meta, documents_dir, record.doc_id, record.content_hash)
     return DocumentRow(doc_id=record.doc_id, source=record.source, path=record.path, uri=record.uri,
                        pages=record.pages, chunks=record.chunks, status=record.status, tenant=record.tenant,
                        indexed_at=record.indexed_at.isoformat(),
@@ -175,36 +175,47 @@ def document_row(record: DocumentRecord, documents_dir: Path | None = None) -> D
                        errors=list(record.errors), partial_pages=partial, partial_notes=notes)
 
 
-#: ``{(doc_id, content_hash): (pages, notes)}`` of converted documents (:func:`stored_partial_pages`).
-_STORED_PARTIALS: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
+def recorded_partial_pages(metadata: Mapping[str, Any], documents_dir: Path | None, doc_id: str,
+                           content_hash: str) -> tuple[list[int], list[str]]:
+    """A document's partial pages (1-based) and their ``page N: reason`` notes as its registry
+    record's ``metadata`` holds them (``partial_pages``, ``partial_notes``: written by ingest). A
+    record written before ingest recorded them (no ``partial_pages`` key) has them read from its
+    converted document in ``documents_dir`` (:func:`stored_partial_pages`), or none when that is None.
+    ``status --documents``, the API's documents and the run reports of skipped documents all read
+    them here."""
+    if "partial_pages" in metadata or documents_dir is None:
+        return list(metadata.get("partial_pages") or []), list(metadata.get("partial_notes") or [])
+    return stored_partial_pages(documents_dir, doc_id, content_hash)
 
 
 def stored_partial_pages(documents_dir: Path, doc_id: str, content_hash: str) -> tuple[list[int], list[str]]:
     """The partial pages of the converted document ``<documents_dir>/<doc_id>.json`` and their
     ``page N: reason`` notes (as ingest records them, :func:`folioflow.flows.pipeline.page_partials`),
     for records written before ingest recorded them. Empty when the file is missing, unreadable, or
-    holds other bytes' conversion than ``content_hash``. Cached per ``(doc_id, content_hash)``."""
+    holds other bytes' conversion than ``content_hash``. The last 4,096 answers are cached per
+    ``(documents_dir, doc_id, content_hash)``."""
+    pages, notes = _stored_partials(Path(documents_dir), doc_id, content_hash)
+    return list(pages), list(notes)
+
+
+@lru_cache(maxsize=4096)
+def _stored_partials(documents_dir: Path, doc_id: str, content_hash: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     import json
 
     from folioflow.flows.pipeline import page_note
     from folioflow.ocr.export import partial_reason
     from folioflow.ocr.schema import Page, PageStatus, kept_document_path
 
-    key = (doc_id, content_hash)
-    if key not in _STORED_PARTIALS:
-        found: tuple[list[int], list[str]] = ([], [])
-        try:
-            with open(kept_document_path(documents_dir, doc_id), encoding="utf-8") as fh:
-                stored = json.load(fh)
-            if isinstance(stored, dict) and stored.get("content_hash") == content_hash:
-                partial = [Page.model_validate(p) for p in stored.get("pages") or []
-                           if isinstance(p, dict) and p.get("status") == PageStatus.PARTIAL.value]
-                found = ([p.number for p in partial], [page_note(p.number, partial_reason(p)) for p in partial])
-        except (OSError, ValueError):  # missing or unreadable (pydantic's ValidationError is a ValueError)
-            pass
-        _STORED_PARTIALS[key] = found
-    pages, notes = _STORED_PARTIALS[key]
-    return list(pages), list(notes)
+    try:
+        with open(kept_document_path(documents_dir, doc_id), encoding="utf-8") as fh:
+            stored = json.load(fh)
+        if not isinstance(stored, dict) or stored.get("content_hash") != content_hash:
+            return (), ()
+        partial = [Page.model_validate(p) for p in stored.get("pages") or []
+                   if isinstance(p, dict) and p.get("status") == PageStatus.PARTIAL.value]
+    except (OSError, ValueError):  # missing or unreadable (pydantic's ValidationError is a ValueError)
+        return (), ()
+    return tuple(p.number for p in partial), tuple(page_note(p.number, partial_reason(p)) for p in partial)
 
 
 def index_status(settings: Settings, records: list[DocumentRecord], points: int, documents: bool = False) -> IndexStatus:

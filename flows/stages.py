@@ -88,13 +88,13 @@ class Known:
 
     def recorded_partials(self, documents_dir: Path, doc_id: str) -> tuple[list[int], list[str]]:
         """The partial pages and their notes as ``status --documents`` shows them
-        (:func:`folioflow.flows.queries.document_row`): the record's, or for a record written
-        before ingest recorded them, those of its converted document kept in ``documents_dir``."""
-        if self.partial_pages is not None:
-            return list(self.partial_pages), list(self.partial_notes)
-        from folioflow.flows.queries import stored_partial_pages
+        (:func:`folioflow.flows.queries.recorded_partial_pages`): the record's, or for a record
+        written before ingest recorded them, those of its converted document kept in ``documents_dir``."""
+        from folioflow.flows.queries import recorded_partial_pages
 
-        return stored_partial_pages(documents_dir, doc_id, self.content_hash)
+        recorded = {} if self.partial_pages is None else {"partial_pages": self.partial_pages,
+                                                           "partial_notes": self.partial_notes}
+        return recorded_partial_pages(recorded, documents_dir, doc_id, self.content_hash)
 
     def carry_to(self, report: DocumentReport, documents_dir: Path) -> None:
         """Fill the run report of a ``skipped`` document from what the index holds: pages, chunks, engines, partial pages, and their notes as its
