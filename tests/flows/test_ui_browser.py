@@ -7,6 +7,8 @@ Documents: the generated two-page sample PDF and a truncated copy of it whose fi
 HTML (it must fail with its error shown, and its name must appear as text, never as markup), then
 a handwritten-like letter whose page the fidelity check marks partial (the list and the document
 page show the partial page and its reason, as text).
+The tests share one server and one browser tab and build on each other in file order (the first
+sets the key, the upload feeds the list and page views): run the module whole, not one test by ``-k``.
 Screenshots go to ``$FOLIOFLOW_ARTIFACTS/ui-screenshots`` (else a pytest temporary folder); the
 folder is printed."""
 
@@ -258,6 +260,11 @@ def test_partial_page_and_its_reason_are_shown(page, server, documents, screensh
     assert letter["status"] == "indexed" and letter["partial_pages"] == [1], letter
     [note] = letter["partial_notes"]
     assert note.startswith("page 1: fidelity: "), note
+    # the job card says so too: the count, and the reason as a partial note, not an error
+    item = job.locator(".job-documents li[data-status='indexed']")
+    expect(item).to_contain_text("1 page(s) partial")
+    expect(item.locator(".partial")).to_have_text(note)
+    expect(item.locator(".error")).to_have_count(0)
 
     ready(page, "/ui/documents")
     row = page.locator(f"#documents tr[data-doc-id='{letter['doc_id']}']")

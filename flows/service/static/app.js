@@ -131,11 +131,20 @@ function renderJob(card, job) {
   if (job.documents && job.documents.length) {
     const list = el("ul", { class: "job-documents" });
     for (const d of job.documents) {
+      const failed = d.failed_pages || [], partial = d.partial_pages || [];
+      const counts = d.pages !== undefined ? [`${d.pages} page(s)`, `${d.chunks || 0} chunk(s)`] : [];
+      if (failed.length) counts.push(`${failed.length} page(s) failed`);
+      if (partial.length) counts.push(`${partial.length} page(s) partial`);
       const item = el("li", { "data-status": d.status },
         d.doc_id && d.status !== "failed" ? docLink(d.doc_id, fileName(d.source)) : fileName(d.source),
-        " ", el("span", { class: "badge " + d.status, text: d.status }),
-        d.pages !== undefined ? ` ${d.pages} page(s), ${d.chunks || 0} chunk(s)` : "");
+        " ", el("span", { class: "badge " + d.status, text: d.status }), counts.length ? " " + counts.join(", ") : "");
       if (d.error) item.append(el("div", { class: "error", text: d.error }));
+      // the reasons, one per page ("page N: ..."): a failed page's error, or why a partial page is partial
+      for (const note of d.page_errors || []) {
+        const m = /^page (\d+):/.exec(note);
+        const isPartial = m !== null && partial.includes(Number(m[1])) && !failed.includes(Number(m[1]));
+        item.append(el("div", { class: isPartial ? "partial" : "error", text: note }));
+      }
       list.append(item);
     }
     card.append(list);
