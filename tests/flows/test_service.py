@@ -1,6 +1,8 @@
 """The HTTP API end to end: the real app (FastAPI's TestClient, lifespan included) over a real
 embedded store, the real MiniLM model and Prefect ingest runs; documents are the generated sample
-PDF, a non-PDF named ``.pdf`` and an encrypted copy."""
+PDF, a non-PDF named ``.pdf`` and an encrypted copy. The tests share one app and store (module
+fixtures) and run in file order: the first sees the store empty, before the upload fixture fills it,
+and the documents test deletes what it listed last."""
 
 from __future__ import annotations
 
