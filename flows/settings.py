@@ -96,6 +96,7 @@ class Settings(BaseSettings):
     source_name: str = Field(default="default", description="Source name recorded on each document")
     tenant: str | None = Field(default=None, description="Tenant recorded on each chunk (tenancy)")
     tenancy: bool = Field(default=False, description="Every document needs a tenant and every query must name one (recorded with the collection once on)")
+    retenant: bool = Field(default=True, description="Whether a run may move a document indexed for another tenant, or for none, to its own tenant; the API server turns it off for the jobs of a tenant-bound key")
     passwords: dict[str, SecretStr] = Field(default_factory=dict, description="PDF passwords by file name or glob")
     keep_documents: bool = Field(default=True, description="Keep each converted Document JSON in data_dir/documents")
     sources: list[SourceConfig] = Field(default_factory=list, description="Configured sources (watch flow, ingest without paths)")

@@ -32,7 +32,7 @@ from folioflow.flows.report import DocumentReport
 from folioflow.flows.settings import Settings
 from folioflow.flows.sources import SourceFile
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
-from folioflow.ocr.errors import ConfigurationError, FolioflowError
+from folioflow.ocr.errors import ConfigurationError, FolioflowError, TenancyError
 from folioflow.ocr.ids import sha256_bytes, sha256_text
 from folioflow.ocr.schema import Document, Page, SourceRef
 
@@ -337,8 +337,16 @@ class Stages:
         says why: ``new``, ``changed`` (bytes), ``retry: ...`` (last attempt failed, or some pages
         failed), ``... settings changed`` (see :func:`settings_change`), ``forced``
         (``settings.force``), or ``unchanged (change token)`` / ``unchanged (content hash)`` when
-        skipped. Raises ``OSError`` (transient reads)."""
-        current = current_known(known, self.spec.fingerprint, self.tenant_of(file), self.settings.force)
+        skipped. Raises ``OSError`` (transient reads), :class:`~folioflow.ocr.errors.TenancyError`
+        (``settings.retenant`` off and the document indexed for another tenant or for none)."""
+        tenant = self.tenant_of(file)
+        if known is not None and not self.settings.retenant and known.tenant != tenant:
+            # a tenant-bound caller of the API names a file that another tenant's documents hold (or the
+            # shared ones): it must not take it over (the other tenant's name is not given)
+            owner = "for no tenant (shared)" if known.tenant is None else "for another tenant"
+            raise TenancyError(f"already indexed {owner}; a run for tenant {tenant!r} cannot move "
+                               "it (upload a copy, or ask an administrator)")
+        current = current_known(known, self.spec.fingerprint, tenant, self.settings.force)
         if current is not None and current.change_token == file.change_token:
             return Planned(file, None, current.content_hash, self.source_ref(file), True, "unchanged (change token)",
                            current.pages)

@@ -203,7 +203,8 @@ class Service:
 
     def _ingest_job(self, params: dict[str, Any], progress: Any) -> Any:
         try:
-            return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"])
+            return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"],
+                                params.get("retenant", True))
         finally:
             self.drop_unregistered_uploads(params["paths"])
 
@@ -266,11 +267,13 @@ class Service:
                 self._vlm = build_vlm_engine(self.settings)
             return self._vlm
 
-    def _ingest(self, paths: list[str], tenant: str | None, force: bool, progress: Any, source: str) -> Any:
+    def _ingest(self, paths: list[str], tenant: str | None, force: bool, progress: Any, source: str,
+                retenant: bool = True) -> Any:
         from folioflow.flows.ingest import run_ingest
         from folioflow.flows.pipeline import Shared
 
-        settings = self.settings.model_copy(update={"tenant": tenant or self.settings.tenant, "source_name": source})
+        settings = self.settings.model_copy(update={"tenant": tenant or self.settings.tenant, "source_name": source,
+                                                    "retenant": retenant and self.settings.retenant})
         shared = Shared(embedder=self.embedder, store=cast(Any, self.store))
         return run_ingest(paths, settings, force=force, progress=progress, shared=shared)
 
@@ -644,8 +647,11 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             body = await read_json(request, IngestPath)
             tenant = tenant_of(who, body.tenant)
             path = allowed_path(body)
+            # a tenant-bound key cannot take over a file that another tenant's documents (or the shared
+            # ones) hold: the doc id is the file's, whoever names it
             job = await run_in_threadpool(service.jobs.submit, [str(path)], [str(path)], tenant, force=body.force,
-                                          source=settings.source_name)  # (Prefect's client: not on the loop)
+                                          source=settings.source_name,  # (Prefect's client: not on the loop)
+                                          retenant=who.tenant is None)
         else:
             raise HTTPException(415, "send multipart/form-data (field `files`) or application/json ({\"path\": ...})")
         response.headers["Location"] = f"/v1/jobs/{job.id}"

@@ -224,11 +224,13 @@ class JobQueue:
         self._thread.start()
 
     def submit(self, inputs: list[str], paths: list[str], tenant: str | None, force: bool = False,
-               source: str = "default") -> Job:
+               source: str = "default", retenant: bool = True) -> Job:
         """Queue an ingest of ``paths`` (shown as ``inputs``) for ``tenant``, recorded under the
-        source name ``source``; returns the job. With a Prefect deployment configured the job is a
-        flow run of it (raises :class:`FolioflowError` when Prefect refuses it)."""
-        params = {"paths": paths, "force": force, "source": source, "tenant": tenant}
+        source name ``source``; ``retenant`` False: a document indexed for another tenant (or for
+        none) fails instead of moving to ``tenant`` (the settings' ``retenant``). Returns the job. With
+        a Prefect deployment configured the job is a flow run of it (raises :class:`FolioflowError`
+        when Prefect refuses it)."""
+        params = {"paths": paths, "force": force, "source": source, "tenant": tenant, "retenant": retenant}
         job = self._new("ingest", inputs, tenant)
         if self._prefect is not None:
             job.flow_run_id = self._prefect.submit(params)
@@ -372,6 +374,8 @@ class PrefectIngest:
         overrides = {"source_name": params["source"]}
         if params.get("tenant"):
             overrides["tenant"] = params["tenant"]
+        if not params.get("retenant", True):
+            overrides["retenant"] = False
         try:
             run = run_deployment(self.deployment, timeout=0, tags=["folioflow-api"], as_subflow=False,
                                  parameters={"paths": params["paths"], "force": params["force"],

@@ -224,7 +224,8 @@ def test_api_keys_and_tenants(tmp_path, prefect_harness, sample, caplog):
     keys = [ApiKey(key=KEY_ADMIN, name="ops"), ApiKey(key=KEY_ACME, tenant="acme"), ApiKey(key=KEY_GLOBEX, tenant="globex")]
     settings = load_settings(data_dir=tmp_path / "data", workers=1, tenancy=True)
     caplog.set_level("DEBUG")
-    with TestClient(create_app(settings, ApiSettings(keys=keys))) as c:
+    api = ApiSettings(keys=keys, allowed_roots=[sample.parent])
+    with TestClient(create_app(settings, api)) as c:
         assert c.get("/healthz").status_code == 200  # liveness needs no key
         for method, path in (("post", "/v1/query"), ("get", "/v1/documents"), ("get", "/v1/jobs"), ("post", "/v1/ocr"),
                              ("post", "/v1/documents"), ("get", "/v1/documents/x"), ("delete", "/v1/documents/x")):
@@ -265,6 +266,24 @@ def test_api_keys_and_tenants(tmp_path, prefect_harness, sample, caplog):
         assert c.delete(f"/v1/documents/{doc_id}", headers=bearer(KEY_GLOBEX)).status_code == 404
         assert c.get(f"/v1/documents/{doc_id}", headers=bearer(KEY_ACME)).json()["tenant"] == "acme"
         assert c.get("/v1/documents", headers=bearer(KEY_ADMIN)).json()["documents"] == 1
+
+        # a file on the server is one document whoever names it: once acme's, globex cannot take it
+        # over by naming it too (it became globex's: "tenant changed ('acme' -> 'globex')")
+        by_path = {"path": str(sample)}
+        first = wait_job(c, c.post("/v1/documents", json=by_path, headers=bearer(KEY_ACME)).json()["id"],
+                         headers=bearer(KEY_ACME))
+        [mine] = first["documents"]
+        assert mine["status"] == "indexed" and mine["tenant"] == "acme", mine
+        taken = wait_job(c, c.post("/v1/documents", json=by_path, headers=bearer(KEY_GLOBEX)).json()["id"],
+                         headers=bearer(KEY_GLOBEX))
+        [theirs] = taken["documents"]
+        assert theirs["status"] == "failed" and "already indexed for another tenant" in theirs["error"], theirs
+        assert "acme" not in theirs["error"]
+        assert c.get(f"/v1/documents/{mine['doc_id']}", headers=bearer(KEY_ACME)).json()["tenant"] == "acme"
+        assert c.get(f"/v1/documents/{mine['doc_id']}", headers=bearer(KEY_GLOBEX)).status_code == 404
+        again = wait_job(c, c.post("/v1/documents", json=by_path, headers=bearer(KEY_ACME)).json()["id"],
+                         headers=bearer(KEY_ACME))
+        assert again["documents"][0]["status"] == "skipped", again  # its owner's re-run is as before
         everything = "".join(r.text for r in (acme, untenanted, wrong))
     logged = caplog.text
     for key in (KEY_ADMIN, KEY_ACME, KEY_GLOBEX):
