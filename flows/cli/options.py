@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import typer
 
-__all__ = ["build_settings", "fail", "need", "require_extras"]
+__all__ = ["VLM_PROFILE_HELP", "build_settings", "check_vlm_profile", "fail", "need", "require_extras"]
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -66,3 +66,37 @@ def require_extras(settings, urls: list[str] | tuple[str, ...] = (), convert: bo
         scheme = url.split("://", 1)[0].lower() if "://" in url else ""
         if scheme in URL_EXTRAS:
             need(URL_EXTRAS[scheme], f"reading {scheme}:// URLs")
+
+
+#: What ``--profile`` means on the commands that convert (and where the other profile is), for
+#: option help and errors: a new user took ingest's --profile for the retrieval profile.
+VLM_PROFILE_HELP = ("VLM output profile: the OCR model's output format, used with --engine vlm / --ocr-endpoint: "
+                    "chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served "
+                    "model id). Not the retrieval profile (finance, legal, general): that is `folioflow query "
+                    "--profile`")
+
+
+def check_vlm_profile(name: str | None, given: bool = True) -> None:
+    """Exit 1 (``error: unknown VLM profile ...`` on stderr, the message a VLM run gives) unless
+    ``name`` is ``auto``, None or a VLM profile :func:`folioflow.ocr.vlm.profiles.get_profile`
+    knows (``name:variant`` included), whatever the engine: a mistyped profile is said before any
+    work, not only when a page reaches the VLM. The message adds that the retrieval profile is
+    ``query --profile``. The profiles live in the ``vlm`` extra: without it, a profile ``given``
+    on the command line exits 1 naming the extra; one from the settings file or environment
+    (``given`` false) is left unchecked, as nothing can use it."""
+    if name is None or name.strip().lower() == "auto":
+        return
+    from folioflow.ocr.extras import installed
+
+    if not installed("vlm"):
+        if given:
+            need("vlm", "--profile (a VLM output profile)")
+        return
+    from folioflow.ocr.errors import ConfigurationError
+    from folioflow.ocr.vlm.profiles import get_profile
+
+    try:
+        get_profile(name)
+    except ConfigurationError as exc:
+        fail(f"{exc} (--profile here is the VLM output profile, the OCR model's output format, or auto; the "
+             "retrieval profile (finance, legal, general) is `folioflow query --profile`)")

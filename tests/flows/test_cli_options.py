@@ -1,0 +1,55 @@
+"""Options a new user got wrong, in fresh `folioflow` processes: each mistake is said at once, with
+the option's meaning, before any model, store or Prefect run starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from folioflow.ocr.extras import installed
+from folioflow.ocr.samples import write_sample_pdf
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def folioflow(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(cwd / "prefect-home"), "COLUMNS": "250",
+           "NO_COLOR": "1", "TERM": "dumb"}
+    env.pop("PREFECT_API_URL", None)
+    return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def test_ingest_refuses_an_unknown_vlm_profile_whatever_the_engine(tmp_path):
+    """A user's trial: `ingest --profile bogus` indexed the file and exited 0 (the profile is read
+    only by a VLM engine); only with `--engine vlm` was it refused. Now it is refused with every
+    engine, before any work, and the message says where the retrieval profile is."""
+    pdf = write_sample_pdf(tmp_path / "sample.pdf")
+    data = tmp_path / "kb"
+    for engine in ((), ("--engine", "text"), ("--engine", "vlm")):
+        run = folioflow("ingest", str(pdf), "--data-dir", str(data), "--profile", "bogus", "--no-progress", *engine,
+                        cwd=tmp_path)
+        if not installed("vlm"):
+            assert run.returncode == 1 and "folioflow[vlm]" in run.stderr, run.stderr[-2000:]
+            continue
+        assert run.returncode == 1, (engine, run.stdout[-2000:], run.stderr[-2000:])
+        assert "error: unknown VLM profile 'bogus'; choose from ['chandra'," in run.stderr, run.stderr[-2000:]
+        assert "retrieval profile (finance, legal, general) is `folioflow query --profile`" in run.stderr
+        assert "Traceback" not in run.stderr
+        assert not data.exists()  # said before the store was opened or anything indexed
+    # another bad option exits the same way (1, one error line)
+    engine = folioflow("ingest", str(pdf), "--data-dir", str(data), "--engine", "bogus", cwd=tmp_path)
+    assert engine.returncode == 1 and engine.stderr.startswith("error: ")
+    if installed("vlm"):  # a known profile (and variant) passes the check: the next one stops it here
+        for good in ("chandra", "deepseek-ocr:tiny", "generic", "auto"):
+            run = folioflow("ingest", str(pdf), "--profile", good, "--api-url", "http://127.0.0.1:9", cwd=tmp_path)
+            assert run.returncode == 1 and "--profile: not with the API server" in run.stderr, (good, run.stderr)
+
+
+def test_ingest_help_says_profile_is_the_vlm_output_profile(tmp_path):
+    helped = " ".join(folioflow("ingest", "--help", cwd=tmp_path).stdout.split())
+    assert "VLM output profile: the OCR model's output format" in helped
+    assert "Not the retrieval profile (finance, legal, general): that is folioflow query --profile" in helped
