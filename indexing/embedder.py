@@ -29,14 +29,20 @@ chunk vectors go through the same path, so they stay comparable.
 Inputs over the model's limit are truncated by the model (first ``max_tokens - 1`` tokens and the
 end token) and never silently: :attr:`Embedder.over_limit` counts them and each call that meets one
 logs a warning. folioflow's chunker guarantees every ``embed_text`` fits :attr:`max_tokens`.
+
+Loading prints nothing: transformers' and huggingface_hub's progress bars ("Loading weights: 100%|...")
+are off while the model loads (:func:`quiet_model_load`) and as they were afterwards, unless
+``HF_HUB_DISABLE_PROGRESS_BARS=0`` asks for them.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +50,57 @@ import numpy as np
 
 from folioflow.ocr.errors import EmbeddingError
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "canonical_model_name", "cpu_has_native_bf16", "default_model_path", "torch_omp_thread_limit"]
+__all__ = ["DEFAULT_MODEL", "Embedder", "canonical_model_name", "cpu_has_native_bf16", "default_model_path", "quiet_model_load",
+           "torch_omp_thread_limit"]
 
 log = logging.getLogger(__name__)
 
 #: Canonical name of the default model (recorded in collections; its files come from the PyPI package).
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, "all-MiniLM-L6-v2", "default"}
+
+
+_quiet_lock = threading.Lock()
+_quiet_depth = 0
+_quiet_saved: tuple[bool, dict[str, bool]] | None = None
+
+
+@contextmanager
+def quiet_model_load() -> Iterator[None]:
+    """transformers' and huggingface_hub's progress bars off for the duration of the block (a
+    model load), then each as it was: a library prints no "Loading weights" bar by default. Nested
+    or concurrent blocks (loads in several threads) turn them off once and restore them when the
+    last one ends. ``HF_HUB_DISABLE_PROGRESS_BARS=0`` (bars asked for) leaves them on."""
+    global _quiet_depth, _quiet_saved
+    try:
+        from huggingface_hub import constants
+        from transformers.utils import logging as hf_logging
+
+        # the module (huggingface_hub.utils.tqdm is also the name of its tqdm class)
+        hub_tqdm = importlib.import_module("huggingface_hub.utils.tqdm")
+    except ImportError:  # nothing that draws those bars
+        yield
+        return
+    if constants.HF_HUB_DISABLE_PROGRESS_BARS is False:
+        yield
+        return
+    with _quiet_lock:
+        if _quiet_depth == 0:
+            _quiet_saved = (hf_logging.is_progress_bar_enabled(), dict(hub_tqdm.progress_bar_states))
+            hf_logging.disable_progress_bar()  # transformers' switch, and huggingface_hub's globally
+        _quiet_depth += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_depth -= 1
+            if _quiet_depth == 0 and _quiet_saved is not None:
+                transformers_bars, hub_states = _quiet_saved
+                if transformers_bars:
+                    hf_logging.enable_progress_bar()  # also enables huggingface_hub's: set back below
+                hub_tqdm.progress_bar_states.clear()
+                hub_tqdm.progress_bar_states.update(hub_states)
+                _quiet_saved = None
 
 
 def canonical_model_name(model: str | Path | None) -> str:
@@ -185,7 +235,8 @@ class Embedder:
                 kwargs: dict[str, Any] = {"device": device}
                 if device == "cpu" and self.backend != "torch":
                     kwargs["backend"] = self.backend
-                model = SentenceTransformer(self._path, **kwargs)
+                with quiet_model_load():
+                    model = SentenceTransformer(self._path, **kwargs)
             except Exception as exc:
                 raise EmbeddingError(f"cannot load embedding model {self.model_name!r}: {exc}".splitlines()[0]) from exc
             self.device = device

@@ -129,7 +129,11 @@ def _pool_worker(model_path: str, device: str, options: dict, inbox, outbox, cpu
             confine_to(cpus)
         from sentence_transformers import SentenceTransformer
 
-        encoder = GpuEncoder(SentenceTransformer(model_path, device=device), device, **options)
+        from folioflow.indexing.embedder import quiet_model_load
+
+        with quiet_model_load():  # no "Loading weights" bar per worker
+            model = SentenceTransformer(model_path, device=device)
+        encoder = GpuEncoder(model, device, **options)
         encoder.encode(["warm up"] * 64)
         if encoder.cuda:
             encoder.torch.cuda.synchronize()

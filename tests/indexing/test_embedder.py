@@ -272,3 +272,36 @@ def test_models_the_fast_path_cannot_copy_take_plain_encode():
     prompted = SentenceTransformer(default_model_path(), device="cpu", prompts={"query": "query: "},
                                    default_prompt_name="query")
     assert "default prompt" in _fast_path_unfit(prompted)
+
+
+_QUIET_PROBE = """
+import json, sys
+sys.path.insert(0, {root!r})
+from huggingface_hub.utils import are_progress_bars_disabled
+from transformers.utils import logging as hf_logging
+from folioflow.indexing.embedder import Embedder
+Embedder(device="cpu").warm_up()
+print(json.dumps({{"transformers_bars": hf_logging.is_progress_bar_enabled(),
+                   "hub_bars_off": are_progress_bars_disabled()}}))
+"""
+
+
+@pytest.mark.slow
+def test_loading_the_model_prints_no_progress_bar_and_leaves_the_switches_as_they_were():
+    """A plain Python process (no CLI, no HF_HUB_DISABLE_PROGRESS_BARS) loads the Embedder: stderr
+    holds no "Loading weights" bar (transformers drew one, 103/103, before the load was quieted),
+    and transformers' and huggingface_hub's progress bars are on again afterwards."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY", "TQDM_DISABLE")}
+    env["HF_HUB_OFFLINE"] = "1"
+    out = subprocess.run([sys.executable, "-c", _QUIET_PROBE.format(root=root)], env=env, capture_output=True,
+                         text=True, timeout=300, check=True)
+    assert "Loading weights" not in out.stderr and "it/s]" not in out.stderr, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"transformers_bars": True, "hub_bars_off": False}
