@@ -49,7 +49,8 @@ class QueryRequest(BaseModel):
     recorded paths or file names (``--doc``); ``source``: one configured source name;
     ``tenant``: the caller's tenant (required when tenancy is on; a tenant-bound API key implies
     its own); ``profile``, ``distinct_pages`` and ``glossary`` as ``query --profile``,
-    ``--distinct-pages/--all-chunks`` and ``--glossary`` (finance or none) take them."""
+    ``--distinct-pages/--all-chunks`` and ``--glossary`` take them (``glossary``: the built-in
+    finance or legal glossary, or none; the server reads no glossary file)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -67,8 +68,8 @@ class QueryRequest(BaseModel):
     distinct_pages: bool | None = Field(default=None, description="At most one chunk per page (the best ranked; "
                                                                   "further chunks of those pages fill up to k); "
                                                                   "default: the profile's")
-    glossary: Literal["finance", "none"] | None = Field(default=None, description="Query expansion; default: the "
-                                                                                  "profile's")
+    glossary: Literal["finance", "legal", "none"] | None = Field(
+        default=None, description="Query expansion: the finance or legal glossary, or none; default: the profile's")
     route_titles: bool = Field(default=True, description="Also search inside documents whose titles the question names")
 
 

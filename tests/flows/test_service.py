@@ -94,6 +94,23 @@ def test_query_answers_what_query_json_answers(client, indexed):
     assert sparse and sparse[0]["page_start"] == 2
 
 
+def test_query_takes_the_legal_glossary(client, indexed):
+    """``"glossary": "legal"`` (the built-in LEGAL glossary) answers 200 (it was a 422: the server
+    took only finance or none) with what the same search with LEGAL finds in process."""
+    from folioflow.flows.queries import search_index
+    from folioflow.indexing.glossary import LEGAL
+
+    text = "Which state's law governs the agreement?"
+    answer = client.post("/v1/query", json={"text": text, "k": 3, "glossary": "legal"})
+    assert answer.status_code == 200, answer.text
+    hits = answer.json()
+    assert hits and hits[0]["heading_path"] == ["3 Governing Law"]
+    service = client.app.state.service
+    local = search_index(service.store, service.embedder, text, k=3, glossary=LEGAL)
+    assert [(h["doc_id"], h["chunk_index"]) for h in hits] == [(h.doc_id, h.chunk_index) for h in local]
+    assert client.post("/v1/query", json={"text": text, "glossary": "bylaws"}).status_code == 422
+
+
 @pytest.mark.parametrize(("body", "status", "reason"), [
     ({"text": "revenue", "doc": ["nope.pdf"]}, 404, "no such document"),
     ({"text": "revenue", "doc": ["broken.pdf"]}, 404, "no such document"),  # never opened: not registered
