@@ -102,6 +102,15 @@ is embedded alone, in fp32 (:meth:`~folioflow.indexing.embedder.Embedder.encode_
 autocast and the fast path's batch composition would change its vector by process); hits with
 equal scores are ordered by point id; hybrid fusion is done here, in that order; routing,
 page scoring and the fill keep first-seen order on ties.
+
+Stable prefixes: a smaller ``k`` gives the first results of a larger one. How deep each search
+goes depends on ``k`` (the legal profile's searches fetch ``k`` candidates each, the others'
+:data:`PAGE_CANDIDATES` or ``k`` x :data:`DISTINCT_PAGES_FETCH`), so each profile has a ``k``
+(:data:`STABLE_K`: 5 legal, 10 finance and general) whose ranking every ``k`` keeps: a smaller
+``k`` is its first ``k`` results, a larger one its results followed by those of the ranking for
+``k`` that it does not hold (with distinct pages, not their pages again), each scored at most the
+one before. A larger ``k`` costs a second ranking. With MMR or an explicit ``fetch_k`` the ranking is
+computed for ``k`` alone.
 """
 
 from __future__ import annotations
@@ -158,6 +167,11 @@ _PROFILE_KEYS = ("glossary", "distinct_pages", "page_decay", "demote_roles", "he
                  "expansion_terms")
 #: Fused chunks (at least) that role demotion and the clause-title match re-rank, whatever ``k`` is.
 RERANK_CANDIDATES = 20
+#: Per retrieval profile, the ``k`` whose ranking every other ``k`` keeps as its prefix (module
+#: docstring, stable prefixes): the legal profile's searches fetch ``k`` candidates each, chosen at
+#: ``k`` 5 (its benchmark's); the other profiles' rankings are the same for every ``k`` up to 10
+#: (:data:`PAGE_CANDIDATES` over :data:`DISTINCT_PAGES_FETCH`).
+STABLE_K = {"legal": 5, "finance": 10, "general": 10}
 #: For "when does it take effect?" (legal profile), the first fused chunks searched for a clause that
 #: dates the agreement's start (:func:`~folioflow.indexing.clause_ranking.effect_clauses`); chosen on
 #: the tuning half of the legal benchmark (3 and 5 alike per contract, 3 one question better in the
@@ -371,6 +385,20 @@ class FolioRetriever(BaseRetriever):
         for key, value in profile_options(profile).items():
             if key not in kwargs and key not in self.model_fields_set:
                 opts[key] = value
+        k, base = opts["k"], STABLE_K.get(profile)
+        if base is None or opts["mmr"] or opts["fetch_k"] is not None or k == base:
+            return self._rank(query, opts)[0]
+        # a smaller k cuts the ranking of k=base; a larger one extends it (module docstring: stable prefixes)
+        first, settled = self._rank(query, {**opts, "k": base})
+        if k < base:
+            return first[:k]
+        return _extend(first[:settled], self._rank(query, opts)[0], k, bool(opts["distinct_pages"]))
+
+    def _rank(self, query: str, opts: dict[str, Any]) -> tuple[list[Document], int]:
+        """The ranking of :meth:`_get_relevant_documents` for the resolved options ``opts`` (the
+        profile's applied), computed for ``opts["k"]`` results, and how many of its first results
+        stand whatever ``k`` is: those before the first role chunk put after the clauses (a deeper
+        ranking finds more clauses to put before it) or page filled up again (more pages)."""
         glossary = opts.get("glossary", self.glossary)
         mode = opts["mode"]
         wants_dense = mode in ("dense", "hybrid") or opts["mmr"]
@@ -528,7 +556,9 @@ class FolioRetriever(BaseRetriever):
                 raise TenancyError(f"store returned a chunk of another tenant for tenant {opts['tenant']!r}")
             meta["id"] = hit.id
             docs.append(Document(page_content=hit.payload.get("page_content", ""), metadata=meta, id=hit.id))
-        return docs
+        put_after = {hit.id for hit, _ in demoted}
+        settled = next((i for i, (hit, _, repeat) in enumerate(picked) if repeat or hit.id in put_after), len(picked))
+        return docs, settled
 
     def _remote(self, query: str, opts: dict[str, Any], given: set[str]) -> list[Document]:
         """Search through the API server (``POST /v1/query``); ``given``: the options the caller
@@ -732,6 +762,28 @@ def _lead_first(order: list[tuple[Any, float]], lead: Any, distinct: bool) -> li
            for hit, _ in order):
         return _put_first(order, lead, distinct)
     return [(lead, order[0][1] if order else float(lead.score)), *order]
+
+
+def _extend(first: list[Document], deep: list[Document], k: int, distinct: bool) -> list[Document]:
+    """``first`` (the results of the profile's :data:`STABLE_K` that stand whatever ``k`` is), then the
+    documents of ``deep`` (the ranking computed for ``k``) that it does not hold, up to ``k`` in all; with ``distinct``, not a
+    page ``first`` has already returned unless ``deep`` marks it ``page_repeat``. Each added
+    document's ``score`` is at most the one before it, so scores never increase down the list."""
+    out = list(first)
+    taken = {doc.id for doc in first}
+    pages = {_page_key(doc.metadata) for doc in first} if distinct else set()
+    floor = first[-1].metadata.get("score", float("inf")) if first else float("inf")
+    for doc in deep:
+        if len(out) >= k:
+            break
+        if doc.id in taken or (distinct and not doc.metadata.get("page_repeat") and _page_key(doc.metadata) in pages):
+            continue
+        floor = min(floor, float(doc.metadata.get("score", floor)))
+        doc.metadata["score"] = floor
+        out.append(doc)
+        taken.add(doc.id)
+        pages.add(_page_key(doc.metadata))
+    return out
 
 
 def _page_key(meta: dict[str, Any]) -> tuple[str, int]:

@@ -632,3 +632,30 @@ def test_a_question_no_rule_reads_is_read_by_its_closest_example_questions(contr
         # the party block after every clause among the results (a clause question demotes roles)
         at = [d.page_content for d in plain].index(preamble) if preamble in [d.page_content for d in plain] else len(plain)
         assert at > 0 and all(_role(d) is not None for d in plain[at:]), (style, [_role(d) for d in plain])
+
+
+def test_a_smaller_k_is_a_prefix_of_the_ranking_and_a_larger_k_extends_it(contract_store, embedder):
+    """The legal profile's searches fetch ``k`` candidates each, so before, ``k=3`` was not the first
+    three of ``k=5`` and ``k=8`` reordered the top 5 (a user trial). Now a smaller ``k`` is the
+    first results of ``k=5`` (``STABLE_K``), and a larger one keeps its clauses ahead of its first
+    role chunk and adds after them, role chunks still after every clause, scores never rising."""
+    store, _, _ = contract_store
+    retriever = FolioRetriever(store=store, embedder=embedder)  # profile auto: legal
+    assert retriever.resolve_profile() == "legal"
+    extended = 0
+    for question in CLAUSE_QUESTIONS:
+        ranked = {k: retriever.invoke(question, k=k) for k in (1, 2, 3, 4, 5, 6, 8, 12, 30)}
+        five = [d.id for d in ranked[5]]
+        stand = next((i for i, d in enumerate(ranked[5]) if _role(d)), 5)  # no question asks for a role
+        assert len(five) == 5
+        for k, docs in ranked.items():
+            ids = [d.id for d in docs]
+            assert len(ids) == k and len(set(ids)) == k, (question, k)
+            assert ids[:k] == five[:k] if k <= 5 else ids[:stand] == five[:stand], (question, k)
+            roles = [_role(d) for d in docs]
+            first_role = next((i for i, r in enumerate(roles) if r), len(roles))
+            assert all(roles[first_role:]), (question, k, roles)  # no clause after a role chunk
+            scores = [d.metadata["score"] for d in docs]
+            assert scores == sorted(scores, reverse=True), (question, k)
+        extended += stand == 5 and [d.id for d in ranked[8]][:5] == five
+    assert extended  # some top 5 of k=8 is the top 5 of k=5 whole

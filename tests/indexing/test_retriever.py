@@ -241,3 +241,20 @@ def test_retriever_refuses_empty_and_over_long_queries(local_store, embedder, te
     with pytest.raises(QueryError, match=reason):
         FolioRetriever(store=local_store, embedder=embedder, k=5).invoke(text)
     assert len(FolioRetriever(store=local_store, embedder=embedder, k=5).invoke("x" * 4000)) == 5
+
+
+def test_every_k_keeps_the_ranking_of_k_10_as_its_prefix(local_store, embedder):
+    """Finance profile (distinct pages): ``k`` up to 10 ranks the same candidates, and a larger
+    ``k`` keeps the ten first (STABLE_K), adding further pages after them."""
+    retriever = FolioRetriever(store=local_store, embedder=embedder, profile="finance")
+    question = "Which law governs the services agreement fees?"
+    ten = [(d.metadata["doc_id"], d.metadata["page_start"], d.id) for d in retriever.invoke(question, k=10)]
+    for k in (1, 3, 10, 14, 40):
+        docs = retriever.invoke(question, k=k)
+        got = [(d.metadata["doc_id"], d.metadata["page_start"], d.id) for d in docs]
+        assert got[:10] == ten[:k], k
+        pages = [(doc, page) for doc, page, _ in got]
+        fresh = [p for p, d in zip(pages, docs, strict=True) if not d.metadata["page_repeat"]]
+        assert len(set(fresh)) == len(fresh), k  # still one chunk per page (fill-ups aside)
+        scores = [d.metadata["score"] for d in docs]
+        assert scores == sorted(scores, reverse=True), k
