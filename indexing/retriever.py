@@ -143,7 +143,7 @@ from folioflow.indexing.clause_ranking import (
     split_roles,
     wanted_roles,
 )
-from folioflow.indexing.glossary import FINANCE
+from folioflow.indexing.glossary import FINANCE, LEGAL
 from folioflow.indexing.payload import hit_metadata
 from folioflow.indexing.profiles import collection_profile, profile_options
 from folioflow.indexing.query_adapter import load_adapter
@@ -574,10 +574,11 @@ class FolioRetriever(BaseRetriever):
         if opts["sources"] and len(opts["sources"]) > 1:
             refused.append("sources (more than one)")
         glossary = None
-        if "glossary" in given:
-            if self.glossary is not None and self.glossary is not FINANCE:
-                refused.append("glossary (other than the finance glossary)")
-            glossary = "finance" if self.glossary is FINANCE else "none"
+        if "glossary" in given:  # the server knows the built-in glossaries by name
+            named = {id(FINANCE): "finance", id(LEGAL): "legal"}
+            if self.glossary is not None and id(self.glossary) not in named:
+                refused.append("glossary (other than the built-in finance and legal glossaries)")
+            glossary = named.get(id(self.glossary), "none")
         if refused:
             raise ConfigurationError(f"not available through the folioflow API at {self.api_url}: "
                                      f"{', '.join(refused)}; open the store in this process instead")

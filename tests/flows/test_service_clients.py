@@ -121,6 +121,12 @@ def test_retriever_through_the_server_equals_local(served):
         named.invoke(QUESTION, query_adapter=None)
     with pytest.raises(ConfigurationError, match="expansion_terms"):
         named.invoke(QUESTION, expansion_terms=0)
+    # the built-in glossaries go by name (the legal one was refused: "other than the finance glossary")
+    from folioflow.indexing.glossary import LEGAL, Glossary
+
+    assert len(FolioRetriever(api_url=served["url"], k=3, glossary=LEGAL).invoke(QUESTION)) == 3
+    with pytest.raises(ConfigurationError, match="glossary"):  # a glossary of one's own is read here only
+        FolioRetriever(api_url=served["url"], k=3, glossary=Glossary(name="mine", entries=[])).invoke(QUESTION)
 
 
 def test_ingest_through_the_server(served, tmp_path):
