@@ -221,7 +221,11 @@ def discover(paths: list[str]) -> Discovery:
             result.roots.append(canonical_uri(root))
         fence = _fence(argument, root)
         for path, relative in sorted(matches, key=lambda m: m[1]):
-            resolved = path.resolve()
+            try:
+                resolved = path.resolve()
+            except (RuntimeError, OSError) as exc:  # a link to itself: "Symlink loop from ..." (RuntimeError)
+                result.errors.append(SourceProblem(argument=str(path), error=f"cannot resolve {path}: {exc}; left out"))
+                continue
             if fence is not None and not resolved.is_relative_to(fence):  # a symlink leading out
                 result.errors.append(SourceProblem(argument=str(path), error=f"escapes its root: {path} resolves "
                                                    f"outside {fence} (symlink); left out"))

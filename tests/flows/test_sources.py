@@ -64,3 +64,14 @@ def test_a_link_to_nothing_inside_a_folder_is_reported_not_skipped(tmp_path):
     found = discover([str(root)])
     assert [f.path for f in found.files] == ["a.pdf", "b/c.PDF", "b/d/e.png", "img.jpeg", "scan.TIFF"]
     assert [(e.argument, e.error.split(":")[0]) for e in found.errors] == [(str(root / "gone.pdf"), "cannot read " + str(root / "gone.pdf"))]
+
+
+def test_a_link_to_itself_inside_a_folder_is_reported_and_the_rest_found(tmp_path):
+    """A breaking trial: a self-referencing link (``loopy.pdf -> loopy.pdf``) made ``discover`` raise
+    ``RuntimeError: Symlink loop`` out of ``Path.resolve``, which aborted a whole ingest or watch run."""
+    root = tree(tmp_path / "in")
+    (root / "loopy.pdf").symlink_to("loopy.pdf")
+    found = discover([str(root)])
+    assert [f.path for f in found.files] == ["a.pdf", "b/c.PDF", "b/d/e.png", "img.jpeg", "scan.TIFF"]
+    [problem] = found.errors
+    assert problem.argument == str(root / "loopy.pdf") and "loop" in problem.error.lower(), problem
