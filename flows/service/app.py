@@ -43,6 +43,7 @@ from folioflow.flows.queries import (
     ChunkRow,
     IndexStatus,
     QueryHit,
+    check_filters,
     index_status,
     resolve_document,
     search_index,
@@ -407,7 +408,18 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
 
     @app.exception_handler(FolioflowError)
     async def folioflow_error(request: Request, exc: FolioflowError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=_status_for(exc))
+        detail = missing_collection() if isinstance(exc, CollectionNotFoundError) else str(exc)
+        return JSONResponse({"detail": detail}, status_code=_status_for(exc))
+
+    def missing_collection() -> str:
+        """The server's own reason for a collection that is gone (the store's names the Python and
+        command-line settings of a reader that looked in the wrong place; a server's collection
+        is its own, absent only until the first ingest, which the read routes answer as an empty
+        index, or when it was deleted behind the server's back)."""
+        where = (f"on the Qdrant server {settings.qdrant_url}" if settings.qdrant_url
+                 else f"in the data directory {settings.data_dir}")
+        return (f"no collection {settings.collection!r} {where}: nothing is indexed there (POST /v1/documents "
+                "creates it); the server's settings `collection` and `data_dir` (or `qdrant_url`) choose it")
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -478,15 +490,28 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
     @app.post("/v1/query", response_model=list[QueryHit], tags=["search"], responses=_ERRORS,
               dependencies=[Depends(json_body)])
     def query(body: QueryRequest, who: Auth) -> list[QueryHit]:
-        """Search the index: the hits `folioflow query --json` prints, best first."""
+        """Search the index: the hits `folioflow query --json` prints, best first (none from an
+        index that nothing was ingested into yet; a `doc` or `source` still has to name one)."""
         tenant = tenant_of(who, body.tenant)
+        if service.store.tenancy and not tenant:
+            raise HTTPException(400, "tenancy is on: the query needs the caller's tenant (the body's `tenant`, "
+                                     "or an API key bound to a tenant)")
+        if not index_exists():  # a fresh server: an empty index, not a missing one
+            check_filters([], body.doc, body.source, API_FILTER_NAMES)  # 404: no such document / source
+            return []
         return search_index(service.store, service.embedder, body.text, k=body.k, mode=body.mode, doc_ids=body.doc,
                             source=body.source, tenant=tenant, distinct_pages=body.distinct_pages,
                             glossary=body.glossary, route_titles=body.route_titles, profile=body.profile,
                             filter_names=API_FILTER_NAMES)
 
+    def index_exists() -> bool:
+        """Whether the collection exists: the server creates it with the first ingest, and until
+        then the read routes answer as over an empty index (no documents, no hits)."""
+        return service.store.collection_info() is not None
+
     def records_for(who: Caller) -> list[Any]:
-        service.store.require_collection()
+        if not index_exists():
+            return []
         return [r for r in service.store.list_documents() if visible(who, r)]
 
     @app.get("/v1/documents", response_model=IndexStatus, tags=["documents"], responses=_ERRORS)
@@ -494,7 +519,10 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         """The index's documents: what `folioflow status --documents --json` prints (a tenant-bound
         key sees its tenant's documents only)."""
         records = records_for(who)
-        points = sum(r.chunks for r in records) if who.tenant is not None else service.store.count()
+        if who.tenant is not None or not index_exists():
+            points = sum(r.chunks for r in records)
+        else:
+            points = service.store.count()
         return index_status(settings, records, points, documents=True)
 
     def find(who: Caller, doc_id: str) -> Any:
@@ -741,6 +769,10 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         else:
             raise HTTPException(415, "send multipart/form-data (field `file`) or application/json "
                                      "({\"file_url\": ...} or {\"image_url\": ...})")
+        if body.engine == "vlm" and not settings.ocr_endpoints:  # the converter's reason names the CLI's option
+            raise HTTPException(400, "engine 'vlm' needs a VLM endpoint and this server has none: the operator "
+                                     "lists them in the server's settings (ocr_endpoints); use engine auto, text "
+                                     "or ocr")
         params: dict[str, Any] = {"data": data, "name": name, "fmt": body.output_format, "engine": body.engine,
                   "page_range": body.page_range, "password": body.password}
         selected = await run_in_threadpool(count_pages, data, body.page_range, body.password)

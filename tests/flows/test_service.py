@@ -2,7 +2,13 @@
 embedded store, the real MiniLM model and Prefect ingest runs; documents are the generated sample
 PDF, a non-PDF named ``.pdf`` and an encrypted copy. The tests share one app and store (module
 fixtures) and run in file order: the first sees the store empty, before the upload fixture fills it,
-and the documents test deletes what it listed last."""
+and the documents test deletes what it listed last.
+
+The last tests start their own app over a fresh data dir that nothing is ingested into (``fresh``):
+a new server serves an empty index (200 with an empty listing, ``[]`` for a search, 404 ``no such
+document`` for a key), not 404 "no collection" with the store's advice for Python and command-line
+readers, and its reasons name its own fields and settings, never the CLI's options
+(``--collection``, ``--tenant``, ``--ocr-endpoint``) or Python's (``StoreSettings``)."""
 
 from __future__ import annotations
 
@@ -60,9 +66,9 @@ def indexed(client, sample) -> dict:
 def test_health_before_and_query_on_empty_store(client):
     health = client.get("/healthz")
     assert health.status_code == 200 and health.json()["embedding_model"].endswith("all-MiniLM-L6-v2")
-    if health.json()["documents"] == 0:  # before the upload: no collection yet, a 404 with the reason
+    if health.json()["documents"] == 0:  # before the upload: no collection yet, an empty index (no hits)
         empty = client.post("/v1/query", json={"text": "revenue"})
-        assert empty.status_code == 404 and "collection" in empty.json()["detail"]
+        assert empty.status_code == 200 and empty.json() == []
 
 
 def test_upload_job_reports_each_document(indexed):
@@ -318,3 +324,80 @@ def test_api_settings_name_the_field_never_the_key(monkeypatch):
     monkeypatch.setenv("FOLIOFLOW_API_KEYS", f'[{{"key": "{KEY_ACME}", "tenant": "acme"}}]')
     loaded = load_api_settings(max_ocr_pages=3)
     assert loaded.keys[0].tenant == "acme" and loaded.max_ocr_pages == 3 and KEY_ACME not in repr(loaded)
+
+
+#: What a reason for Python code or a command line says; an HTTP answer says none of it.
+NOT_FOR_HTTP = ("StoreSettings", "--collection", "--data-dir", "--tenant", "--ocr-endpoint", "FOLIOFLOW_",
+                "in Python", "command line")
+
+
+def api_reason(answer) -> str:
+    detail = answer.json()["detail"]
+    assert not [words for words in NOT_FOR_HTTP if words in detail], detail
+    return detail
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data") / "emptykb"  # not even created yet, as `folioflow api --data-dir`
+    with TestClient(create_app(load_settings(data_dir=data, workers=1), ApiSettings())) as client:
+        yield client
+
+
+def test_the_read_routes_answer_as_over_an_empty_index(fresh):
+    assert fresh.get("/healthz").json()["documents"] == 0
+    listing = fresh.get("/v1/documents")  # was 404 "no collection 'folioflow' ... StoreSettings(collection=...)"
+    assert listing.status_code == 200, listing.text
+    body = listing.json()
+    assert (body["documents"], body["chunks"], body["sources"], body["document_list"]) == (0, 0, {}, [])
+    assert fresh.get("/v1/jobs").json() == []
+    for mode in ("dense", "sparse", "hybrid"):
+        hits = fresh.post("/v1/query", json={"text": "revenue", "mode": mode})
+        assert hits.status_code == 200 and hits.json() == [], hits.text
+    for method, path in (("get", "/v1/documents/x"), ("get", "/v1/documents/x/chunks"),
+                         ("get", "/v1/documents/x/converted"), ("get", "/v1/documents/x/pages/1"),
+                         ("delete", "/v1/documents/x")):
+        missing = getattr(fresh, method)(path)
+        assert missing.status_code == 404 and "no such document" in api_reason(missing), (path, missing.text)
+    named = fresh.post("/v1/query", json={"text": "revenue", "doc": ["a.pdf"]})
+    assert named.status_code == 404 and api_reason(named).startswith("doc 'a.pdf': no such document")
+    source = fresh.post("/v1/query", json={"text": "revenue", "source": "kb"})
+    assert source.status_code == 404 and api_reason(source).startswith("source 'kb': no indexed document")
+    reindex = fresh.post("/v1/reindex", json={"doc": ["a.pdf"]})
+    assert reindex.status_code == 404 and "no such document" in api_reason(reindex)
+    # reading created nothing: the first ingest creates the collection
+    assert fresh.app.state.service.store.collection_info() is None
+
+
+def test_ocr_with_the_vlm_engine_names_the_servers_setting(fresh, tmp_path):
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter
+    from folioflow.ocr.errors import ConfigurationError
+
+    pdf = write_sample_pdf(tmp_path / "a.pdf").read_bytes()
+    answer = fresh.post("/v1/ocr", files={"file": ("a.pdf", pdf, "application/pdf")}, data={"engine": "vlm"})
+    assert answer.status_code == 400, answer.text
+    assert "ocr_endpoints" in api_reason(answer)  # was "needs a VLM engine (--ocr-endpoint)"
+    # what the CLI and Python say stays theirs
+    with pytest.raises(ConfigurationError, match="--ocr-endpoint"):
+        DocumentConverter(ConvertOptions(engine="vlm"))
+
+
+def test_tenancy_without_a_tenant_names_the_field(tmp_path):
+    settings = load_settings(data_dir=tmp_path / "data", workers=1, tenancy=True)
+    with TestClient(create_app(settings, ApiSettings())) as client:
+        untenanted = client.post("/v1/query", json={"text": "revenue"})
+        assert untenanted.status_code == 400 and "`tenant`" in api_reason(untenanted)
+        assert client.post("/v1/query", json={"text": "revenue", "tenant": "acme"}).json() == []
+
+
+def test_a_missing_collection_in_the_store_keeps_its_advice_for_python_and_the_cli(tmp_path):
+    from folioflow.indexing.store import StoreSettings, open_store
+    from folioflow.ocr.errors import CollectionNotFoundError
+
+    (tmp_path / "kb").mkdir()
+    store = open_store(StoreSettings(data_dir=tmp_path / "kb"))
+    try:
+        with pytest.raises(CollectionNotFoundError, match=r"StoreSettings\(collection=\.\.\.\).*--collection"):
+            store.require_collection()
+    finally:
+        store.close()

@@ -222,7 +222,8 @@ async function setupDocuments() {
       unrecorded.push({ report: d, job: job });
     }
   }
-  document.getElementById("summary").textContent = status
+  // an index nothing was ingested into yet answers 0 documents (a server before that answered 404)
+  document.getElementById("summary").textContent = status && status.documents
     ? `${status.documents} document(s), ${status.chunks} chunk(s) in collection ${status.collection}` +
       (unrecorded.length ? `; ${unrecorded.length} more failed before reaching the index` : "")
     : (unrecorded.length ? `No document in the index; ${unrecorded.length} failed before reaching it.`
