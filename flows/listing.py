@@ -96,7 +96,11 @@ def _list_local(config: SourceConfig, listing: Listing) -> None:
             continue
         if _hidden(relative) or not config.wanted(relative):
             continue
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except (RuntimeError, OSError) as exc:  # a link to itself: "Symlink loop from ..." (RuntimeError)
+            listing.errors.append(SourceProblem(argument=relative, error=f"cannot resolve {relative}: {exc}; left out"))
+            continue
         if not resolved.is_relative_to(root):
             listing.errors.append(_escape(config, relative))
             continue

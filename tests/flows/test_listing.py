@@ -60,6 +60,17 @@ def test_symlinks_cannot_escape_the_root(tmp_path):
     assert listing.complete  # a refused file does not make the listing incomplete
 
 
+def test_a_link_to_itself_is_reported_and_the_rest_listed(tmp_path):
+    """A breaking trial: a self-referencing link made every run of a watched folder fail
+    (``RuntimeError: Symlink loop`` out of ``Path.resolve``)."""
+    root = _tree(tmp_path / "src")
+    os.symlink("loopy.pdf", root / "loopy.pdf")
+    listing = list_source(SourceConfig(name="kb", url=str(root)))
+    assert sorted(f.path for f in listing.files) == ["a.pdf", "img.png", "sub/b.PDF", "sub/drafts/c.pdf"]
+    [problem] = listing.errors
+    assert problem.argument == "loopy.pdf" and "loop" in problem.error.lower(), problem
+
+
 def test_patterns_and_names_are_validated():
     with pytest.raises(ValueError, match="relative"):
         SourceConfig(name="x", url="/data", include=["../**/*.pdf"])
