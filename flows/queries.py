@@ -287,23 +287,28 @@ def _searchable(record) -> bool:
 
 #: How the CLI names the filters and where it lists documents (:func:`check_filters`); the API
 #: passes its own (:data:`API_FILTER_NAMES`).
-CLI_FILTER_NAMES = {"doc": "--doc", "source": "--source", "documents": "`folioflow status --documents`",
-                    "sources": "`folioflow status`"}
-#: The same for ``POST /v1/query``: its body's fields ``doc`` and ``source``.
-API_FILTER_NAMES = {"doc": "doc", "source": "source", "documents": "GET /v1/documents",
+CLI_FILTER_NAMES = {"doc": "--doc", "source": "--source", "tenant": "--tenant",
+                    "documents": "`folioflow status --documents`", "sources": "`folioflow status`"}
+#: The same for ``POST /v1/query``: its body's fields ``doc``, ``source`` and ``tenant``.
+API_FILTER_NAMES = {"doc": "doc", "source": "source", "tenant": "tenant", "documents": "GET /v1/documents",
                     "sources": "GET /v1/documents"}
 
 
 def check_filters(records, keys: list[str] | None, source: str | None,
-                  names: dict[str, str] | None = None) -> list[str] | None:
+                  names: dict[str, str] | None = None, tenant: str | None = None) -> list[str] | None:
     """Document ids for the ``--doc`` values (:func:`resolve_document`). Raises
-    :class:`DocumentLookupError` with the specific reason when the ``--doc`` / ``--source`` filters
-    leave no indexed document to search: a named document that was never indexed (its last run
+    :class:`DocumentLookupError` with the specific reason when the ``--tenant`` / ``--doc`` /
+    ``--source`` filters leave no indexed document to search: a ``tenant`` that no indexed
+    document of ``records`` carries (given only to be checked so: pass the records already
+    narrowed to it, or all of them), a named document that was never indexed (its last run
     failed), a source no indexed document has, or named documents that are not from that source.
     ``names``: how the reasons name the filters (:data:`CLI_FILTER_NAMES`, the default, or
     :data:`API_FILTER_NAMES`)."""
     names = names or CLI_FILTER_NAMES
     doc, by_source = names["doc"], names["source"]
+    if tenant is not None and not any(r.tenant == tenant for r in records if _searchable(r)):
+        raise DocumentLookupError(f"{names.get('tenant', '--tenant')} {tenant!r}: no indexed document has this tenant "
+                                  f"(see {names['documents']})")
     chosen = [resolve_document(records, key, option=doc, listing=names["documents"]) for key in keys] if keys else None
     for record in chosen or ():
         if not _searchable(record):
@@ -323,7 +328,7 @@ def check_filters(records, keys: list[str] | None, source: str | None,
 def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", doc_ids: list[str] | None = None,
                  source: str | None = None, tenant: str | None = None, distinct_pages: bool | None = None,
                  glossary: Any = None, route_titles: bool = True, profile: str = "auto",
-                 filter_names: dict[str, str] | None = None) -> list[QueryHit]:
+                 filter_names: dict[str, str] | None = None, known_tenant: bool = False) -> list[QueryHit]:
     """Search ``store`` with :class:`folioflow.indexing.retriever.FolioRetriever`; ``embedder``: the
     collection's :class:`~folioflow.indexing.embedder.Embedder` (``None`` allowed for ``sparse``);
     ``doc_ids``: ``--doc`` keys (see :func:`resolve_document`); ``profile``: ``auto`` (the
@@ -335,7 +340,16 @@ def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", d
     Returns the hits in rank order. Raises :class:`~folioflow.ocr.errors.CollectionNotFoundError`
     (no collection), :class:`TenancyError` (tenancy on, no tenant), :class:`DocumentLookupError`
     (filters that match no indexed document of ``tenant``; ``filter_names``: how its reason names
-    the filters, :func:`check_filters`), ``ValueError`` for an unknown ``mode`` or ``profile``."""
+    the filters, :func:`check_filters`), ``ValueError`` for an unknown ``mode`` or ``profile``.
+
+    ``known_tenant``: a ``tenant`` that no indexed document carries is an error too
+    (:class:`DocumentLookupError`, "no indexed document has this tenant"), as an unknown source
+    is, rather than no hits. The CLI sets it (``folioflow query --tenant``: a tenant the user
+    typed, an unknown one most likely mistyped). The API leaves it off (``POST /v1/query``): there
+    the tenant is mostly the one a tenant-bound API key carries, and a tenant with no documents
+    yet searches an empty index, answered ``[]``; this function cannot tell that tenant from one
+    an operator key named in the body, so the API answers ``[]`` for both. Tenancy rules come
+    first: with tenancy on, no tenant is a :class:`TenancyError` whatever ``known_tenant`` says."""
     from folioflow.indexing.glossary import load_glossary
     from folioflow.indexing.profiles import PROFILE_NAMES
     from folioflow.indexing.retriever import FolioRetriever
@@ -350,7 +364,7 @@ def search_index(store, embedder, text: str, k: int = 5, mode: str = "hybrid", d
     records = store.list_documents()
     if tenant is not None:  # another tenant's documents are not there for this caller
         records = [r for r in records if r.tenant == tenant]
-    ids = check_filters(records, doc_ids, source, filter_names)
+    ids = check_filters(records, doc_ids, source, filter_names, tenant=tenant if known_tenant else None)
     chosen: dict[str, Any] = {}
     if distinct_pages is not None:
         chosen["distinct_pages"] = distinct_pages

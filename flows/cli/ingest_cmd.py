@@ -322,15 +322,15 @@ def query(
     once (its pid and command line), before the model loads.
 
     Exits 1 (reason on stderr) when the text is empty or longer than 4000
-    characters (with a server or without), when there is no index, or when a --doc or --source
-    filter matches no indexed document; 0 otherwise, also when nothing matches
-    the text ("no results").
+    characters (with a server or without), when there is no index, when no indexed document has
+    the --tenant given, or when a --doc or --source filter matches no indexed document; 0
+    otherwise, also when nothing matches the text ("no results").
     """
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection,
                               embedding_model=embedding_model)
     require_extras(settings)
-    from folioflow.flows.cli.query_view import print_results, run_query
+    from folioflow.flows.cli.query_view import check_tenant_through, print_results, run_query
     from folioflow.indexing.retriever import check_query_text
     from folioflow.ocr.errors import QueryError, ServerError
 
@@ -349,6 +349,8 @@ def query(
         try:
             with _api_client(settings, server, api_key) as client:
                 hits = client.query(body)
+                if tenant is not None and not hits:  # the server answers [] for a tenant with no documents
+                    check_tenant_through(client, tenant)
         except ServerError as exc:
             fail(str(exc))
         print_results(hits, as_json=as_json)
@@ -361,7 +363,7 @@ def query(
 @app.command()
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-    documents: Annotated[bool, typer.Option("--documents", "-d", help="Also list every document: source, path, doc id, pages, chunks, status (with the number of failed and of partial pages), their errors, and each partial page with its reason")] = False,
+    documents: Annotated[bool, typer.Option("--documents", "-d", help="Also list every document: source, path, doc id, tenant (where documents have one), pages, chunks, status (with the number of failed and of partial pages), their errors, and each partial page with its reason")] = False,
     data_dir: DataDir = None,
     qdrant_url: QdrantUrl = None,
     collection: Collection = None,

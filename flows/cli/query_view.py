@@ -15,8 +15,8 @@ from folioflow.flows.queries import QUERY_KEYS, index_status, match_documents, s
 from folioflow.flows.queries import resolve_document as _resolve
 from folioflow.flows.settings import Settings
 
-__all__ = ["QUERY_KEYS", "match_documents", "run_query", "print_results", "print_status", "local_status",
-           "render_status", "print_document"]
+__all__ = ["QUERY_KEYS", "match_documents", "run_query", "check_tenant_through", "print_results", "print_status",
+           "local_status", "render_status", "print_document"]
 
 def _open_store(settings: Settings, must_exist: bool = True, direct: str | None = None):
     """The store of ``settings``, or exit with the reason. ``direct``: the command, when it cannot
@@ -48,9 +48,9 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
     ``path`` and ``chunk_index``), in rank order: ``score`` is the ranking score (title routing's
     fused score when it re-ranked, else the mode's) and ``search_score`` the mode's own;
     ``source`` is the configured source the document came from (what ``--source`` filters on)
-    and ``uri`` the document's URI. Fails (exit 1, reason on stderr) when there is no index, or
-    when ``doc_ids`` (see :func:`resolve_document`) or ``source`` match no indexed document (of
-    ``tenant``, when given)."""
+    and ``uri`` the document's URI. Fails (exit 1, reason on stderr) when there is no index, when
+    ``tenant`` is given and no indexed document has it, or when ``doc_ids`` (see
+    :func:`resolve_document`) or ``source`` match no indexed document (of ``tenant``, when given)."""
     from folioflow.indexing.embedder import Embedder
     from folioflow.indexing.glossary import load_glossary
     from folioflow.indexing.profiles import PROFILE_NAMES
@@ -74,12 +74,29 @@ def run_query(settings: Settings, text: str, k: int = 5, mode: str = "hybrid", d
             embedder.warm_up()
         hits = search_index(store, embedder, text, k=k, mode=mode, doc_ids=doc_ids, source=source, tenant=tenant,
                             distinct_pages=distinct_pages, glossary=terms, route_titles=route_titles,
-                            profile=profile)
+                            profile=profile, known_tenant=True)
     except FolioflowError as exc:
         fail(str(exc))
     finally:
         store.close()
     return [hit.model_dump() for hit in hits]
+
+
+def check_tenant_through(api: Any, tenant: str) -> None:
+    """Exit 1 with :func:`~folioflow.flows.queries.check_filters`' reason ("--tenant 'x': no
+    indexed document has this tenant ...") when none of the documents the server ``api`` (an
+    :class:`~folioflow.flows.service.client.ApiClient`) lists (``GET /v1/documents``, as this
+    caller's key sees them) has ``tenant``: what ``query --tenant`` says without a server, where
+    the server's ``POST /v1/query`` answers ``[]``. Raises
+    :class:`~folioflow.ocr.errors.ServerError` when the server cannot be asked."""
+    from folioflow.flows.queries import DocumentRow, check_filters
+    from folioflow.ocr.errors import DocumentLookupError
+
+    rows = [DocumentRow.model_validate(r) for r in api.request("GET", "/v1/documents").get("document_list") or []]
+    try:
+        check_filters(rows, None, None, tenant=tenant)
+    except DocumentLookupError as exc:
+        fail(str(exc))
 
 
 def resolve_document(records, key: str, option: str = "--doc"):
@@ -119,7 +136,7 @@ def print_status(settings: Settings, as_json: bool = False, documents: bool = Fa
                  summary: dict | None = None) -> None:
     """Documents, pages and chunks in the index, per source (from the documents registry), and the
     retrieval profile ``query`` uses by default (``profile``, inferred from the documents' titles, or their text where a title names no kind:
-    :func:`folioflow.flows.queries.collection_profile`); with ``documents``, one row per document (source, path, doc id, pages, chunks, status with the
+    :func:`folioflow.flows.queries.collection_profile`); with ``documents``, one row per document (source, path, doc id, tenant where any document has one, pages, chunks, status with the
     number of failed and of partial pages) as well, then every recorded error (failed pages, failed
     documents) and every partial page with its reason (pages indexed with part of their content
     missing or implausible, :mod:`folioflow.ocr.fidelity`); JSON adds ``failed_pages``, ``errors``,
@@ -171,7 +188,8 @@ def render_status(summary: dict, as_json: bool = False, documents: bool = False)
                  "`query --profile` overrides)")
     if documents:
         docs = Table(title="Documents", header_style="bold")
-        for column in ("source", "path", "doc id", "pages", "chunks", "status"):
+        tenants = any(row.get("tenant") for row in summary["document_list"])  # a column only where tenants are used
+        for column in ("source", "path", "doc id", *(("tenant",) if tenants else ()), "pages", "chunks", "status"):
             docs.add_column(column, justify="right" if column in ("pages", "chunks") else "left",
                             overflow="fold")
         for row in summary["document_list"]:
@@ -181,7 +199,8 @@ def render_status(summary: dict, as_json: bool = False, documents: bool = False)
                     count = len(row.get(key) or [])  # a server older than partial_pages has no such key
                     if count:
                         shown += f", {count} page{'s' if count > 1 else ''} {word}"
-            docs.add_row(row["source"], row["path"], row["doc_id"], str(row["pages"]), str(row["chunks"]), shown)
+            tenant = (row.get("tenant") or "-",) if tenants else ()
+            docs.add_row(row["source"], row["path"], row["doc_id"], *tenant, str(row["pages"]), str(row["chunks"]), shown)
         stdout.print(docs)
         troubled = [row for row in summary["document_list"] if row["errors"]]
         if troubled:
