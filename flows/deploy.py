@@ -39,7 +39,9 @@ def _api_url() -> str:
 
     url = PREFECT_API_URL.value()
     if not url:
-        raise ConfigurationError("no Prefect server: set PREFECT_API_URL (e.g. http://prefect:4200/api)")
+        raise ConfigurationError("no Prefect server: set PREFECT_API_URL (e.g. http://prefect:4200/api); `folioflow "
+                                 "serve` and `deploy` run folioflow's Prefect deployments. For the HTTP API server "
+                                 "and web UI, run `folioflow api`")
     return url
 
 

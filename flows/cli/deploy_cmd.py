@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from folioflow.flows.cli import app
-from folioflow.flows.cli.ingest_cmd import Config, _mute_run_logs, _quiet_prefect
+from folioflow.flows.cli.ingest_cmd import Config, DataDir, _mute_run_logs, _quiet_prefect
 from folioflow.flows.cli.options import build_settings, fail, need, require_extras
 
 PrefectFile = Annotated[Path | None, typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
@@ -20,16 +20,18 @@ def watch(
     source: Annotated[list[str] | None, typer.Option("--source", help="Only this configured source (repeatable)")] = None,
     prune: Annotated[bool, typer.Option("--prune/--no-prune", help="Delete documents gone from their source")] = True,
     report: Annotated[Path | None, typer.Option("--report", help="Write one JSON record per document to this file")] = None,
+    data_dir: DataDir = None,
     config: Config = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Prefect logs on the console")] = False,
 ) -> None:
-    """Sync the configured sources into the index once (the `watch` flow, ephemeral mode).
+    """Sync the configured sources (the `sources:` of --config) into the index once (the `watch`
+    flow, ephemeral mode). --data-dir overrides the settings' data_dir.
 
     New and changed documents are ingested, unchanged ones skipped without reading, removed ones
     pruned. Exits 0 unless the run cannot proceed.
     """
     _quiet_prefect(verbose)
-    settings = build_settings(config)
+    settings = build_settings(config, data_dir=data_dir)
     require_extras(settings, convert=True)
     from folioflow.flows.cli.ui import print_run
     from folioflow.flows.watch import watch_flow
@@ -75,8 +77,11 @@ def serve(
     limit: Annotated[int | None, typer.Option("--limit", help="Flow runs at once (default: no limit)")] = None,
     ocr_slots: OcrSlots = None,
 ) -> None:
-    """Serve the deployments of infra/prefect.yaml from this process (schedules and triggers
-    included; no work pool or worker needed) until interrupted."""
+    """Serve the Prefect deployments of infra/prefect.yaml from this process (schedules and
+    triggers included; no work pool or worker needed) until interrupted. Needs a Prefect server
+    (PREFECT_API_URL).
+
+    Not the HTTP API server and web UI: that is `folioflow api`."""
     _quiet_prefect(False)
     build_settings(config)  # fail early on a bad config file
     from folioflow.flows.deploy import PREFECT_FILE, serve_deployments

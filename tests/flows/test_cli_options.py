@@ -1,12 +1,16 @@
-"""Options a new user got wrong, in fresh `folioflow` processes: each mistake is said at once, with
-the option's meaning, before any model, store or Prefect run starts."""
+"""Options and commands a new user got wrong, in fresh `folioflow` processes: a mistake is said at
+once, with what the option means or which command was meant, before any model, store or Prefect
+run starts; an option the other commands take (`--data-dir`) is taken by `watch` too."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from folioflow.ocr.extras import installed
 from folioflow.ocr.samples import write_sample_pdf
@@ -53,3 +57,30 @@ def test_ingest_help_says_profile_is_the_vlm_output_profile(tmp_path):
     helped = " ".join(folioflow("ingest", "--help", cwd=tmp_path).stdout.split())
     assert "VLM output profile: the OCR model's output format" in helped
     assert "Not the retrieval profile (finance, legal, general): that is folioflow query --profile" in helped
+
+
+def test_serve_without_prefect_points_to_the_api_command(tmp_path):
+    """A user who wanted the HTTP API ran `folioflow serve` and read only "no Prefect server: set
+    PREFECT_API_URL": the message and `serve --help` now name `folioflow api`."""
+    run = folioflow("serve", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr[-2000:]
+    said = " ".join(run.stderr.split())
+    assert said.startswith("error: no Prefect server: set PREFECT_API_URL") and "Traceback" not in said
+    assert "For the HTTP API server and web UI, run `folioflow api`" in said
+    helped = " ".join(folioflow("serve", "--help", cwd=tmp_path).stdout.split())
+    assert "Not the HTTP API server and web UI: that is folioflow api" in helped
+
+
+@pytest.mark.slow
+def test_watch_takes_data_dir_over_the_config_file(tmp_path):
+    """`folioflow watch --data-dir kb` answered "No such option"; it now indexes the configured
+    sources into kb, whatever data_dir the settings file names."""
+    write_sample_pdf(tmp_path / "docs" / "sample.pdf")
+    (tmp_path / "watch.yaml").write_text(f"data_dir: {tmp_path / 'elsewhere'}\n"
+                                         f"sources:\n  - name: docs\n    url: {tmp_path / 'docs'}\n")
+    run = folioflow("watch", "--config", "watch.yaml", "--data-dir", "kb", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert "Watch summary" in run.stdout
+    status = folioflow("status", "--json", "--data-dir", "kb", cwd=tmp_path)
+    assert status.returncode == 0 and json.loads(status.stdout)["sources"]["docs"]["documents"] == 1, status.stderr
+    assert not (tmp_path / "elsewhere").exists()
