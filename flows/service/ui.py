@@ -135,8 +135,9 @@ def mount_ui(app: FastAPI, service: Any, auth: Callable[..., Any], find: Callabl
     documents = _DocumentCache()
     Auth = Annotated[Any, Depends(auth)]
 
-    def page(request: Request, name: str, **context: Any) -> HTMLResponse:
-        response = templates.TemplateResponse(request, name, {"page": name.removesuffix(".html"), **context})
+    def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        response = templates.TemplateResponse(request, name, {"page": name.removesuffix(".html"), **context},
+                                              status_code=status_code)
         response.headers["Content-Security-Policy"] = UI_CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
@@ -156,6 +157,26 @@ def mount_ui(app: FastAPI, service: Any, auth: Callable[..., Any], find: Callabl
 
     @app.get("/ui/documents/{doc_id}", response_class=HTMLResponse, include_in_schema=False)
     def ui_document(request: Request, doc_id: str) -> HTMLResponse:
+        """The document page's shell, or a 404 page saying that no document matches ``doc_id``.
+
+        The key is resolved as ``GET /v1/documents/{doc_id}`` resolves it (doc id, unique prefix,
+        recorded path or file name) only where every caller may see every document: a server
+        without API keys. With keys, the shell answers 200 for any key, known or not: a page load
+        carries no key (the page's script sends it with each API call), so the server cannot tell
+        whose tenant is asking, and a 404 here would tell anyone without a key whether a document
+        of that id, prefix or file name exists. The script then asks ``GET /v1/documents/{doc_id}``
+        with the key and shows its 404 ("No such document" and the API's reason). A key that
+        several documents share also gets the shell: the script shows the API's 400 listing them.
+        docs/ui.md says the same."""
+        from folioflow.ocr.errors import AmbiguousDocumentError, DocumentLookupError
+
+        if not service.api.keys:
+            try:
+                find(auth(request, None), doc_id)  # keyless: the caller that sees every document
+            except AmbiguousDocumentError:
+                pass
+            except DocumentLookupError:
+                return page(request, "document.html", status_code=404, doc_id=doc_id, missing=True)
         return page(request, "document.html", doc_id=doc_id)
 
     @app.get("/ui/search", response_class=HTMLResponse, include_in_schema=False)

@@ -293,3 +293,14 @@ def test_partial_page_and_its_reason_are_shown(page, server, documents, screensh
     expect(page.locator("#page-caption")).to_contain_text("partial")
     page.screenshot(path=str(screenshots / "8-document-partial.png"), full_page=True)
     assert not page.js_errors, page.js_errors  # type: ignore[attr-defined]
+
+
+def test_a_document_page_for_an_unknown_key_says_no_such_document(page, server, screenshots):
+    """With API keys the server sends the shell for any key (docs/ui.md); with the key set, the
+    script shows "No such document" and the API's 404 reason."""
+    ready(page, "/ui/documents/nosuchdoc")
+    expect(page.locator("#doc-title")).to_have_text("No such document")
+    expect(page.locator("#message")).to_contain_text("404: document 'nosuchdoc': no such document")
+    assert page.title() == "No such document · folioflow"
+    page.screenshot(path=str(screenshots / "9-no-such-document.png"), full_page=True)
+    assert not page.js_errors, page.js_errors  # type: ignore[attr-defined]

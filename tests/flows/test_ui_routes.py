@@ -1,7 +1,8 @@
 """The web UI's server side without a browser: the page shells (headers, no data, no key) and the
 page routes, over the real app (FastAPI's TestClient, lifespan included) with the real store,
 model and Prefect ingest of the generated sample, ingested with ``keep_documents`` off so the page
-route falls back to the source file for the page size."""
+route falls back to the source file for the page size. ``open_client``: a second app without API
+keys over its own data dir, for the document page's 404 (docs/ui.md)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from PIL import Image  # noqa: E402
 from folioflow.flows.service import ApiKey, ApiSettings, create_app  # noqa: E402
 from folioflow.flows.settings import load_settings  # noqa: E402
 from folioflow.ocr.samples import write_sample_pdf  # noqa: E402
+from tests.flows.servers import wait_job  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -89,3 +91,40 @@ def test_page_image_is_a_png_at_the_asked_resolution(client):
     assert image.convert("L").getextrema()[0] < 100  # ink on the page, not a blank render
     assert client.get(f"/v1/documents/{client.doc_id}/pages/1/image?dpi=5000", headers=AUTH).status_code == 422
     assert client.get(f"/v1/documents/{client.doc_id}/pages/9/image", headers=AUTH).status_code == 404
+
+
+@pytest.fixture(scope="module")
+def open_client(tmp_path_factory, prefect_harness):
+    """An app without API keys (every caller sees every document) with the sample indexed."""
+    data = tmp_path_factory.mktemp("open-data")
+    sample = write_sample_pdf(tmp_path_factory.mktemp("open-docs") / "annual.pdf")
+    with TestClient(create_app(load_settings(data_dir=data, workers=1), ApiSettings())) as c:
+        job = c.post("/v1/documents", files=[("files", ("annual.pdf", sample.read_bytes(), "application/pdf"))]).json()
+        job = wait_job(c, job["id"])
+        assert job["counts"] == {"indexed": 1}, job
+        c.doc_id = job["documents"][0]["doc_id"]  # type: ignore[attr-defined]
+        yield c
+
+
+def test_document_page_of_an_unknown_key_is_a_404_where_every_caller_sees_every_document(open_client):
+    for key in (open_client.doc_id, open_client.doc_id[:10], "annual.pdf"):  # resolved as the API resolves them
+        known = open_client.get(f"/ui/documents/{key}")
+        assert known.status_code == 200 and f'data-doc-id="{key}"' in known.text, key
+    missing = open_client.get("/ui/documents/nosuchdoc")  # was 200 with an empty shell
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
+    assert "<h1 id=\"doc-title\">No such document</h1>" in missing.text
+    assert "No document in the index matches <code>nosuchdoc</code>" in missing.text
+    assert "data-doc-id" not in missing.text and 'data-missing="true"' in missing.text
+    assert "script-src 'self'" in missing.headers["content-security-policy"]  # the UI's page, its headers
+    assert open_client.get("/v1/documents/nosuchdoc").status_code == 404  # what the API says of that key
+    hostile = open_client.get('/ui/documents/"><script>alert(1)<script>')
+    assert hostile.status_code == 404 and "<script>alert(1)" not in hostile.text
+
+
+def test_document_page_with_api_keys_tells_no_one_without_a_key_whether_a_document_exists(client):
+    """With keys the server cannot know the caller's tenant (a page load carries no key): the shell
+    answers alike for a known and an unknown key; the script shows the API's 404 for the key's caller."""
+    known, missing = client.get(f"/ui/documents/{client.doc_id}"), client.get("/ui/documents/nosuchdoc")
+    assert known.status_code == missing.status_code == 200
+    assert known.text.replace(client.doc_id, "nosuchdoc") == missing.text
+    assert client.get("/v1/documents/nosuchdoc", headers=AUTH).status_code == 404

@@ -281,11 +281,17 @@ function documentRow(d) {
 
 // ---- one document, page by page ----------------------------------------------------------------
 async function setupDocument() {
+  if (document.body.dataset.missing) return; // the server's 404 page: it says so itself
   const docId = document.body.dataset.docId;
   let detail;
   try {
     detail = await apiJson(`/v1/documents/${encodeURIComponent(docId)}`);
   } catch (err) {
+    // with API keys the server sends this page for any key; the API's 404 says that none matches
+    if (err.status === 404) {
+      document.getElementById("doc-title").textContent = "No such document";
+      document.title = "No such document · folioflow";
+    }
     showMessage(err.message);
     return;
   }
