@@ -89,7 +89,7 @@ class Settings(BaseSettings):
                                    description="Qdrant server URL; embedded store under data_dir when unset")
     qdrant_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("qdrant_api_key", "FOLIOFLOW_QDRANT_API_KEY", "QDRANT_API_KEY"))
     collection: str = Field(default="folioflow", description="Qdrant collection name")
-    api_url: str | None = Field(default=None, description="folioflow API server (`folioflow api`) that `ingest`, `reindex`, `query`, `status`, `show` and FolioRetriever.connect go through; unset: the server announced in data_dir/api.json for this collection, if one runs (docs/service.md)")
+    api_url: str | None = Field(default=None, description="folioflow API server (`folioflow api`) that `ingest`, `reindex`, `query`, `status`, `show`, `delete` and FolioRetriever.connect go through; unset: the server announced in data_dir/api.json for this collection, if one runs (docs/service.md)")
     api_key: SecretStr | None = Field(default=None, description="Bearer API key for api_url (environment FOLIOFLOW_API_KEY)")
     # --- run -------------------------------------------------------------------------------------
     workers: int = Field(default=2, ge=1, description="Documents processed concurrently")

@@ -23,6 +23,7 @@ app = typer.Typer(
 # Sub-modules register their commands on import (order = order in --help).
 # isort: off
 from folioflow.flows.cli import ingest_cmd  # noqa: E402,F401
+from folioflow.flows.cli import delete_cmd  # noqa: E402,F401
 from folioflow.flows.cli import convert_cmd  # noqa: E402,F401
 from folioflow.flows.cli import ocr_cmd  # noqa: E402,F401
 from folioflow.flows.cli import deploy_cmd  # noqa: E402,F401
