@@ -71,7 +71,13 @@ def convert(
     include_images: Annotated[bool, typer.Option("--include-images", help="Save figure crops beside the Markdown and link them.")] = False,
     password: Annotated[str | None, typer.Option(help="Password for encrypted PDFs.")] = None,
 ) -> None:
-    """Convert documents to Markdown, HTML and/or JSON without indexing them."""
+    """Convert documents to Markdown, HTML and/or JSON without indexing them.
+
+    A document that fails (unreadable, not a PDF or image, a path that does not exist) is listed
+    with its reason in the failures table, and the others are converted. Exit codes follow
+    `ingest`'s: 0 when every document was converted or failed with its reason; 1 when the run
+    cannot proceed (no input document at all, a missing extra); 2 for a bad option (format,
+    engine, page range) or an OCR engine that cannot start."""
     from pydantic import ValidationError
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

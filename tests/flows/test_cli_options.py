@@ -84,3 +84,23 @@ def test_watch_takes_data_dir_over_the_config_file(tmp_path):
     status = folioflow("status", "--json", "--data-dir", "kb", cwd=tmp_path)
     assert status.returncode == 0 and json.loads(status.stdout)["sources"]["docs"]["documents"] == 1, status.stderr
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_convert_exit_codes_follow_ingest_and_help_says_them(tmp_path):
+    """A user found `convert` exiting 0 when a document failed. That is `ingest`'s rule (exit 0
+    when every document was processed or failed with its reason; 1 when the run cannot proceed),
+    which convert keeps; its --help and docs/usage.md now say so, and this pins the codes."""
+    pdf = write_sample_pdf(tmp_path / "in" / "good.pdf")
+    (tmp_path / "in" / "broken.pdf").write_text("plain text saved with a .pdf name")
+    out = tmp_path / "out"
+    mixed = folioflow("convert", str(tmp_path / "in"), str(tmp_path / "missing.pdf"), "-o", str(out), "--engine", "text",
+                      cwd=tmp_path)
+    assert mixed.returncode == 0, mixed.stderr[-2000:]
+    assert "broken.pdf" in mixed.stdout and "not found" in mixed.stdout and (out / "good.md").is_file()
+    (tmp_path / "empty").mkdir()
+    nothing = folioflow("convert", str(tmp_path / "empty"), "-o", str(out), cwd=tmp_path)
+    assert nothing.returncode == 1 and "no input documents" in nothing.stderr
+    bad = folioflow("convert", str(pdf), "-o", str(out), "--engine", "bogus", cwd=tmp_path)
+    assert bad.returncode == 2
+    helped = " ".join(folioflow("convert", "--help", cwd=tmp_path).stdout.split())
+    assert "Exit codes follow ingest's: 0 when every document was converted or failed with its reason; 1 when" in helped
