@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, cast
 import typer
 
 from folioflow.flows.cli import app
-from folioflow.flows.cli.options import need
+from folioflow.flows.cli.options import VLM_PROFILE_HELP, need
 
 FORMATS = ("markdown", "html", "json")
 SUFFIX = {"markdown": ".md", "html": ".html", "json": ".json"}
@@ -32,11 +32,12 @@ def _formats(value: str) -> list[str]:
 
 
 def _vlm_engine(endpoints: list[str], profile: str | None, max_image_width: int | None):
-    """Build the VLM engine for ``--ocr-endpoint``/``--profile`` (wired to :mod:`folioflow.ocr.vlm`)."""
+    """Build the VLM engine for ``--ocr-endpoint``/``--profile`` (wired to :mod:`folioflow.ocr.vlm`).
+    Raises :class:`~folioflow.ocr.errors.ConfigurationError` for an unknown profile."""
     need("vlm", "VLM OCR (--ocr-endpoint/--profile)")
     from folioflow.ocr.vlm import VlmEngine, VlmOptions
 
-    fields: dict[str, Any] = {"endpoints": endpoints} if endpoints else {}
+    fields: dict[str, Any] = {"endpoints": endpoints}
     if profile:
         fields["profile"] = profile
     if max_image_width:
@@ -61,7 +62,7 @@ def convert(
     format: Annotated[str, typer.Option("--format", "-f", help="Comma-separated: markdown,html,json.")] = "markdown",
     engine: Annotated[str, typer.Option(help="auto | text | ocr | vlm")] = "auto",
     ocr_endpoint: Annotated[list[str] | None, typer.Option("--ocr-endpoint", help="vLLM endpoint URL (repeatable).")] = None,
-    profile: Annotated[str | None, typer.Option(help="VLM profile: chandra, deepseek-ocr[:MODE], olmocr, markdown (alias generic), or auto (from the served model id)")] = None,
+    profile: Annotated[str | None, typer.Option(help=VLM_PROFILE_HELP)] = None,
     cpu_engine: Annotated[str | None, typer.Option("--cpu-engine", help="CPU OCR engine for scans: auto, tesseract, rapidocr.")] = None,
     language: Annotated[list[str] | None, typer.Option("--lang", "--language", "-l", help="OCR language, e.g. eng, deu (repeatable).")] = None,
     page_range: Annotated[str | None, typer.Option("--page-range", help='Pages to convert, e.g. "1-5,9".')] = None,
@@ -96,8 +97,12 @@ def convert(
         raise typer.BadParameter(f"unknown engine {engine!r}; choose auto, text, ocr or vlm", param_hint="--engine")
     if engine == "ocr":
         need("ocr", "--engine ocr")
-    vlm = _vlm_engine(ocr_endpoint or [], profile, max_image_width) if (ocr_endpoint or profile or engine == "vlm") else None
+    if profile and not ocr_endpoint:  # VlmOptions would fail with a traceback ("endpoints: Field required")
+        raise typer.BadParameter("a VLM output profile is used only with --ocr-endpoint (the vLLM server that runs "
+                                 "the model)", param_hint="--profile")
     try:
+        # an unknown profile raises ConfigurationError here: exit 2 below, as for other bad options
+        vlm = _vlm_engine(ocr_endpoint, profile, max_image_width) if ocr_endpoint else None
         options = ConvertOptions(engine=cast(Literal["auto", "text", "ocr", "vlm"], engine), cpu_engine=cpu_engine, languages=language or ["eng"],
                                  dpi=dpi, max_image_width=max_image_width, page_range=page_range)
         converter = DocumentConverter(options, vlm_engine=vlm)

@@ -104,3 +104,20 @@ def test_convert_exit_codes_follow_ingest_and_help_says_them(tmp_path):
     assert bad.returncode == 2
     helped = " ".join(folioflow("convert", "--help", cwd=tmp_path).stdout.split())
     assert "Exit codes follow ingest's: 0 when every document was converted or failed with its reason; 1 when" in helped
+
+
+def test_convert_says_a_bad_vlm_profile_or_missing_endpoint_without_a_traceback(tmp_path):
+    """`convert --profile bogus` (found beside ingest's --profile), `--profile chandra` or
+    `--engine vlm` without --ocr-endpoint ended in a Python traceback (VlmOptions' "endpoints:
+    Field required", or the profile lookup's ConfigurationError): now one error line, exit 2 as for
+    convert's other bad options."""
+    pdf = write_sample_pdf(tmp_path / "good.pdf")
+    out = str(tmp_path / "out")
+    cases = [(("--profile", "chandra"), "--ocr-endpoint"), (("--engine", "vlm"), "--ocr-endpoint")]
+    if installed("vlm"):
+        cases.append((("--profile", "bogus", "--ocr-endpoint", "http://127.0.0.1:9/v1"),
+                      "unknown VLM profile 'bogus'; choose from"))
+    for args, reason in cases:
+        run = folioflow("convert", str(pdf), "-o", out, *args, cwd=tmp_path)
+        said = " ".join(run.stderr.split())
+        assert run.returncode == 2 and reason in said and "Traceback" not in said, (args, run.stderr[-2000:])
