@@ -28,14 +28,23 @@ from prefect.artifacts import (
 
 from folioflow.flows.report import DocumentReport, RunReport
 
-__all__ = ["RunProgress", "document_rows", "publish_run_artifacts", "report_from_rows", "summary_markdown"]
+__all__ = ["RunProgress", "RunStopped", "document_rows", "publish_run_artifacts", "report_from_rows", "summary_markdown"]
+
+
+class RunStopped(KeyboardInterrupt):
+    """The run is stopping (Ctrl-C or SIGTERM reached the flow's thread): raised in the document
+    tasks' threads at their next page or document by :class:`RunProgress`, so that a document
+    being converted stops there instead of running to its end. A :class:`KeyboardInterrupt`, so
+    that no ``except Exception`` of a task keeps it going; the document is reported failed and is
+    not recorded, and its finished pages stay in the OCR page cache for the next run."""
 
 
 class RunProgress:
     """Counts documents and pages as tasks report them (thread-safe), forwards every event to an
     optional inner progress (the CLI's bar), and mirrors the fraction done into a Prefect progress
     artifact. Progress = (documents finished + pages done of documents in flight / their pages) /
-    documents."""
+    documents. After :meth:`stop`, the next :meth:`document_started` or :meth:`page_done` of any
+    task raises :class:`RunStopped`."""
 
     def __init__(self, flow_name: str, documents: int, inner: Any = None, interval: float = 2.0):
         self.inner, self.documents, self.interval = inner, max(documents, 1), interval
@@ -44,12 +53,14 @@ class RunProgress:
         self.finished = 0
         self.pages_done = 0
         self._last = 0.0
+        self._stop = threading.Event()
         # called from synchronous flow code, where Prefect's async_dispatch runs the sync variant (a UUID)
         self._artifact = cast(UUID, create_progress_artifact(0.0, key=f"{flow_name}-progress",
                                                             description=f"{flow_name}: documents and pages done"))
 
     # -- IngestProgress (worker threads) ------------------------------------------------------
     def document_started(self, file, pages: int) -> None:
+        self._check()
         with self._lock:
             self._pages[file.uri] = [0, max(pages, 1)]
         if self.inner:
@@ -62,6 +73,15 @@ class RunProgress:
                 self._pages[file.uri][0] += 1
         if self.inner:
             self.inner.page_done(file, page)
+        self._check()
+
+    def stop(self) -> None:
+        """Make every task stop at its next page or document (:class:`RunStopped`)."""
+        self._stop.set()
+
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise RunStopped("the run is stopping")
 
     def document_skipped(self, file, pages: int) -> None:
         if self.inner:

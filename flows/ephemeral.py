@@ -18,6 +18,11 @@ running, orphaned, on its port and its SQLite database under ``PREFECT_HOME``:
   :data:`STOP_GRACE_S`) if it is still the same process (pid and start time from ``/proc``, so a
   reused pid is never signalled). After an orderly exit the server is already stopped and the
   watchdog just exits. Linux only (``/proc``); elsewhere the server is started untied.
+
+A third way in: **Ctrl-C in a terminal** sends SIGINT to the whole foreground process group, which
+held the server too; it died at once, and the interrupted run then spent minutes retrying it. The
+server is therefore started in a session of its own (:func:`_own_session`): this process stops it
+at exit, the watchdog if this process dies.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 __all__ = ["STOP_GRACE_S", "start_tied_server"]
 
@@ -56,11 +64,39 @@ def start_tied_server() -> str | None:
     from prefect.server.api.server import SubprocessASGIServer
 
     server = SubprocessASGIServer()
-    server.start()
+    with _own_session():
+        server.start()
     process = server.server_process
     if process is not None:
         _start_watchdog(process.pid)
     return server.api_url
+
+
+@contextmanager
+def _own_session() -> Iterator[None]:
+    """While Prefect starts its server (``SubprocessASGIServer._run_uvicorn_command``, a plain
+    ``subprocess.Popen``), start it in a session of its own: Ctrl-C in a terminal sends SIGINT to
+    the whole foreground process group, and a server in that group died at once, so the run then
+    spent minutes retrying it ("Unable to connect to ws://127.0.0.1:...") and ended with a
+    traceback instead of stopping. In its own session it gets no terminal signal; this process
+    stops it at exit, and the watchdog if this process dies."""
+    import prefect.server.api.server as prefect_server
+
+    module = prefect_server.subprocess
+
+    class _Detached:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(module, name)
+
+        @staticmethod
+        def Popen(*args: Any, **kwargs: Any) -> subprocess.Popen:  # noqa: N802 - subprocess's name
+            return module.Popen(*args, **{"start_new_session": True, **kwargs})
+
+    prefect_server.subprocess = _Detached()  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        prefect_server.subprocess = module
 
 
 def _start_watchdog(pid: int) -> subprocess.Popen | None:

@@ -128,6 +128,9 @@ def run_documents(pipeline: Pipeline, files: list[SourceFile], flow_name: str, p
                     message = state.message or type(state.result(raise_on_failure=False)).__name__
                     reports[i] = failed_report(file, f"task {(state.name or 'failed').lower()}: {message}")
                 tracker.document_finished(file)
+        except BaseException:  # Ctrl-C or SIGTERM here: the documents being converted stop at their next
+            tracker.stop()     # page, rather than the runner's exit waiting for each to finish converting
+            raise
         finally:
             ticker.stop()
     tracker.publish(force=True)

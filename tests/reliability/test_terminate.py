@@ -127,3 +127,49 @@ def test_sigkill_leaves_no_prefect_server_behind(docs, tmp_path):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def long_scan(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("terminate-long")
+    scratch = tmp_path_factory.mktemp("terminate-long-src")
+    write_scanned_copy(long_pdf(scratch / "text.pdf", 16), folder / "long-scan.pdf", dpi=150)
+    return folder
+
+
+@pytest.mark.parametrize("target", ["process", "group"])
+def test_ctrl_c_stops_the_document_being_converted_at_its_next_page(long_scan, tmp_path, target):
+    """A breaking trial: SIGINT to the ingest process let the document being converted run to its
+    end (2 minutes) before the run stopped; Ctrl-C in a terminal (SIGINT to the whole process group)
+    also killed Prefect's ephemeral server, and the run then retried it for minutes and ended with a
+    traceback. Now both stop at the next page (the scan's 16 pages are not all converted), exit 130
+    saying so, with no traceback, and the server is gone."""
+    data = tmp_path / "data"
+    proc = subprocess.Popen(ingest_cmd(long_scan, data, tmp_path / "r1.json"), env=env(tmp_path), cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    scan_hash = sha256_file(long_scan / "long-scan.pdf")
+    deadline = time.monotonic() + 400
+    try:
+        while not cached_pages(data / "ocr-cache", scan_hash):
+            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "OCR never started"
+            time.sleep(0.05)
+        servers = [pid for pid, cmd in children(proc.pid).items() if "prefect.server.api.server:create_app" in cmd]
+        assert len(servers) == 1
+        started = _start_time(servers[0])
+        if target == "group":
+            os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: every process of the group
+        else:
+            os.kill(proc.pid, signal.SIGINT)
+        proc.wait(180)
+        stderr = proc.stderr.read().decode()
+        assert proc.returncode == 130, stderr[-3000:]
+        assert "folioflow: interrupted (Ctrl-C)" in stderr, stderr[-3000:]
+        for noise in ("Traceback", "Unable to connect", "ConnectError"):
+            assert noise not in stderr, stderr[-3000:]
+        assert len(cached_pages(data / "ocr-cache", scan_hash)) < 16  # stopped before the document's end
+        assert wait_gone(servers[0], started, 10), "Prefect's ephemeral server outlived the interrupted ingest"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
