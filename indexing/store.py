@@ -84,6 +84,7 @@ from folioflow.ocr.errors import (
     CollectionNotFoundError,
     ConfigurationError,
     FolioflowError,
+    StoreError,
     StoreLockedError,
     TenancyError,
 )
@@ -289,7 +290,8 @@ def check_unlocked(settings: StoreSettings) -> None:
     ``settings.data_dir`` is held by another process (or another open store in this process); do
     nothing for a Qdrant server (``settings.url``) or a folder that does not exist. Takes the lock
     for an instant and releases it (``flock``: a holder that exits, even killed, frees it). Meant
-    for commands that would otherwise find out late: after loading a model or starting Prefect."""
+    for commands that would otherwise find out late: after loading a model or starting Prefect.
+    Raises :class:`StoreError` when the lock cannot be written (read-only, no permission)."""
     if settings.url:
         return
     from filelock import FileLock, Timeout
@@ -303,25 +305,34 @@ def check_unlocked(settings: StoreSettings) -> None:
             probe.acquire()
         except Timeout:
             raise locked_error(folder) from None
+        except OSError as exc:  # a read-only file system, no permission (DataDirLock says the same)
+            raise StoreError(f"cannot lock the data dir {folder}: {exc.strerror or exc}: folioflow writes its lock "
+                             "file there, also to search (copy a read-only store to a writable place)") from None
         probe.release()
 
 
 class DataDirLock:
     """Exclusive, non-blocking lock on an embedded backend's folder (``filelock``, ``flock`` on
     POSIX). Raises :class:`StoreLockedError` naming the holder's pid and command line when another
-    process (or another open store in this process) holds it (:func:`locked_error`)."""
+    process (or another open store in this process) holds it (:func:`locked_error`), and
+    :class:`StoreError` with the reason when the lock cannot be written (a read-only or full file
+    system, no permission)."""
 
     def __init__(self, folder: Path):
         from filelock import FileLock, Timeout
 
-        folder.mkdir(parents=True, exist_ok=True)
         self._owner = folder / OWNER_FILE
         self._lock = FileLock(str(folder / LOCK_FILE), timeout=0)
         try:
+            folder.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()
+            self._owner.write_text(str(os.getpid()))
         except Timeout:
             raise locked_error(folder) from None
-        self._owner.write_text(str(os.getpid()))
+        except OSError as exc:  # a read-only or full file system, no permission
+            self.release()
+            raise StoreError(f"cannot lock the data dir {folder}: {exc.strerror or exc}: folioflow writes its lock "
+                             "file there, also to search (copy a read-only store to a writable place)") from None
 
     def release(self) -> None:
         """Release the lock (idempotent)."""

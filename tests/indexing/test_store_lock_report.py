@@ -72,3 +72,25 @@ def test_eval_chunks_on_a_data_dir_held_by_the_api_server_says_what_to_do(tmp_pa
         assert "The CLI finds it by itself" in str(locked_error(folder))  # for commands that go through it
     finally:
         server.communicate(timeout=30)
+
+
+def test_a_data_dir_whose_lock_cannot_be_written_is_one_line_not_a_traceback(tmp_path):
+    """A breaking trial: on a read-only mount, `query`, `status` and `ingest` printed a 72-line
+    traceback ending `OSError: [Errno 30] Read-only file system: '.../edge/.folioflow.lock'`. The
+    lock is made unwritable here by a folder in its place (root writes through file modes)."""
+    import os
+
+    from folioflow.indexing.store import LOCK_FILE
+    from folioflow.ocr.samples import write_sample_pdf
+
+    data = tmp_path / "data"
+    (data / "edge" / LOCK_FILE).mkdir(parents=True)
+    sample = write_sample_pdf(tmp_path / "report.pdf")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PREFECT_HOME": str(tmp_path / "prefect")}
+    env.pop("PREFECT_API_URL", None)
+    for args in (["status"], ["query", "revenue"], ["ingest", str(sample), "--no-progress"]):
+        done = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args, "--data-dir", str(data)],
+                              capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+        assert done.returncode != 0, (args, done.stdout)
+        assert "Traceback" not in done.stderr, (args, done.stderr[-3000:])
+        assert f"cannot lock the data dir {data / 'edge'}" in done.stderr, (args, done.stderr[-3000:])
