@@ -127,7 +127,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, PrivateAttr, SecretStr
+from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
 from folioflow.indexing.clause_ranking import (
     asks_date,
@@ -211,7 +211,9 @@ MAX_QUERY_CHARS = 4000
 
 def check_query_text(text: str) -> str:
     """``text`` when a search can run on it. Raises :class:`~folioflow.ocr.errors.QueryError`
-    when it is empty or only whitespace, or longer than :data:`MAX_QUERY_CHARS` characters."""
+    when it is not a string, empty or only whitespace, or longer than :data:`MAX_QUERY_CHARS` characters."""
+    if not isinstance(text, str):
+        raise QueryError(f"the query must be text (a str), not {type(text).__name__}")
     if not text.strip():
         raise QueryError("empty query: give the question or search text")
     if len(text) > MAX_QUERY_CHARS:
@@ -255,7 +257,7 @@ class FolioRetriever(BaseRetriever):
     api_url: str | None = None
     api_key: SecretStr | None = None
     sparse: Any = None
-    k: int = 4
+    k: int = Field(default=4, ge=1)
     mode: Literal["dense", "sparse", "hybrid"] = "hybrid"
     mmr: bool = False
     mmr_diversity: float = 0.3
@@ -377,6 +379,8 @@ class FolioRetriever(BaseRetriever):
         if unknown:
             raise TypeError(f"unknown retriever options: {sorted(unknown)}")
         check_query_text(query)
+        if isinstance(opts["k"], bool) or not isinstance(opts["k"], int) or opts["k"] < 1:
+            raise QueryError(f"k must be a whole number of results, at least 1, not {opts['k']!r}")
         if self.api_url:
             return self._remote(query, opts, set(kwargs) | self.model_fields_set)
         if self.store.tenancy and not opts["tenant"]:

@@ -243,6 +243,22 @@ def test_retriever_refuses_empty_and_over_long_queries(local_store, embedder, te
     assert len(FolioRetriever(store=local_store, embedder=embedder, k=5).invoke("x" * 4000)) == 5
 
 
+def test_retriever_refuses_a_query_that_is_not_text_and_a_k_below_one(local_store, embedder):
+    """A breaking trial: ``invoke(None)`` raised ``AttributeError: 'NoneType' object has no attribute
+    'strip'`` and ``FolioRetriever.connect(D, k=0)`` was accepted, failing only at the search."""
+    from pydantic import ValidationError
+
+    retriever = FolioRetriever(store=local_store, embedder=embedder, k=3)
+    with pytest.raises(QueryError, match="must be text"):
+        retriever.invoke(None)  # type: ignore[arg-type]
+    for k in (0, -1, 2.5, True):
+        with pytest.raises(QueryError, match="k must be a whole number"):
+            retriever.invoke("revenue", k=k)
+    with pytest.raises(ValidationError, match="greater than or equal to 1"):
+        FolioRetriever(store=local_store, embedder=embedder, k=0)
+    assert len(retriever.invoke("revenue", k=1)) == 1
+
+
 def test_every_k_keeps_the_ranking_of_k_10_as_its_prefix(local_store, embedder):
     """Finance profile (distinct pages): ``k`` up to 10 ranks the same candidates, and a larger
     ``k`` keeps the ten first (STABLE_K), adding further pages after them."""
