@@ -3,6 +3,9 @@ heavy imports (torch, Prefect, models) happen inside the commands so ``--help`` 
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import signal
 import sys
 import threading
@@ -34,10 +37,21 @@ from folioflow.flows.cli import api_cmd  # noqa: E402,F401
 
 def main() -> None:
     """Console-script entry point. SIGTERM stops a command the way Ctrl-C does (see
-    :func:`terminate_like_interrupt`); the exit status is then 143 (128 + SIGTERM)."""
+    :func:`terminate_like_interrupt`); the exit status is then 143 (128 + SIGTERM). Output that
+    cannot be written (a full disk, ``> /dev/full``) ends the command with one line and exit 1.
+    (A closed pipe, ``| head``, is click's: exit 1, quietly.)"""
     terminated = terminate_like_interrupt()
     try:
         app()
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
+            raise
+        # standard output or error cannot be written (`> /dev/full`, a full disk): say so in one line, not a
+        # traceback, and leave nothing for the exit-time flush to fail on again
+        with contextlib.suppress(OSError):
+            print(f"folioflow: cannot write the output: {exc.strerror or exc}", file=sys.__stderr__)
+        sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - open until the process ends
+        raise SystemExit(1) from None
     except SystemExit as exc:
         if terminated.is_set():
             print("folioflow: stopped by SIGTERM", file=sys.stderr)

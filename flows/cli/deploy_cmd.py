@@ -9,7 +9,7 @@ import typer
 
 from folioflow.flows.cli import app
 from folioflow.flows.cli.ingest_cmd import Config, DataDir, _mute_run_logs, _quiet_prefect
-from folioflow.flows.cli.options import build_settings, fail, need, require_extras
+from folioflow.flows.cli.options import build_settings, check_report, fail, need, require_extras
 
 PrefectFile = Annotated[Path | None, typer.Option("--prefect-file", help="Prefect project file (default infra/prefect.yaml)")]
 OcrSlots = Annotated[int | None, typer.Option("--ocr-slots", help="Concurrent OCR task runs the fleet takes (default: settings.ocr_slots, else 2 per OCR endpoint, else 1)")]
@@ -33,6 +33,7 @@ def watch(
     _quiet_prefect(verbose)
     settings = build_settings(config, data_dir=data_dir)
     require_extras(settings, convert=True)
+    check_report(report)
     from folioflow.flows.cli.ui import print_run
     from folioflow.flows.watch import watch_flow
     from folioflow.indexing.store import locked_error

@@ -12,6 +12,7 @@ from folioflow.flows.cli import app
 from folioflow.flows.cli.options import (
     VLM_PROFILE_HELP,
     build_settings,
+    check_report,
     check_vlm_profile,
     fail,
     require_extras,
@@ -168,6 +169,7 @@ def ingest(
         profile=profile, workers=workers, tenant=tenant, passwords=passwords or None,
     )
     check_vlm_profile(settings.profile, given=profile is not None)  # whatever the engine, before any work
+    check_report(report)
     server = _server(settings, api_url)
     if server:
         local_only = {"--embedding-model": embedding_model, "--engine": engine, "--cpu-engine": cpu_engine,
@@ -242,6 +244,7 @@ def reindex(
     _quiet_models()
     settings = build_settings(config, data_dir=data_dir, qdrant_url=qdrant_url, collection=collection)
     require_extras(settings)
+    check_report(report)
     server = _server(settings, api_url)
     if server:
         given = [name for name, value in (("chunking", settings.chunking), ("max_tokens", settings.max_tokens),
@@ -284,7 +287,7 @@ def _ephemeral_failure(exc: RuntimeError) -> str:
 @app.command()
 def query(
     text: Annotated[str, typer.Argument(help="The question or search text")],
-    k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return", min=1)] = 5,
+    k: Annotated[int, typer.Option("-k", "--k", help="Number of chunks to return (1-100, as the API server takes)", min=1, max=100)] = 5,
     mode: Annotated[str, typer.Option("--mode", help="dense | sparse | hybrid")] = "hybrid",
     profile: Annotated[str, typer.Option("--profile", help="Ranking defaults: auto (the collection's, inferred from its documents' titles (file names, or `title` metadata), or their text where a title names no kind, and shown by `folioflow status`), finance, legal or general")] = "auto",
     distinct_pages: Annotated[bool | None, typer.Option("--distinct-pages/--all-chunks", help="At most one chunk per page (the best ranked; further chunks of those pages fill up to k), or the plain chunk ranking [default: the profile's]")] = None,
@@ -341,8 +344,11 @@ def query(
 
     server = _server(settings, api_url)
     if server:
-        if glossary not in (None, "finance", "none"):
-            fail("--glossary FILE is read on this machine: not with --api-url (the server takes finance or none)")
+        if glossary is not None and glossary.strip().lower() in ("finance", "legal", "none"):
+            glossary = glossary.strip().lower()  # the built-in glossaries go by name
+        elif glossary is not None:
+            fail(f"--glossary {glossary}: a file is read on this machine, not by the API server at {server} "
+                 "(it takes finance, legal or none); stop the server to use it, or name a built-in one")
         body = {"text": text, "k": k, "mode": mode, "doc": doc_id, "source": source, "tenant": tenant,
                 "distinct_pages": distinct_pages, "glossary": glossary, "route_titles": route_titles,
                 "profile": profile}

@@ -7,13 +7,28 @@ from typing import Any, NoReturn
 
 import typer
 
-__all__ = ["VLM_PROFILE_HELP", "build_settings", "check_vlm_profile", "fail", "need", "require_extras"]
+__all__ = ["VLM_PROFILE_HELP", "build_settings", "check_report", "check_vlm_profile", "fail", "need", "require_extras"]
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``message`` on standard error and exit with ``code``."""
     typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
     raise typer.Exit(code)
+
+
+def check_report(report: Path | None) -> None:
+    """Exit 1 at once when ``--report`` names a path that cannot be written when the run ends: an
+    existing folder, or a path under a file or an unwritable folder (a missing folder is made
+    then). A run of hours otherwise ended with a traceback and no report."""
+    import os
+
+    if report is None:
+        return
+    if report.is_dir():
+        fail(f"--report {report}: is a folder; give the path of a file (written when the run ends)")
+    existing = next((p for p in report.absolute().parents if p.exists()), None)
+    if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
+        fail(f"--report {report}: cannot write under {existing} ({'not a folder' if not existing.is_dir() else 'not writable'})")
 
 
 def build_settings(config: Path | None = None, **overrides: Any):

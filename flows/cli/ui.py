@@ -167,5 +167,10 @@ def print_run(result: RunReport, report: Path | None = None, title: str = "Run s
     if failures is not None:
         stdout.print(failures)
     if report:
-        result.write(report)
+        try:
+            result.write(report)
+        except OSError as exc:  # checked at the start (options.check_report); the disk may have filled since
+            from folioflow.flows.cli.options import fail
+
+            fail(f"cannot write the report {report}: {exc.strerror or exc}")
         stderr.print(f"report: {report}")

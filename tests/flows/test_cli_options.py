@@ -121,3 +121,34 @@ def test_convert_says_a_bad_vlm_profile_or_missing_endpoint_without_a_traceback(
         run = folioflow("convert", str(pdf), "-o", out, *args, cwd=tmp_path)
         said = " ".join(run.stderr.split())
         assert run.returncode == 2 and reason in said and "Traceback" not in said, (args, run.stderr[-2000:])
+
+
+def test_a_report_path_that_cannot_be_written_is_refused_before_the_run(tmp_path):
+    """A breaking trial: `ingest --report <a folder>` ran the whole ingest, then ended with an
+    IsADirectoryError traceback and no report. Now refused at once, before any store is made."""
+    pdf = write_sample_pdf(tmp_path / "sample.pdf")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for report, said in ((tmp_path, "is a folder"), (blocker / "r.json", "not a folder")):
+        run = folioflow("ingest", str(pdf), "--data-dir", str(tmp_path / "kb"), "--report", str(report),
+                        "--no-progress", cwd=tmp_path)
+        assert run.returncode == 1 and said in run.stderr and "Traceback" not in run.stderr, run.stderr[-2000:]
+        assert not (tmp_path / "kb").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_output_that_cannot_be_written_is_one_line(tmp_path):
+    """`folioflow ... > /dev/full` (a full disk) ended with an OSError traceback."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "sample", "--output", str(tmp_path / "s.pdf")],
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": path}, stdout=full, stderr=subprocess.PIPE,
+                             text=True, timeout=300)
+    assert run.returncode == 1 and run.stderr.strip() == "folioflow: cannot write the output: No space left on device", \
+        run.stderr[-2000:]
+
+
+def test_query_k_has_the_api_servers_range(tmp_path):
+    """A breaking trial: `query -k 1000` worked without a server and was a 422 through one (1-100)."""
+    run = folioflow("query", "revenue", "-k", "101", "--data-dir", str(tmp_path / "kb"), cwd=tmp_path)
+    assert run.returncode == 2 and "less than or equal to 100" in run.stderr, run.stderr[-2000:]

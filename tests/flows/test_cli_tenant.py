@@ -92,3 +92,12 @@ def test_query_through_the_api_server_says_the_same(tmp_path):
         assert nobody.returncode == 1 and nobody.stderr.strip() == UNKNOWN, nobody.stdout + nobody.stderr[-2000:]
         acme = folioflow("query", "Sharpe ratio", "--tenant", "acme", "--json", "--data-dir", str(data), cwd=tmp_path)
         assert acme.returncode == 0 and json.loads(acme.stdout), acme.stderr[-2000:]
+        # a user's trial: the built-in legal glossary was refused through the server ("--glossary FILE ...")
+        legal = folioflow("query", "Which law governs?", "--tenant", "acme", "--glossary", "Legal", "--json",
+                          "--data-dir", str(data), cwd=tmp_path)
+        assert legal.returncode == 0 and json.loads(legal.stdout), legal.stderr[-2000:]
+        mine = tmp_path / "mine.yaml"
+        mine.write_text("- {pattern: revenue, expansion: sales}\n")
+        own = folioflow("query", "revenue", "--tenant", "acme", "--glossary", str(mine), "--data-dir", str(data),
+                        cwd=tmp_path)
+        assert own.returncode == 1 and "a file is read on this machine" in own.stderr, own.stderr[-2000:]
