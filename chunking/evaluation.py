@@ -15,7 +15,8 @@ converted document's Markdown, independently of the chunker's parser):
   are body text). Both count: a document without any heading reports every chunk;
 * ``wrong_heading_path``: a paragraph whose chunk's heading path differs from the ATX headings above
   it as written (:func:`~folioflow.chunking.invariants.path_failures`), page furniture the chunker set aside
-  excluded. A signal to review rather than a proven fault: the chunker may nest numbered headings
+  excluded, and so are signature blocks, whose path stops above the clauses on purpose
+  (:mod:`folioflow.chunking.roles`). A signal to review rather than a proven fault: the chunker may nest numbered headings
   (``infer_heading_levels``) and a paragraph repeated under several headings matches any of them;
 * ``words_lost``: pages with words in no chunk covering that page (:func:`~folioflow.chunking.invariants.coverage_failures`).
 """
@@ -34,6 +35,7 @@ from folioflow.chunking.invariants import (
     source_facts,
     table_failures,
 )
+from folioflow.chunking.roles import ROLE, SIGNATURE
 from folioflow.chunking.schema import Chunk
 from folioflow.ocr.schema import Document
 
@@ -119,6 +121,8 @@ def evaluate_document_chunks(document: Document | None, chunks: list[Chunk], cou
     report.add("no_heading_path", [orphans.get(c.index) or f"chunk {c.index} (p.{c.page_start}) has no heading "
                                    "path; no heading above it in the converted Markdown"
                                    for c in chunks if not c.heading_path])
-    report.add("wrong_heading_path", [r for r in path_failures(headed, chunks) if "heading path [] " not in r])
+    # a signature block's path stops above the clauses it follows, by design (docs/contracts.md)
+    judged = [c for c in chunks if c.metadata.get(ROLE) != SIGNATURE]
+    report.add("wrong_heading_path", [r for r in path_failures(headed, judged) if "heading path [] " not in r])
     report.add("words_lost", coverage_failures(document, chunks))
     return report

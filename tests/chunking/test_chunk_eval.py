@@ -83,3 +83,24 @@ def test_every_chunk_without_a_heading_path_counts_even_without_headings_in_the_
     assert evaluate_document_chunks(None, chunks, default_counter(), 256).counts["no_heading_path"] == 0
     bare = Chunker(default_counter()).chunk(doc)
     assert evaluate_document_chunks(None, bare, default_counter(), 256).counts["no_heading_path"] == len(bare)
+
+
+def test_a_signature_blocks_path_is_not_counted_wrong(tmp_path):
+    """A user's trial: `eval chunks` listed the signature blocks ("IN WITNESS WHEREOF", "By: /s/")
+    of a contract as wrong heading paths, while docs/contracts.md says a signature chunk's path
+    stops above the clauses on purpose. Generated contracts of every clause-title style, converted
+    and chunked for real, now report none."""
+    from folioflow.chunking.roles import ROLE, SIGNATURE
+    from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
+    from folioflow.ocr.sample_contracts import CONTRACT_STYLES, write_contract_pdf
+    from folioflow.ocr.schema import SourceRef
+
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    chunker = Chunker(default_counter())
+    for style in CONTRACT_STYLES:
+        path = write_contract_pdf(tmp_path / f"{style}.pdf", style)
+        document = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+        chunks = chunker.chunk(document)
+        assert any(c.metadata.get(ROLE) == SIGNATURE for c in chunks), style
+        report = evaluate_document_chunks(document, chunks, default_counter(), 256)
+        assert report.counts["wrong_heading_path"] == 0, (style, report.failures)
