@@ -98,6 +98,7 @@ class Settings(BaseSettings):
     tenancy: bool = Field(default=False, description="Every document needs a tenant and every query must name one (recorded with the collection once on)")
     retenant: bool = Field(default=True, description="Whether a run may move a document indexed for another tenant, or for none, to its own tenant; the API server turns it off for the jobs of a tenant-bound key")
     passwords: dict[str, SecretStr] = Field(default_factory=dict, description="PDF passwords by file name or glob")
+    allow_truncated: bool = Field(default=False, description="Convert a PDF that ends without %%EOF (cut short, as an interrupted download) with the pages PDFium recovers; refused as truncated by default, since its last pages may be missing unseen")
     keep_documents: bool = Field(default=True, description="Keep each converted Document JSON in data_dir/documents")
     sources: list[SourceConfig] = Field(default_factory=list, description="Configured sources (watch flow, ingest without paths)")
     cache_url: str | None = Field(default=None, description="OCR page cache location (path or fsspec URL); default data_dir/ocr-cache")

@@ -290,7 +290,8 @@ class Stages:
             self._vlm = build_vlm_engine(s)
             self._owns_vlm = self._vlm is not None
         extra: dict[str, Any] = {"cpu_engine": s.cpu_ocr_engine} if s.cpu_ocr_engine else {}
-        self.options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi, **extra)
+        self.options = ConvertOptions(engine=s.engine, languages=s.languages, dpi=s.dpi,
+                                      allow_truncated=s.allow_truncated, **extra)
         self.converter = DocumentConverter(self.options, vlm_engine=self._vlm, page_cache=self.cache)
         processes = s.resolved_convert_processes if self.spec.in_process else 1
         if self._vlm is None and processes > 1:

@@ -49,7 +49,8 @@ class ConvertOptions(BaseModel):
     codes. ``dpi`` / ``max_image_width``: render resolution (dots per inch) and image width cap
     (pixels) handed to OCR/VLM engines that expose a ``dpi`` / ``max_image_width`` attribute
     (``None`` keeps each engine's own). ``page_range``: ``"1-5,9"`` (1-based, ``None`` = all).
-    ``max_pages`` / ``max_image_pixels`` / ``max_render_pixels``: see :class:`~folioflow.ocr.render.RenderLimits`.
+    ``max_pages`` / ``max_image_pixels`` / ``max_render_pixels`` / ``allow_truncated``: see
+    :class:`~folioflow.ocr.render.RenderLimits`.
     ``vlm_window``: pages handed to the VLM engine per ``convert_pages`` call.
     ``guard``: inspect each document in a time-limited worker process first (:mod:`folioflow.ocr.guard`), so
     a file that crashes or hangs PDFium fails alone (pages that did are ``failed`` with the reason;
@@ -67,6 +68,7 @@ class ConvertOptions(BaseModel):
     max_pages: int = Field(default=0, ge=0)
     max_image_pixels: int = 200_000_000
     max_render_pixels: int = 40_000_000
+    allow_truncated: bool = False
     vlm_window: int = Field(default=8, ge=1)
     guard: bool = True
     guard_open_timeout_s: float = Field(default=60.0, gt=0)
@@ -80,7 +82,7 @@ class ConvertOptions(BaseModel):
 
     def limits(self) -> RenderLimits:
         return RenderLimits(max_image_pixels=self.max_image_pixels, max_render_pixels=self.max_render_pixels,
-                            max_pages=self.max_pages)
+                            max_pages=self.max_pages, allow_truncated=self.allow_truncated)
 
 
 @dataclass

@@ -354,7 +354,8 @@ class OpenedDocument:
             raise CorruptDocumentError(f"corrupt PDF: {describe_pdfium_error(text, whole)}") from exc
         if truncated:
             self.close()
-            raise CorruptDocumentError(f"corrupt PDF: {truncated} ({self.page_count} page(s) recoverable)")
+            raise CorruptDocumentError(f"corrupt PDF: {truncated} ({self.page_count} page(s) recoverable; the "
+                                       "allow_truncated setting indexes them)")
         if self.page_count == 0:
             self.close()
             raise CorruptDocumentError("corrupt PDF: the document has zero pages (empty page tree)")

@@ -152,3 +152,28 @@ def test_query_k_has_the_api_servers_range(tmp_path):
     """A breaking trial: `query -k 1000` worked without a server and was a 422 through one (1-100)."""
     run = folioflow("query", "revenue", "-k", "101", "--data-dir", str(tmp_path / "kb"), cwd=tmp_path)
     assert run.returncode == 2 and "less than or equal to 100" in run.stderr, run.stderr[-2000:]
+
+
+def test_a_pdf_cut_short_is_refused_unless_allow_truncated(tmp_path):
+    """A breaking trial: pdf.js's scan-bad.pdf (no %%EOF; PDFium opens it) was refused as truncated
+    and only Python's RenderLimits could accept it. The refusal now names the setting, and
+    `allow_truncated` (here FOLIOFLOW_ALLOW_TRUNCATED) indexes the pages PDFium recovers."""
+    data = write_sample_pdf(tmp_path / "whole.pdf").read_bytes()
+    end = data.rstrip().rfind(b"%%EOF")
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[:end])  # everything but the end-of-file marker: an interrupted download's shape
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    reports = {}
+    for allow in ("0", "1"):
+        env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(tmp_path / "prefect-home"),
+               "FOLIOFLOW_ALLOW_TRUNCATED": allow}
+        env.pop("PREFECT_API_URL", None)
+        report = tmp_path / f"r{allow}.json"
+        run = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "ingest", str(cut), "--data-dir",
+                              str(tmp_path / f"kb{allow}"), "--report", str(report), "--no-progress"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        assert run.returncode == 0, run.stderr[-3000:]
+        [reports[allow]] = json.loads(report.read_text())
+    assert reports["0"]["status"] == "failed" and "truncated" in reports["0"]["error"], reports["0"]
+    assert "allow_truncated" in reports["0"]["error"]
+    assert reports["1"]["status"] == "indexed" and reports["1"]["pages"] == 2 and reports["1"]["chunks"] > 0, reports["1"]
