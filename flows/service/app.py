@@ -145,6 +145,9 @@ class Service:
         self._vlm: Any = None
         self._vlm_lock = threading.Lock()
         self._users = 0
+        # absolute (made so once, against the working directory at start): a job's paths, its
+        # report's sources and its errors name the uploaded files wherever the reader stands
+        self._upload_dir = Path(api.upload_dir or settings.data_dir / "uploads").expanduser().resolve()
         self.registry = CollectorRegistry()
         self.requests = Counter("folioflow_http_requests_total", "HTTP requests answered",
                                 ("method", "route", "status"), registry=self.registry)
@@ -155,7 +158,9 @@ class Service:
 
     @property
     def upload_dir(self) -> Path:
-        return self.api.upload_dir or self.settings.data_dir / "uploads"
+        """Where uploads are kept: the ``upload_dir`` setting or ``<data_dir>/uploads``, absolute
+        and symlink-free (resolved when the service is built), as ingest records a file's URI."""
+        return self._upload_dir
 
     def start(self) -> None:
         """Open the store, load the embedder (the collection's model when the collection exists)

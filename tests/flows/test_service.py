@@ -401,3 +401,26 @@ def test_a_missing_collection_in_the_store_keeps_its_advice_for_python_and_the_c
             store.require_collection()
     finally:
         store.close()
+
+
+def test_uploads_and_their_errors_name_absolute_paths_under_a_relative_data_dir(tmp_path, monkeypatch,
+                                                                                prefect_harness, sample):
+    """A server started on a relative data dir (`folioflow api --data-dir D9`) keeps its uploads in
+    the absolute folder: a job's report names `<cwd>/D9/uploads/_shared/report.pdf`, and an upload
+    gone before its job ran fails `not found: <cwd>/D9/uploads/_shared/gone.pdf` (a breaking trial
+    read `not found: D9/uploads/_shared/y.pdf`, relative to the server's working directory)."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "D9" / "uploads" / "_shared"
+    with TestClient(create_app(load_settings(data_dir=Path("D9"), workers=1), ApiSettings())) as client:
+        service = client.app.state.service
+        assert service.upload_dir == tmp_path / "D9" / "uploads"
+        done = wait_job(client, client.post("/v1/documents", files=[
+            ("files", ("report.pdf", sample.read_bytes(), "application/pdf"))]).json()["id"])
+        [report] = done["documents"]
+        assert report["status"] == "indexed" and report["source"] == str(folder / "report.pdf"), done
+        with service.jobs._lock:  # the job thread waits to start the job: its upload goes meanwhile
+            queued = client.post("/v1/documents", files=[("files", ("gone.pdf", sample.read_bytes(),
+                                                                    "application/pdf"))]).json()
+            (folder / "gone.pdf").unlink()
+        gone = wait_job(client, queued["id"])
+        assert [d["error"] for d in gone["documents"]] == [f"not found: {folder / 'gone.pdf'}"], gone
