@@ -39,10 +39,10 @@ from folioflow.indexing.indexer import Indexer
 from folioflow.indexing.profiles import markdown_head, text_profile
 from folioflow.indexing.routing import TICKER_PAGES, parties_in, tickers_in
 from folioflow.indexing.store import ChunkStore, DocumentRecord, StoreSettings, open_store
-from folioflow.ocr.errors import FolioflowError
+from folioflow.ocr.errors import FolioflowError, IndexingError
 from folioflow.ocr.schema import Document, PageStatus, kept_document_path
 
-__all__ = ["Pipeline", "Planned", "Prepared", "Shared", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note",
+__all__ = ["MIN_FREE_BYTES", "Pipeline", "Planned", "Prepared", "Shared", "check_free_space", "local_file_exists", "local_path", "stale_records", "page_failures", "page_note",
            "page_partials"]
 
 
@@ -53,6 +53,28 @@ class Shared:
 
     embedder: Embedder
     store: ChunkStore
+
+
+#: Free bytes an embedded store's file system must keep before a document is indexed: the store
+#: maps its segment files into memory, and a write into a mapping on a full disk ends the process
+#: with SIGBUS, which no handler can turn into an error (a breaking trial on a 2 MB tmpfs).
+MIN_FREE_BYTES = 64 << 20
+
+
+def check_free_space(data_dir: Path, needed: int = MIN_FREE_BYTES) -> None:
+    """Raise :class:`~folioflow.ocr.errors.IndexingError` when the file system of ``data_dir`` (or
+    of its nearest existing parent) has less than ``needed`` bytes free. Not a
+    :class:`~folioflow.ocr.errors.StoreError`: waiting does not free a disk, so it is not retried."""
+    import shutil
+
+    existing = next((p for p in (Path(data_dir).absolute(), *Path(data_dir).absolute().parents) if p.exists()), None)
+    if existing is None:
+        return
+    free = shutil.disk_usage(existing).free
+    if free < needed:
+        raise IndexingError(f"the data dir's disk ({existing}) has {free / 2**20:.1f} MiB free, under the "
+                            f"{needed / 2**20:.0f} MiB the embedded store needs to write safely: free some space and "
+                            "run again (documents already indexed stay)")
 
 
 class Pipeline:
@@ -155,6 +177,8 @@ class Pipeline:
             self.load_model()
             if self._collection_ready:
                 return
+            if not self.settings.qdrant_url:  # creating the store writes its files too
+                check_free_space(self.settings.data_dir)
             try:
                 self.store.ensure_collection(self.embedder.dimension, self.embedder.model_name)
             except FolioflowError as exc:
@@ -232,8 +256,11 @@ class Pipeline:
         reasons: :func:`page_partials`) under ``fingerprint`` (default:
         this run's, :attr:`fingerprint`). ``save``: keep the converted document under
         ``documents_dir`` when the settings' ``keep_documents`` is on. Raises
-        :class:`~folioflow.ocr.errors.IndexingError` (``StoreError`` is transient: retried)."""
+        :class:`~folioflow.ocr.errors.IndexingError` (``StoreError`` is transient: retried), also
+        when the embedded store's disk has less than :data:`MIN_FREE_BYTES` free (:func:`check_free_space`)."""
         assert self.indexer is not None
+        if not self.settings.qdrant_url:
+            check_free_space(self.settings.data_dir)
         self.ensure_collection()
         if save and self.settings.keep_documents:
             self.save_document(document)
