@@ -49,7 +49,9 @@ def submit_paths(client: ApiClient, paths: list[str], tenant: str | None = None,
     allowed root holds it; 404: it cannot see it), the argument's files (:func:`folioflow.flows.sources.discover`)
     are uploaded (multipart, at most ``max_files`` per request) and recorded under the source
     ``upload``. Globs are always uploaded. ``notice`` gets one line per argument that is uploaded
-    rather than read in place, with the server's reason (a copy is stored on the server). Raises :class:`ServerError` on any other refusal, and
+    rather than read in place, with the server's reason (a copy is stored on the server), and one per
+    uploaded file that the server's index already holds by its own path (the upload becomes a second
+    document). Raises :class:`ServerError` on any other refusal, and
     :class:`~folioflow.ocr.errors.SourceError` when an argument names nothing readable."""
     from folioflow.flows.sources import discover
     from folioflow.ocr.errors import SourceError
@@ -79,6 +81,18 @@ def submit_paths(client: ApiClient, paths: list[str], tenant: str | None = None,
         if notice is not None and found.files:
             notice(f"{argument}: uploading {len(found.files)} file(s), a copy kept on the server (source 'upload'), "
                    f"since the server does not read it in place ({why})")
+    if uploads and notice is not None:  # a file indexed from its own path before becomes a second document
+        try:
+            listed = client.request("GET", "/v1/documents").get("document_list") or []
+        except ServerError:
+            listed = []
+        by_uri = {row.get("uri"): row for row in listed}
+        for path in uploads:
+            row = by_uri.get(path.resolve().as_uri())
+            if row is not None:
+                notice(f"{path}: already indexed from this path (doc {str(row.get('doc_id'))[:8]}); the upload becomes "
+                       "a second document beside it: delete one with `folioflow delete`, or let the server read the "
+                       "folder in place (allowed_roots)")
     names = [path.name for path in uploads]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})

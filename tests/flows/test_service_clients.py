@@ -157,6 +157,13 @@ def test_ingest_through_the_server(served, tmp_path):
     refused = cli("ingest", str(outside), "--engine", "ocr", "--data-dir", str(data))
     assert refused.returncode == 1 and "--engine" in refused.stderr and "own settings" in refused.stderr
 
+    # a user's trial: a file the index holds by its own path, uploaded (a glob always is), became a
+    # second document unannounced; the CLI now says so, naming the way out
+    glob = cli("ingest", str(docs / "*.pdf"), "--data-dir", str(data))
+    assert glob.returncode == 0, glob.stderr
+    said = " ".join(glob.stderr.split())
+    assert "already indexed from this path" in said and "folioflow delete" in said, glob.stderr
+
 
 def test_a_held_store_is_reported_at_once_naming_the_holder(tmp_path):
     """A second process holds the embedded store and announces no server: every command, and the
