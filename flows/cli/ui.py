@@ -109,7 +109,8 @@ def page_progress(enabled: bool = True) -> Iterator[PageProgress | None]:
 
 
 def summary_table(report: RunReport, title: str = "Run summary", rechunked: bool = False) -> Table:
-    """Documents by status, pages, chunks, pages per engine, failures, pages per second;
+    """Documents by status (and the indexed ones with no text: pages but 0 chunks), pages, chunks,
+    pages per engine, failures, pages per second;
     ``rechunked`` (``folioflow reindex``: no page converted): documents re-chunked, skipped and
     failed, their pages and chunks, seconds."""
     table = Table(title=title, show_header=True, header_style="bold")
@@ -127,6 +128,10 @@ def summary_table(report: RunReport, title: str = "Run summary", rechunked: bool
     for status in ("indexed", "skipped", "failed", "pruned"):
         if status in ("indexed", "skipped", "failed") or report.count(status):
             table.add_row(f"  {status}", str(report.count(status)))
+            if status == "indexed":  # blank pages only (an empty form, a blank scan): searchable by nothing
+                empty = sum(1 for d in report.documents if d.status == "indexed" and d.pages and not d.chunks)
+                if empty:
+                    table.add_row("    with no text (0 chunks)", str(empty))
     table.add_row("pages processed", str(report.pages_processed))
     for engine, pages in sorted(report.engine_shares().items()):
         share = pages / max(report.pages_processed, 1)

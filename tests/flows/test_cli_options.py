@@ -177,3 +177,25 @@ def test_a_pdf_cut_short_is_refused_unless_allow_truncated(tmp_path):
     assert reports["0"]["status"] == "failed" and "truncated" in reports["0"]["error"], reports["0"]
     assert "allow_truncated" in reports["0"]["error"]
     assert reports["1"]["status"] == "indexed" and reports["1"]["pages"] == 2 and reports["1"]["chunks"] > 0, reports["1"]
+
+
+def test_a_document_indexed_with_no_text_is_counted_in_the_summary(tmp_path):
+    """A user's trial: pdf.js's empty_protected.pdf (one blank page) was reported indexed, 1 page,
+    0 chunks, with nothing to say no text came out of it. The run summary now counts such
+    documents."""
+    import pypdfium2 as pdfium
+
+    blank = pdfium.PdfDocument.new()
+    blank.new_page(612, 792)
+    blank.save(str(tmp_path / "blank.pdf"))
+    blank.close()
+    write_sample_pdf(tmp_path / "docs" / "report.pdf")
+    (tmp_path / "blank.pdf").replace(tmp_path / "docs" / "blank.pdf")
+    run = folioflow("ingest", str(tmp_path / "docs"), "--data-dir", str(tmp_path / "kb"), "--no-progress",
+                    "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {Path(r["source"]).name: r for r in json.loads((tmp_path / "r.json").read_text())}
+    assert (rows["blank.pdf"]["status"], rows["blank.pdf"]["pages"], rows["blank.pdf"]["chunks"]) == ("indexed", 1, 0)
+    assert rows["report.pdf"]["chunks"] > 0
+    [line] = [line for line in run.stdout.splitlines() if "with no text (0 chunks)" in line]
+    assert line.replace("│", " ").split()[-1] == "1", line
