@@ -35,12 +35,23 @@ from folioflow.flows.cli import api_cmd  # noqa: E402,F401
 # isort: on
 
 
+#: Width of ``--help`` when standard output is not a terminal and neither ``COLUMNS`` nor
+#: ``TERMINAL_WIDTH`` says one.
+PIPED_HELP_WIDTH = 120
+
+
 def main() -> None:
     """Console-script entry point. SIGTERM stops a command the way Ctrl-C does (see
     :func:`terminate_like_interrupt`); the exit status is then 143 (128 + SIGTERM). Output that
     cannot be written (a full disk, ``> /dev/full``) ends the command with one line and exit 1.
     (A closed pipe, ``| head``, is click's: exit 1, quietly.)"""
     terminated = terminate_like_interrupt()
+    if not sys.stdout.isatty() and not os.environ.get("COLUMNS") and not os.environ.get("TERMINAL_WIDTH"):
+        # piped (`--help | less`, a log): rich's default of 80 columns left an option's help a word or
+        # two per line beside its name and type columns
+        import typer.rich_utils
+
+        typer.rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
     try:
         app()
     except OSError as exc:

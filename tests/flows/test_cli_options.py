@@ -199,3 +199,16 @@ def test_a_document_indexed_with_no_text_is_counted_in_the_summary(tmp_path):
     assert rows["report.pdf"]["chunks"] > 0
     [line] = [line for line in run.stdout.splitlines() if "with no text (0 chunks)" in line]
     assert line.replace("│", " ").split()[-1] == "1", line
+
+
+def test_help_piped_is_wide_enough_to_read(tmp_path):
+    """A user's trial: `folioflow query --help | cat` wrapped each option's help a word or two per
+    line (rich's 80 columns when not a terminal). Piped, without COLUMNS, help is 120 wide."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
+    run = subprocess.run([sys.executable, "-m", "folioflow.flows.cli", "query", "--help"], cwd=tmp_path,
+                         env={**env, "PYTHONPATH": path, "NO_COLOR": "1"}, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [line] = [line for line in run.stdout.splitlines() if "--glossary" in line]
+    assert "finance" in line, run.stdout[:3000]
+    assert max(len(line) for line in run.stdout.splitlines()) == 120
