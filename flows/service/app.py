@@ -63,6 +63,7 @@ from folioflow.flows.service.models import (
     OcrResult,
     QueryRequest,
     ReindexRequest,
+    UploadedFile,
 )
 from folioflow.flows.settings import Settings
 from folioflow.ocr.errors import (
@@ -148,6 +149,9 @@ class Service:
         # absolute (made so once, against the working directory at start): a job's paths, its
         # report's sources and its errors name the uploaded files wherever the reader stands
         self._upload_dir = Path(api.upload_dir or settings.data_dir / "uploads").expanduser().resolve()
+        #: Held while an upload is renamed into place and while a clean-up checks and deletes one, so
+        #: that a clean-up never deletes a file that an upload of the same name put there meanwhile.
+        self.upload_lock = threading.Lock()
         self.registry = CollectorRegistry()
         self.requests = Counter("folioflow_http_requests_total", "HTTP requests answered",
                                 ("method", "route", "status"), registry=self.registry)
@@ -212,7 +216,7 @@ class Service:
             return self._ingest(params["paths"], params["tenant"], params["force"], progress, params["source"],
                                 params.get("retenant", True))
         finally:
-            self.drop_unregistered_uploads(params["paths"])
+            self.drop_unregistered_uploads(params.get("uploads", []))
 
     def _reindex_job(self, params: dict[str, Any], progress: Any) -> Any:
         from folioflow.flows.pipeline import Shared
@@ -222,37 +226,58 @@ class Service:
         return reindex(self.settings, doc_ids=params["doc_ids"], force=params["force"], progress=progress, shared=shared)
 
     def _prefect_job_ended(self, job: Job) -> None:
-        """Delete the uploaded files of an ended Prefect job that its report says failed (every one
-        when the run left no report) and that the registry does not hold: what a local job's end
-        deletes. A file the report says indexed is kept even when this server's store cannot see it."""
-        folder = self.upload_dir / (job.tenant or "_shared")
-        uploaded = [folder / name for name in job.inputs if Path(name).name == name]  # uploads: bare names
+        """Delete the uploaded files of an ended Prefect job (or of a job its server's stop left
+        unfinished) that its report says failed (every one when the run left no report) and that
+        the registry does not hold: what a local job's end deletes, and, as there, only a file that
+        is still the one the job's request wrote (``job.uploads``; a job recorded without them, by
+        an older server, deletes none). A file the report says indexed is kept even when this
+        server's store cannot see it."""
         failed = {Path(d.source).resolve() for d in job.documents if d.status == "failed"}
-        self.drop_unregistered_uploads([str(p) for p in uploaded if not job.documents or p.resolve() in failed])
+        self.drop_unregistered_uploads([u for u in job.uploads if not job.documents or Path(u.path).resolve() in failed])
 
-    def drop_unregistered_uploads(self, paths: list[str]) -> list[Path]:
-        """Delete the files of ``paths`` that lie in :attr:`upload_dir` and that no registry record
-        refers to (an upload that is not a document, or that could not be opened, has no record, so
-        that no endpoint could list or delete it); returns those deleted. A document registered
+    def drop_unregistered_uploads(self, uploads: list[UploadedFile]) -> list[Path]:
+        """Delete the uploaded files of ``uploads`` (what one upload request wrote) that lie in
+        :attr:`upload_dir`, that no registry record refers to (an upload that is not a document, or
+        that could not be opened, has no record, so that no endpoint could list or delete it) and
+        that are still the file that request wrote; returns those deleted. A document registered
         (indexed, or failed after it was opened) keeps its file: ``DELETE /v1/documents/{id}``
-        removes it. The registry unreadable: nothing is deleted (logged)."""
+        removes it. The registry unreadable: nothing is deleted (logged).
+
+        A job deletes only its own files: when a later request uploaded a file of the same name
+        while the job was queued or ran (uploads are kept by name, so it replaced the job's file),
+        the file there is that request's and is left to its job (a breaking trial lost such an
+        upload: the earlier job's clean-up deleted it, and its own job failed 'not found'). The
+        earlier job may itself have read the newer file, when the replacement came before it
+        opened it: it then indexed the newest upload of that name, which is what the newer job
+        would have done (that job finds it unchanged and skips it). The check and the delete hold
+        :attr:`upload_lock`, as the upload's rename does, so no upload lands between them."""
         from folioflow.flows.pipeline import local_path
 
-        root = self.upload_dir.resolve()
-        uploads = [p for p in (Path(given).resolve() for given in paths) if p.is_relative_to(root)]
-        if not uploads or self.store is None:
+        root = self.upload_dir
+        mine = [u for u in uploads if Path(u.path).resolve().is_relative_to(root)]
+        if not mine or self.store is None:
             return []
         try:
             records = self.store.list_documents() if self.store.collection_info() else []
         except FolioflowError as exc:
-            log.warning("uploads: cannot read the registry, kept %d uploaded file(s): %s", len(uploads), exc)
+            log.warning("uploads: cannot read the registry, kept %d uploaded file(s): %s", len(mine), exc)
             return []
         registered = {Path(p).resolve() for p in (local_path(r.uri) for r in records) if p}
-        dropped = [p for p in uploads if p not in registered and p.is_file()]
-        for path in dropped:
-            path.unlink(missing_ok=True)
+        dropped, replaced = [], 0
+        with self.upload_lock:
+            for upload in mine:
+                path = Path(upload.path)
+                if path.resolve() in registered or not path.exists():
+                    continue
+                if not upload.is_current():  # another request's upload of the same name: its job's
+                    replaced += 1
+                    continue
+                path.unlink(missing_ok=True)
+                dropped.append(path)
         if dropped:
             log.info("uploads: deleted %d uploaded file(s) that are not in the index", len(dropped))
+        if replaced:
+            log.info("uploads: kept %d file(s) that a later upload of the same name replaced", replaced)
         return dropped
 
     def _ocr_job(self, params: dict[str, Any], progress: Any) -> OcrResult:
@@ -662,19 +687,23 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             if len(set(names)) != len(names):
                 raise HTTPException(400, "two uploaded files have the same name")
             folder.mkdir(parents=True, exist_ok=True)
-            paths = []
+            paths, written = [], []
             for upload, name in zip(files, names, strict=True):
                 target = folder / name
                 with tempfile.NamedTemporaryFile(dir=folder, prefix=".upload-", delete=False) as out:
                     await upload.seek(0)
                     shutil.copyfileobj(upload.file, out)
-                Path(out.name).replace(target)
+                # the file this request wrote, by its identity: the job's clean-up deletes that file
+                # only, never one of the same name that a later upload put there (see drop_unregistered_uploads)
+                written.append(UploadedFile.of(out.name, target))
+                with service.upload_lock:
+                    Path(out.name).replace(target)
                 paths.append(str(target))
             try:
                 job = await run_in_threadpool(service.jobs.submit, names, paths, tenant, force=force,
-                                              source=UPLOAD_SOURCE)
+                                              source=UPLOAD_SOURCE, uploads=written)
             except BaseException:  # refused (Prefect unreachable): the files would be nobody's
-                await run_in_threadpool(service.drop_unregistered_uploads, paths)
+                await run_in_threadpool(service.drop_unregistered_uploads, written)
                 raise
         elif kind == "application/json":
             body = await read_json(request, IngestPath)

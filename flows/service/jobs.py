@@ -19,6 +19,7 @@ the page cache, documents already indexed stay indexed, and the job is marked ``
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import socket
@@ -27,14 +28,14 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from folioflow.flows.report import DocumentReport
-from folioflow.flows.service.models import Job, JobProgress
+from folioflow.flows.service.models import Job, JobProgress, UploadedFile
 from folioflow.ocr.errors import ConfigurationError, FolioflowError
 
 __all__ = ["INTERRUPTED", "NOT_STARTED", "STOP_GRACE", "JobQueue", "JobStopped", "JobTable", "OrchestratorError",
@@ -71,12 +72,15 @@ class JobTable:
             raise ConfigurationError(f"cannot open the job table {self.path}: {exc}") from exc
 
     def save(self, job: Job) -> None:
-        """Insert or replace ``job``'s row."""
+        """Insert or replace ``job``'s row (its internal ``uploads`` included, which answers leave out)."""
+        body = job.model_dump(mode="json")
+        if job.uploads:
+            body["uploads"] = [asdict(upload) for upload in job.uploads]
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO jobs (id, host, state, tenant, created_at, body) "
                              "VALUES (?, ?, ?, ?, ?, ?)",
                              (job.id, self.host, job.state, job.tenant, job.created_at.isoformat(),
-                              job.model_dump_json()))
+                              json.dumps(body)))
 
     def get(self, job_id: str) -> Job | None:
         """The job with ``job_id``, or None."""
@@ -224,14 +228,17 @@ class JobQueue:
         self._thread.start()
 
     def submit(self, inputs: list[str], paths: list[str], tenant: str | None, force: bool = False,
-               source: str = "default", retenant: bool = True) -> Job:
+               source: str = "default", retenant: bool = True, uploads: list[UploadedFile] | None = None) -> Job:
         """Queue an ingest of ``paths`` (shown as ``inputs``) for ``tenant``, recorded under the
         source name ``source``; ``retenant`` False: a document indexed for another tenant (or for
-        none) fails instead of moving to ``tenant`` (the settings' ``retenant``). Returns the job. With
-        a Prefect deployment configured the job is a flow run of it (raises :class:`FolioflowError`
-        when Prefect refuses it)."""
-        params = {"paths": paths, "force": force, "source": source, "tenant": tenant, "retenant": retenant}
+        none) fails instead of moving to ``tenant`` (the settings' ``retenant``); ``uploads``: the
+        files the request wrote (the job's ``uploads`` and the runner's ``params["uploads"]``, for
+        the clean-up at its end). Returns the job. With a Prefect deployment configured the job is
+        a flow run of it (raises :class:`FolioflowError` when Prefect refuses it)."""
+        params = {"paths": paths, "force": force, "source": source, "tenant": tenant, "retenant": retenant,
+                  "uploads": list(uploads or [])}
         job = self._new("ingest", inputs, tenant)
+        job.uploads = list(uploads or [])
         if self._prefect is not None:
             job.flow_run_id = self._prefect.submit(params)
             self._table.save(job)

@@ -5,10 +5,14 @@ models (:class:`~folioflow.flows.queries.QueryHit`, :class:`~folioflow.flows.que
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
 
 from folioflow.flows.queries import DocumentRow, QueryHit
 from folioflow.flows.report import DocumentReport
@@ -16,7 +20,7 @@ from folioflow.indexing.retriever import check_query_text
 from folioflow.ocr.errors import QueryError
 
 __all__ = ["DocumentDetail", "ErrorBody", "Health", "IngestPath", "Job", "JobProgress", "OcrPage", "OcrRequest", "OcrResult",
-           "QueryRequest", "QueryHit", "DeleteResult", "ReindexRequest"]
+           "QueryRequest", "QueryHit", "DeleteResult", "ReindexRequest", "UploadedFile"]
 
 
 class ErrorBody(BaseModel):
@@ -111,6 +115,39 @@ class JobProgress(BaseModel):
     pages_done: int = 0
 
 
+@dataclass(frozen=True)
+class UploadedFile:
+    """A file an upload request wrote: its path in the uploads folder and the identity of the file
+    it wrote there (device, inode, size, modification time in ns; :meth:`of`). The clean-up at a
+    job's end deletes the file at ``path`` only while it is still that file (:meth:`is_current`):
+    a file of the same name uploaded since, by another request, is another inode and is its own
+    job's. Internal: kept in the job table, never in an answer or the schema (:attr:`Job.uploads`;
+    a dataclass, not a model, so that FastAPI lists no schema for it)."""
+
+    path: str
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, written: str | Path, path: str | Path | None = None) -> UploadedFile:
+        """The identity of the file ``written`` (a temporary name it keeps when renamed to
+        ``path``: a rename keeps the inode and the modification time), recorded for ``path``."""
+        st = os.lstat(written)
+        return cls(path=str(path if path is not None else written), device=st.st_dev, inode=st.st_ino,
+                   size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+    def is_current(self) -> bool:
+        """Whether :attr:`path` is still the file recorded (not replaced, not gone)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (self.device, self.inode, self.size,
+                                                                       self.mtime_ns)
+
+
 class Job(BaseModel):
     """A job: an ingest run (``kind: ingest``), the OCR of a large document (``kind: ocr``) or a
     re-chunking of kept conversions (``kind: reindex``, ``POST /v1/reindex``).
@@ -134,6 +171,10 @@ class Job(BaseModel):
     ocr: OcrResult | None = Field(default=None, description="The OCR answer of an ocr job, once it succeeded")
     flow_run_id: str | None = Field(default=None, description="The Prefect flow run, when Prefect runs the job")
     error: str | None = None
+    uploads: SkipJsonSchema[list[UploadedFile]] = Field(
+        default_factory=list, exclude=True,
+        description="Internal: the files an upload job's request wrote, for its clean-up (kept in the job table, "
+                    "left out of answers and the schema)")
 
 
 class ReindexRequest(BaseModel):

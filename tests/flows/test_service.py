@@ -424,3 +424,48 @@ def test_uploads_and_their_errors_name_absolute_paths_under_a_relative_data_dir(
             (folder / "gone.pdf").unlink()
         gone = wait_job(client, queued["id"])
         assert [d["error"] for d in gone["documents"]] == [f"not found: {folder / 'gone.pdf'}"], gone
+
+
+def test_a_jobs_clean_up_leaves_a_newer_upload_of_the_same_name(tmp_path, monkeypatch, prefect_harness, sample):
+    """Job J2 uploads an empty `y.pdf`; after J2 has read it and before its clean-up (the breaking
+    trial's slow 14-page contract in the same job held it there), J3 uploads a good `y.pdf`,
+    which replaces J2's file (uploads are kept by name). J2's clean-up deleted J3's file (it
+    deleted any unregistered file of its names), and J3 failed 'not found' with the upload lost;
+    now a job deletes only the file it wrote, so J3's upload is indexed, listed and searchable."""
+    import threading
+
+    uploads = tmp_path / "uploads"
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "data", workers=1),
+                               ApiSettings(upload_dir=uploads))) as client:
+        service = client.app.state.service
+        ingest, read, go_on = service._ingest, threading.Event(), threading.Event()
+
+        def first_run_then_wait(*args, **kwargs):  # J2's run has read y.pdf; its clean-up waits for J3's upload
+            try:
+                return ingest(*args, **kwargs)
+            finally:
+                if not read.is_set():
+                    read.set()
+                    go_on.wait(120)
+
+        monkeypatch.setattr(service, "_ingest", first_run_then_wait)
+        j2 = client.post("/v1/documents", files=[("files", ("y.pdf", b"", "application/pdf"))])
+        assert j2.status_code == 202 and "uploads" not in j2.json(), j2.text  # internal: never in an answer
+        assert read.wait(120)
+        j3 = client.post("/v1/documents", files=[("files", ("y.pdf", sample.read_bytes(), "application/pdf"))])
+        assert j3.status_code == 202, j3.text
+        go_on.set()
+        first = wait_job(client, j2.json()["id"])
+        assert [d["status"] for d in first["documents"]] == ["failed"], first
+        assert (uploads / "_shared" / "y.pdf").read_bytes() == sample.read_bytes()  # J3's file, kept
+        second = wait_job(client, j3.json()["id"])
+        assert [d["status"] for d in second["documents"]] == ["indexed"], second  # was 'not found: .../y.pdf'
+        [row] = client.get("/v1/documents").json()["document_list"]
+        assert row["path"] == "y.pdf" and row["status"] == "indexed"
+        hits = client.post("/v1/query", json={"text": "How much did total revenue grow?", "k": 3}).json()
+        assert hits and hits[0]["doc_id"] == row["doc_id"]
+        assert "uploads" not in client.get(f"/v1/jobs/{second['id']}").json()
+
+        # a job's own file that is not in the index is still deleted at its end
+        bad = wait_job(client, client.post("/v1/documents", files=[("files", ("z.pdf", b"", "application/pdf"))]).json()["id"])
+        assert [d["status"] for d in bad["documents"]] == ["failed"] and not (uploads / "_shared" / "z.pdf").exists()

@@ -128,3 +128,43 @@ def test_prefect_job_deletes_the_uploads_that_failed(tmp_path, prefect_harness):
         finished = client.get(f"/v1/jobs/{job['id']}").json()
         assert finished["counts"] == {"indexed": 1, "failed": 1}, finished
         assert {p.name for p in (uploads / "_shared").iterdir()} == {"report.pdf"}
+
+
+def test_prefect_job_clean_up_leaves_a_newer_upload_of_the_same_name(tmp_path, prefect_harness):
+    """Two upload jobs handed to Prefect name the same file: J2's empty `y.pdf`, then J3's good
+    one, which replaced it in the uploads folder before J2's run ended. J2's run ends without a
+    report (its Failed state set here, as a crashed worker leaves it): its clean-up, which deletes
+    every upload of a run without a report, deleted J3's file (J3's run then failed 'not found');
+    now it deletes only the file J2's request wrote, and J3's run (run here as a worker would)
+    indexes the newer upload."""
+    from prefect.client.orchestration import get_client
+    from prefect.flow_engine import run_flow
+    from prefect.states import Failed
+
+    from folioflow.flows.ingest import ingest_flow
+
+    ingest_flow.to_deployment(name="folioflow-ingest").apply()
+    pdf = write_sample_pdf(tmp_path / "report.pdf").read_bytes()
+    uploads = tmp_path / "uploads"
+    api = ApiSettings(ingest="prefect", upload_dir=uploads)
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "data"), api)) as client:
+        j2 = client.post("/v1/documents", files=[("files", ("y.pdf", b"", "application/pdf"))]).json()
+        j3 = client.post("/v1/documents", files=[("files", ("y.pdf", pdf, "application/pdf"))]).json()
+        assert "uploads" not in j2 and "uploads" not in j3
+        with get_client(sync_client=True) as prefect:
+            prefect.set_flow_run_state(uuid.UUID(j2["flow_run_id"]), Failed(message="worker lost"), force=True)
+            assert client.get(f"/v1/jobs/{j2['id']}").json()["state"] == "failed"  # its clean-up runs here
+            assert (uploads / "_shared" / "y.pdf").read_bytes() == pdf  # J3's upload, kept
+            run = prefect.read_flow_run(uuid.UUID(j3["flow_run_id"]))
+        worker = {**run.parameters, "overrides": {**run.parameters["overrides"], "data_dir": str(tmp_path / "worker"),
+                                                  "workers": 1}}
+        run_flow(ingest_flow, flow_run=run, parameters=worker)
+        finished = client.get(f"/v1/jobs/{j3['id']}").json()
+        assert [d["status"] for d in finished["documents"]] == ["indexed"], finished  # was 'not found: .../y.pdf'
+
+        # a run without a report still deletes the upload its own request wrote
+        j4 = client.post("/v1/documents", files=[("files", ("z.pdf", b"", "application/pdf"))]).json()
+        with get_client(sync_client=True) as prefect:
+            prefect.set_flow_run_state(uuid.UUID(j4["flow_run_id"]), Failed(message="worker lost"), force=True)
+        assert client.get(f"/v1/jobs/{j4['id']}").json()["state"] == "failed"
+        assert not (uploads / "_shared" / "z.pdf").exists()

@@ -31,7 +31,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from folioflow.flows.reliability.hostile import long_pdf  # noqa: E402
 from folioflow.flows.service import ApiSettings, create_app  # noqa: E402
 from folioflow.flows.service.jobs import INTERRUPTED, JobTable  # noqa: E402
-from folioflow.flows.service.models import Job  # noqa: E402
+from folioflow.flows.service.models import Job, UploadedFile  # noqa: E402
 from folioflow.flows.settings import load_settings  # noqa: E402
 from folioflow.indexing.store import StoreSettings, open_store  # noqa: E402
 from folioflow.ocr.ids import sha256_file  # noqa: E402
@@ -99,7 +99,9 @@ def test_sigterm_mid_job_stops_promptly_and_cleanly(scans, tmp_path):
 
 def test_start_deletes_uploads_of_a_job_its_server_left_running(tmp_path, prefect_harness):
     """The SIGKILL case: no clean-up ran; the next start marks the job failed and deletes its
-    uploaded files that are not in the index (other files of the uploads folder are kept)."""
+    uploaded files that are not in the index (other files of the uploads folder are kept). The
+    job names its upload as the server records it: path and the file's identity (a job deletes
+    only the file its request wrote; one recorded without it, by an older server, deletes none)."""
     data, uploads = tmp_path / "data", tmp_path / "uploads"
     folder = uploads / "_shared"
     folder.mkdir(parents=True)
@@ -107,6 +109,9 @@ def test_start_deletes_uploads_of_a_job_its_server_left_running(tmp_path, prefec
     other = write_sample_pdf(folder / "other.pdf")  # not an input of the interrupted job
     table = JobTable(data / "api-jobs.sqlite")
     table.save(Job(id="left-running", kind="ingest", state="running", inputs=["cut-short.pdf"],
+                   tenant=None, created_at=datetime.now(UTC), started_at=datetime.now(UTC),
+                   uploads=[UploadedFile.of(cut_short)]))
+    table.save(Job(id="older-server", kind="ingest", state="running", inputs=["other.pdf"],
                    tenant=None, created_at=datetime.now(UTC), started_at=datetime.now(UTC)))
     table.close()
 
@@ -114,4 +119,4 @@ def test_start_deletes_uploads_of_a_job_its_server_left_running(tmp_path, prefec
         job = client.get("/v1/jobs/left-running").json()
         assert job["state"] == "failed" and job["error"] == INTERRUPTED, job
     assert not cut_short.exists(), "the interrupted job's upload that is not in the index was kept"
-    assert other.exists()
+    assert other.exists()  # its job recorded no file identity: it cannot tell its own file from a newer one
