@@ -152,6 +152,8 @@ class Service:
         #: Held while an upload is renamed into place and while a clean-up checks and deletes one, so
         #: that a clean-up never deletes a file that an upload of the same name put there meanwhile.
         self.upload_lock = threading.Lock()
+        #: Uploaded files renamed into place whose job is not queued yet (under :attr:`upload_lock`).
+        self.uploading: dict[Path, int] = {}
         self.registry = CollectorRegistry()
         self.requests = Counter("folioflow_http_requests_total", "HTTP requests answered",
                                 ("method", "route", "status"), registry=self.registry)
@@ -279,6 +281,30 @@ class Service:
         if replaced:
             log.info("uploads: kept %d file(s) that a later upload of the same name replaced", replaced)
         return dropped
+
+    def job_covering(self, record: Any, refresh: bool = True) -> Job | None:
+        """The first queued or running ingest or reindex job of this server that would write
+        ``record``'s document (None when none would): an ingest job whose paths are the document's
+        file or a folder above it (an upload job's paths are its uploaded files), a reindex job
+        that names its doc id (a reindex of every document names those there when it was queued). ``refresh``:
+        read the state of Prefect's runs from Prefect (never while holding :attr:`upload_lock`:
+        a run seen ended is cleaned up, which takes it)."""
+        from folioflow.flows.pipeline import local_path
+
+        if self.jobs is None:
+            return None
+        local = local_path(record.uri)
+        file = Path(local).resolve() if local is not None else None
+        for job, params in self.jobs.unfinished(refresh):
+            if job.kind == "reindex":
+                if record.doc_id in params.get("doc_ids", ()):
+                    return job
+            elif file is not None:
+                for given in params.get("paths", ()):
+                    root = Path(given).resolve()
+                    if file == root or file.is_relative_to(root):
+                        return job
+        return None
 
     def _ocr_job(self, params: dict[str, Any], progress: Any) -> OcrResult:
         return convert_document(self.settings, **params, on_page=lambda page: progress.page_done(None, page),
@@ -687,24 +713,31 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
             if len(set(names)) != len(names):
                 raise HTTPException(400, "two uploaded files have the same name")
             folder.mkdir(parents=True, exist_ok=True)
-            paths, written = [], []
-            for upload, name in zip(files, names, strict=True):
-                target = folder / name
-                with tempfile.NamedTemporaryFile(dir=folder, prefix=".upload-", delete=False) as out:
-                    await upload.seek(0)
-                    shutil.copyfileobj(upload.file, out)
-                # the file this request wrote, by its identity: the job's clean-up deletes that file
-                # only, never one of the same name that a later upload put there (see drop_unregistered_uploads)
-                written.append(UploadedFile.of(out.name, target))
-                with service.upload_lock:
-                    Path(out.name).replace(target)
-                paths.append(str(target))
-            try:
+            paths: list[str] = []
+            written: list[UploadedFile] = []  # by identity: the job's clean-up deletes these files only, never
+            try:  # one of the same name that a later upload put there (see drop_unregistered_uploads)
+                for upload, name in zip(files, names, strict=True):
+                    target = folder / name
+                    with tempfile.NamedTemporaryFile(dir=folder, prefix=".upload-", delete=False) as out:
+                        await upload.seek(0)
+                        shutil.copyfileobj(upload.file, out)
+                    mine = UploadedFile.of(out.name, target)
+                    with service.upload_lock:  # until its job is queued, a DELETE leaves the file alone
+                        Path(out.name).replace(target)
+                        service.uploading[target] = service.uploading.get(target, 0) + 1
+                        paths.append(str(target))
+                        written.append(mine)
                 job = await run_in_threadpool(service.jobs.submit, names, paths, tenant, force=force,
                                               source=UPLOAD_SOURCE, uploads=written)
-            except BaseException:  # refused (Prefect unreachable): the files would be nobody's
+            except BaseException:  # not queued (Prefect unreachable, a write failed): the files would be nobody's
                 await run_in_threadpool(service.drop_unregistered_uploads, written)
                 raise
+            finally:
+                with service.upload_lock:
+                    for target in map(Path, paths):
+                        service.uploading[target] -= 1
+                        if not service.uploading[target]:
+                            del service.uploading[target]
         elif kind == "application/json":
             body = await read_json(request, IngestPath)
             tenant = tenant_of(who, body.tenant)
@@ -868,18 +901,35 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return DocumentDetail(**row, engines=list(record.engines), content_hash=record.content_hash,
                               mime_type=record.mime_type, converted=converted)
 
-    @app.delete("/v1/documents/{doc_id:path}", response_model=DeleteResult, tags=["documents"], responses=_ERRORS)
+    @app.delete("/v1/documents/{doc_id:path}", response_model=DeleteResult, tags=["documents"],
+                responses={**_ERRORS, 409: {"model": ErrorBody, "description": "A queued or running ingest or "
+                                            "reindex job covers the document: delete it after the job ends"}})
     def delete_document(doc_id: str, who: Auth) -> DeleteResult:
         """Remove a document from the index (its points, its registry record, its kept converted
-        JSON, and its uploaded file when it came by upload)."""
+        JSON, and its uploaded file when it came by upload). 409 while a queued or running ingest
+        or reindex job of this server covers the document (its file, a folder above it, or its
+        doc id): that job would write it back when it ends; delete it after the job ends."""
         from folioflow.flows.pipeline import local_path
 
         record = find(who, doc_id)
+        # a breaking trial deleted a document that a running job re-ingested: it came back when the
+        # job ended, listed and searchable, with its uploaded file gone
+        busy = service.job_covering(record)
+        if busy is not None:
+            doing = "reindexed" if busy.kind == "reindex" else "ingested"
+            by = f"job {busy.id}" if who.tenant is None or busy.tenant == who.tenant else "a job of another tenant"
+            raise HTTPException(409, f"{record.path} is being {doing} by {by} ({busy.state}); delete it after "
+                                     "the job ends")
+        local = local_path(record.uri)
+        upload = Path(local) if local is not None and Path(local).resolve().is_relative_to(service.upload_dir) else None
+        before = UploadedFile.of(upload) if upload is not None and upload.is_file() else None
         deleted = service.store.delete_document(record.doc_id)
         kept_document_path(settings.documents_dir, record.doc_id).unlink(missing_ok=True)
-        local = local_path(record.uri)
-        if local is not None and Path(local).resolve().is_relative_to(service.upload_dir.resolve()):
-            Path(local).unlink(missing_ok=True)
+        if before is not None:
+            with service.upload_lock:  # unless an upload of the same name came meanwhile: that is its job's
+                if (before.is_current() and Path(before.path) not in service.uploading
+                        and service.job_covering(record, refresh=False) is None):
+                    Path(before.path).unlink(missing_ok=True)
         return DeleteResult(doc_id=record.doc_id, deleted_chunks=deleted)
 
     return app

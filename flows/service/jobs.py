@@ -110,6 +110,13 @@ class JobTable:
                                     "FROM jobs GROUP BY 1, 2").fetchall()
         return Counter({(str(kind), str(state)): int(n) for kind, state, n in rows})
 
+    def unfinished(self) -> list[Job]:
+        """The queued and running jobs (every host's), oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT body FROM jobs WHERE state IN ('queued', 'running') "
+                                    "ORDER BY created_at").fetchall()
+        return [Job.model_validate_json(body) for (body,) in rows]
+
     def forget_old(self, keep: int) -> None:
         """Delete finished jobs beyond the newest ``keep`` ones."""
         with self._lock:
@@ -224,6 +231,7 @@ class JobQueue:
             except Exception:  # noqa: BLE001 - clean-up after a job never stops the server's start
                 log.exception("after interrupted job %s", job.id)
         self._queue: queue.Queue[_Item | None] = queue.Queue()
+        self._active: dict[str, _Item] = {}  # the job thread's jobs queued or running, by id (under _lock)
         self._thread = threading.Thread(target=self._work, name="folioflow-jobs", daemon=True)
         self._thread.start()
 
@@ -265,10 +273,37 @@ class JobQueue:
                    created_at=datetime.now(UTC))
 
     def _enqueue(self, job: Job, params: dict[str, Any]) -> Job:
+        item = _Item(job, params)
+        with self._lock:
+            self._active[job.id] = item
         self._table.save(job)
         self._table.forget_old(self._keep)
-        self._queue.put(_Item(job, params))
+        self._queue.put(item)
         return job.model_copy(deep=True)
+
+    def unfinished(self, refresh: bool = True) -> list[tuple[Job, dict[str, Any]]]:
+        """The ingest and reindex jobs of this server that are queued or running, each with what it
+        writes: ``{"paths": [...]}`` (an ingest job's files and folders) or ``{"doc_ids": [...]}``
+        (a reindex job's documents). First those of the job thread, in the order queued; then the
+        flow runs that Prefect runs, from the job table: an upload's paths are its ``uploads``, a
+        path job's its ``inputs`` (the path given), and ``refresh`` reads each run's state from
+        Prefect first (unreachable: the state last seen)."""
+        with self._lock:
+            mine = [(item.job.model_copy(deep=True), item.params) for item in self._active.values()
+                    if item.job.kind in ("ingest", "reindex")]
+        if self._prefect is None:
+            return mine
+        runs: list[tuple[Job, dict[str, Any]]] = []
+        for job in self._table.unfinished():
+            if job.flow_run_id is None or job.kind != "ingest":
+                continue
+            if refresh:
+                seen = self.get(job.id)
+                if seen is None or seen.state not in ("queued", "running"):
+                    continue
+                job = seen
+            runs.append((job, {"paths": [u.path for u in job.uploads] or list(job.inputs)}))
+        return mine + runs
 
     def get(self, job_id: str) -> Job | None:
         """The job (its state refreshed from Prefect when Prefect runs it), or None."""
@@ -345,6 +380,7 @@ class JobQueue:
     def _finish(self, job: Job, state: Literal["succeeded", "failed"], error: str | None = None,
                 result: Any = None) -> None:
         with self._lock:
+            self._active.pop(job.id, None)
             job.state = state
             job.finished_at = datetime.now(UTC)
             job.error = error

@@ -12,6 +12,7 @@ readers, and its reasons name its own fields and settings, never the CLI's optio
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -418,11 +419,19 @@ def test_uploads_and_their_errors_name_absolute_paths_under_a_relative_data_dir(
             ("files", ("report.pdf", sample.read_bytes(), "application/pdf"))]).json()["id"])
         [report] = done["documents"]
         assert report["status"] == "indexed" and report["source"] == str(folder / "report.pdf"), done
-        with service.jobs._lock:  # the job thread waits to start the job: its upload goes meanwhile
-            queued = client.post("/v1/documents", files=[("files", ("gone.pdf", sample.read_bytes(),
-                                                                    "application/pdf"))]).json()
-            (folder / "gone.pdf").unlink()
-        gone = wait_job(client, queued["id"])
+        ingest, started, go_on = service._ingest, threading.Event(), threading.Event()
+
+        def held(*args, **kwargs):  # the job waits before it reads anything: its upload goes meanwhile
+            started.set()
+            go_on.wait(120)
+            return ingest(*args, **kwargs)
+
+        monkeypatch.setattr(service, "_ingest", held)
+        queued = client.post("/v1/documents", files=[("files", ("gone.pdf", sample.read_bytes(), "application/pdf"))])
+        assert started.wait(120)
+        (folder / "gone.pdf").unlink()
+        go_on.set()
+        gone = wait_job(client, queued.json()["id"])
         assert [d["error"] for d in gone["documents"]] == [f"not found: {folder / 'gone.pdf'}"], gone
 
 
@@ -432,8 +441,6 @@ def test_a_jobs_clean_up_leaves_a_newer_upload_of_the_same_name(tmp_path, monkey
     which replaces J2's file (uploads are kept by name). J2's clean-up deleted J3's file (it
     deleted any unregistered file of its names), and J3 failed 'not found' with the upload lost;
     now a job deletes only the file it wrote, so J3's upload is indexed, listed and searchable."""
-    import threading
-
     uploads = tmp_path / "uploads"
     with TestClient(create_app(load_settings(data_dir=tmp_path / "data", workers=1),
                                ApiSettings(upload_dir=uploads))) as client:
@@ -469,3 +476,60 @@ def test_a_jobs_clean_up_leaves_a_newer_upload_of_the_same_name(tmp_path, monkey
         # a job's own file that is not in the index is still deleted at its end
         bad = wait_job(client, client.post("/v1/documents", files=[("files", ("z.pdf", b"", "application/pdf"))]).json()["id"])
         assert [d["status"] for d in bad["documents"]] == ["failed"] and not (uploads / "_shared" / "z.pdf").exists()
+
+
+def test_delete_is_refused_while_a_job_would_write_the_document_back(tmp_path, monkeypatch, prefect_harness, sample):
+    """A breaking trial deleted a document (200) while a running job re-ingested it: when the job
+    ended the document was back, listed and searchable, with its uploaded file gone. A DELETE is
+    now a 409 naming the job while a queued or running ingest or reindex job covers the document
+    (an upload of its file, a path job of its file or a folder above it, a reindex naming it), and
+    succeeds once the jobs have ended; a job that covers another document does not stand in its way."""
+    docs, uploads = tmp_path / "docs", tmp_path / "uploads"
+    (docs / "sub").mkdir(parents=True)
+    for name in ("sub/other.pdf", "third.pdf", "free.pdf"):
+        (docs / name).write_bytes(sample.read_bytes())
+    api = ApiSettings(upload_dir=uploads, allowed_roots=[docs])
+    with TestClient(create_app(load_settings(data_dir=tmp_path / "data", workers=1), api)) as client:
+        service = client.app.state.service
+        for job in (client.post("/v1/documents", files=[("files", ("slow.pdf", sample.read_bytes(), "application/pdf"))]),
+                    client.post("/v1/documents", json={"path": str(docs)})):
+            assert {d["status"] for d in wait_job(client, job.json()["id"])["documents"]} == {"indexed"}
+        ids = {Path(r["path"]).name: r["doc_id"] for r in client.get("/v1/documents").json()["document_list"]}
+        assert set(ids) == {"slow.pdf", "other.pdf", "third.pdf", "free.pdf"}
+
+        ingest, started, go_on = service._ingest, threading.Event(), threading.Event()
+
+        def held(*args, **kwargs):  # the job runs (state running) and waits before it reads anything
+            started.set()
+            go_on.wait(120)
+            return ingest(*args, **kwargs)
+
+        monkeypatch.setattr(service, "_ingest", held)
+        again = client.post("/v1/documents", files=[("files", ("slow.pdf", sample.read_bytes(), "application/pdf"))],
+                            data={"force": "true"}).json()
+        assert started.wait(120)
+        folder = client.post("/v1/documents", json={"path": str(docs / "sub"), "force": True}).json()
+        reindex = client.post("/v1/reindex", json={"doc": [ids["third.pdf"]]}).json()
+
+        refused = client.delete(f"/v1/documents/{ids['slow.pdf']}")
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["detail"] == (f"slow.pdf is being ingested by job {again['id']} (running); "
+                                            "delete it after the job ends")
+        other = client.delete(f"/v1/documents/{ids['other.pdf']}")
+        assert other.status_code == 409 and f"by job {folder['id']} (queued)" in other.json()["detail"], other.text
+        third = client.delete(f"/v1/documents/{ids['third.pdf']}")
+        assert third.status_code == 409, third.text
+        assert third.json()["detail"].startswith(f"third.pdf is being reindexed by job {reindex['id']} (queued)")
+        assert (uploads / "_shared" / "slow.pdf").is_file()
+        free = client.delete(f"/v1/documents/{ids['free.pdf']}")  # no job covers it
+        assert free.status_code == 200, free.text
+        assert client.get("/v1/documents").json()["documents"] == 3
+
+        go_on.set()
+        for job in (again, folder, reindex):
+            assert wait_job(client, job["id"])["state"] == "succeeded"
+        for name in ("slow.pdf", "other.pdf", "third.pdf"):
+            assert client.delete(f"/v1/documents/{ids[name]}").status_code == 200, name
+        assert client.get("/v1/documents").json()["documents"] == 0  # none came back
+        assert client.post("/v1/query", json={"text": "How much did total revenue grow?"}).json() == []
+        assert not (uploads / "_shared" / "slow.pdf").exists() and (docs / "sub" / "other.pdf").is_file()

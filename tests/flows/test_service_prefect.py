@@ -7,6 +7,7 @@ the job follows it."""
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 
 import pytest
 
@@ -156,9 +157,14 @@ def test_prefect_job_clean_up_leaves_a_newer_upload_of_the_same_name(tmp_path, p
             assert client.get(f"/v1/jobs/{j2['id']}").json()["state"] == "failed"  # its clean-up runs here
             assert (uploads / "_shared" / "y.pdf").read_bytes() == pdf  # J3's upload, kept
             run = prefect.read_flow_run(uuid.UUID(j3["flow_run_id"]))
+        # a DELETE of y.pdf's document would be a 409 while J3's run is unfinished (its state read from Prefect)
+        service = client.app.state.service
+        y = SimpleNamespace(uri=(uploads / "_shared" / "y.pdf").resolve().as_uri(), doc_id="y")
+        assert service.job_covering(y).id == j3["id"]
         worker = {**run.parameters, "overrides": {**run.parameters["overrides"], "data_dir": str(tmp_path / "worker"),
                                                   "workers": 1}}
         run_flow(ingest_flow, flow_run=run, parameters=worker)
+        assert service.job_covering(y) is None
         finished = client.get(f"/v1/jobs/{j3['id']}").json()
         assert [d["status"] for d in finished["documents"]] == ["indexed"], finished  # was 'not found: .../y.pdf'
 
