@@ -12,13 +12,14 @@ Errors: every deliberate error is a 4xx (or 503 when the store is unreachable) w
 """
 
 import hmac
+import json
 import logging
 import re
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
@@ -391,6 +393,63 @@ def _status_for(exc: FolioflowError) -> int:
     return 422
 
 
+#: The deepest nesting of arrays and objects a JSON body may have (the API's bodies nest 2 deep).
+MAX_JSON_DEPTH = 64
+
+
+def parse_json_body(body: bytes) -> Any:
+    """``body`` parsed as JSON, as every route with a JSON body reads it (RFC 8259: UTF-8 text; a
+    leading byte order mark is ignored). Raises :class:`HTTPException` 422 saying where the body is
+    wrong: not UTF-8 (the byte and its 1-based offset), not JSON (the character and the parser's
+    reason), or nested deeper than :data:`MAX_JSON_DEPTH` arrays and objects (FastAPI's own reading
+    answered the first and the last with a bare 400 ``There was an error parsing the body``)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HTTPException(422, f"the body is not UTF-8 (at byte {exc.start + 1}, 0x{body[exc.start]:02x}: "
+                                 f"{exc.reason}): send JSON as UTF-8") from None
+    too_deep = f"the body nests deeper than {MAX_JSON_DEPTH} levels of arrays and objects"
+    try:
+        value = json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise HTTPException(422, f"the body is not valid JSON (at character {exc.pos + 1}: {exc.msg})") from None
+    except RecursionError:  # nested past the interpreter's recursion limit (about 1000)
+        raise HTTPException(422, too_deep) from None
+    except ValueError as exc:  # a number of more digits than Python converts ("Exceeds the limit (4300 digits) ...")
+        raise HTTPException(422, f"the body is not valid JSON ({str(exc).split(';')[0]})") from None
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(MAX_JSON_DEPTH):  # level k + 1 after k rounds; any left after the last: too deep
+        level = [child for node in level for child in (node.values() if isinstance(node, dict) else node)
+                 if isinstance(child, dict | list)]
+        if not level:
+            return value
+    raise HTTPException(422, too_deep)
+
+
+class _JsonRequest(Request):
+    """A request whose :meth:`json` is :func:`parse_json_body` (FastAPI reads a route's model body
+    with it: its HTTPException reaches the client as raised)."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = parse_json_body(await self.body())
+        return self._json
+
+
+class JsonBodyRoute(APIRoute):
+    """The app's routes: FastAPI's, with the JSON body of a model parameter (``POST /v1/query``,
+    ``/v1/reindex``) read by :func:`parse_json_body`, as :func:`read_json` reads the others'
+    (``POST /v1/documents``, ``/v1/ocr``), so that every JSON route says why a body is refused."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            return await handler(_JsonRequest(request.scope, request.receive))
+
+        return handle
+
+
 def _validation_reason(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors()[:5]:
@@ -430,6 +489,7 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
                          description="Document ingestion and search: OCR, ingest jobs, hybrid search over the index "
                                      "(see docs/service.md).")
     app.state.service = service
+    app.router.route_class = JsonBodyRoute  # the routes below read a JSON body with parse_json_body
 
     # Every route's body is counted while it is received (Starlette's RequestBodyLimitMiddleware):
     # a body sent in chunks without Content-Length, or with a lying one, stops at the limit with 413
@@ -633,14 +693,12 @@ def create_app(settings: Settings, api: ApiSettings | None = None, url: str | No
         return files, fields
 
     async def read_json(request: Request, model: type[Any]) -> Any:
-        body = await request.body()
+        """The body as ``model``, read as the routes with a model parameter read theirs
+        (:func:`parse_json_body`; 422 with the reason)."""
+        value = parse_json_body(await request.body())
         try:
-            return model.model_validate_json(body)
+            return model.model_validate(value)
         except ValidationError as exc:
-            broken = next((e for e in exc.errors() if e["type"] == "json_invalid"), None)
-            if broken is not None:  # pydantic's msg: "Invalid JSON: expected value at line 1 column 9"
-                why = str((broken.get("ctx") or {}).get("error") or broken["msg"].removeprefix("Invalid JSON: "))
-                raise HTTPException(422, f"the body is not valid JSON ({why})") from None
             reason = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
             raise HTTPException(422, f"invalid request: {reason or 'not a JSON object'}") from None
 
