@@ -1,6 +1,9 @@
-"""Deleting a document from the index: what ``folioflow delete`` does, and what the API's
-``DELETE /v1/documents/{doc_id}`` does (its handler in :mod:`folioflow.flows.service.app` has the
-same steps inline; it could call :func:`delete_document`)."""
+"""Deleting a document from the index: what ``folioflow delete`` does. The API's ``DELETE
+/v1/documents/{doc_id}`` (:mod:`folioflow.flows.service.app`) takes the same three steps inline,
+with two more of its own: a 409 while one of its jobs covers the document, and the uploaded file
+removed only while it is still the file the document was indexed from (an upload of the same name
+may have replaced it meanwhile, under the server's upload lock). Not yet one function: that one
+would need a hook for the upload file's removal."""
 
 from __future__ import annotations
 
