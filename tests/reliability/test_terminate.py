@@ -56,8 +56,9 @@ def children(pid: int) -> dict[int, str]:
     return out
 
 
-def start_and_wait_mid_run(docs: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, dict[int, str]]:
-    """The ingest process, once a scanned page is OCRed; (process, server pid, its children then)."""
+def start_and_wait_mid_run(docs: Path, tmp_path: Path,
+                           scan: str = "a-scan.pdf") -> tuple[subprocess.Popen, int, dict[int, str]]:
+    """The ingest process, once a page of ``docs/scan`` is OCRed; (process, server pid, its children then)."""
     data = tmp_path / "data"
     # SIGINT as in a terminal: a shell without job control starts background jobs (`cmd &`) with
     # SIGINT ignored, pytest inherits that, and so would the ingest, which Ctrl-C could then not
@@ -65,7 +66,7 @@ def start_and_wait_mid_run(docs: Path, tmp_path: Path) -> tuple[subprocess.Popen
     proc = subprocess.Popen(ingest_cmd(docs, data, tmp_path / "r1.json"), env=env(tmp_path), cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    scan_hash = sha256_file(docs / "a-scan.pdf")
+    scan_hash = sha256_file(docs / scan)
     deadline = time.monotonic() + 400
     while not cached_pages(data / "ocr-cache", scan_hash):
         assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
@@ -145,19 +146,10 @@ def test_ctrl_c_stops_the_document_being_converted_at_its_next_page(long_scan, t
     traceback. Now both stop at the next page (the scan's 16 pages are not all converted), exit 130
     saying so, with no traceback, and the server is gone."""
     data = tmp_path / "data"
-    proc = subprocess.Popen(ingest_cmd(long_scan, data, tmp_path / "r1.json"), env=env(tmp_path), cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc, server, _ = start_and_wait_mid_run(long_scan, tmp_path, "long-scan.pdf")
     scan_hash = sha256_file(long_scan / "long-scan.pdf")
-    deadline = time.monotonic() + 400
     try:
-        while not cached_pages(data / "ocr-cache", scan_hash):
-            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
-            assert time.monotonic() < deadline, "OCR never started"
-            time.sleep(0.05)
-        servers = [pid for pid, cmd in children(proc.pid).items() if "prefect.server.api.server:create_app" in cmd]
-        assert len(servers) == 1
-        started = _start_time(servers[0])
+        started = _start_time(server)
         if target == "group":
             os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: every process of the group
         else:
@@ -169,7 +161,7 @@ def test_ctrl_c_stops_the_document_being_converted_at_its_next_page(long_scan, t
         for noise in ("Traceback", "Unable to connect", "ConnectError"):
             assert noise not in stderr, stderr[-3000:]
         assert len(cached_pages(data / "ocr-cache", scan_hash)) < 16  # stopped before the document's end
-        assert wait_gone(servers[0], started, 10), "Prefect's ephemeral server outlived the interrupted ingest"
+        assert wait_gone(server, started, 10), "Prefect's ephemeral server outlived the interrupted ingest"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
