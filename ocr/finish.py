@@ -62,8 +62,9 @@ __all__ = ["BAND_TOLERANCE_PT", "CONVERSION_VERSION", "MIN_DUPLICATE_WORDS", "MI
 #: documents again (engine output from the page cache), and ``folioflow reindex``, which re-chunks
 #: kept conversions, leaves that to it. Before version 1 such changes bumped
 #: :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` (up to 16). 2: a heading repeated at the foot
-#: of pages is a running footer.
-CONVERSION_VERSION = "2"
+#: of pages is a running footer. 3: a filing's Part title and its first Item's title in one block are
+#: two headings.
+CONVERSION_VERSION = "3"
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
 EDGE_SHARE = 0.12

@@ -337,6 +337,38 @@ def _joined(first: str, block: Block, bbox: BBox | None, heading: bool) -> Block
                  attributes={**block.attributes, CLAUSE: {"kind": "joined", "level": level, "synthetic": False}})
 
 
+#: A filing's Part heading with its first Item's title in the same block, as a text layer joins two
+#: title lines ("Part I - Financial Information Item 1. Financial Statements (unaudited)"): the
+#: Part's label and up to eight title words, then "Item"/"ITEM" (capitalised: "item 2" is a reference).
+_PART_ITEM = re.compile(rf"^(PART\s+(?:{_ROMAN}|\d{{1,2}})\b\.?(?:\s*[-–—:.]?\s+(?P<words>[^,;]{{1,80}}?))?)"
+                        r"\s+((?-i:Item|ITEM)\s+\d{1,2}[A-D]?\b.*)$", re.IGNORECASE)
+
+
+def _split_part_item(blocks: list[Block]) -> list[Block]:
+    """A text block holding a Part title and its first Item's title (:data:`_PART_ITEM`) becomes two
+    blocks of its type, each with the whole block's box (the text layer's line boxes are not kept),
+    so the Item gets its own heading under the Part's and the Items after it do not read as the
+    first one's siblings under a heading that names it. Only when the Item's text reads as an Item
+    title (:func:`clause_title`) and the Part's words as a title; other blocks are returned as they are."""
+    out: list[Block] = []
+    for block in blocks:
+        m = _PART_ITEM.match(" ".join(_plain(block).split())) if block.type in _TEXT_TYPES else None
+        item = clause_title(m.group(3)) if m else None
+        words = m.group("words") if m else None
+        if m is None or item is None or item.kind != "item" or words and not _title_words(words.rstrip("."), 8):
+            out.append(block)
+            continue
+        for text in (m.group(1), m.group(3)):
+            if block.type == BlockType.HEADING:
+                level = block.level or 2
+                out.append(Block(type=block.type, text="#" * level + " " + text, bbox=block.bbox, level=level,
+                                 attributes=dict(block.attributes)))
+            else:
+                out.append(Block(type=block.type, text=text, bbox=block.bbox, level=block.level,
+                                 attributes=dict(block.attributes)))
+    return out
+
+
 def _join_numbers(blocks: list[Block]) -> list[Block]:
     """A clause number alone in a block joins the text block whose first line is on its row (a
     bare integer only when that block is a heading); a bare label ("ARTICLE VIII", "Item 8.") takes
@@ -448,7 +480,8 @@ def mark_clause_headings(pages: list[Page]) -> int:
     built = [p for p in pages if p.blocks and p.markdown == page_markdown(p.blocks)]
     found: list[tuple[Page, int, ClauseTitle]] = []
     for page in built:
-        page.blocks = _join_numbers([b for b in page.blocks if not (b.attributes.get(CLAUSE) or {}).get("synthetic")])
+        page.blocks = _join_numbers(_split_part_item(
+            [b for b in page.blocks if not (b.attributes.get(CLAUSE) or {}).get("synthetic")]))
         for i, block in enumerate(page.blocks):
             if block.type in _TEXT_TYPES:
                 title = clause_title(_plain(block))

@@ -353,6 +353,53 @@ def test_filing_part_item_and_notes_keep_their_levels_across_pages(converted):
     assert [lvl for lvl, t in headings if t.startswith("Note ")] == [3, 3]
 
 
+def test_a_part_heading_that_holds_its_first_item_gives_the_item_its_own_heading():
+    """A text layer joins a 10-Q's Part title to its first Item's ("Part I - Financial Information
+    Item 1. Financial Statements (unaudited)", Amcor; "Part I. FINANCIAL INFORMATION Item 1." above
+    "Financial Statements", MGM): the block becomes a Part heading and an Item heading, so Item 2
+    is Item 1's sibling under Part I instead of nesting under a heading that names Item 1. A
+    sentence that refers to a Part and an Item stays a paragraph."""
+    body = Block(type=BlockType.PARAGRAPH, text=_BODY_TEXT)
+    blocks = [_heading("Part I - Financial Information Item 1. Financial Statements (unaudited)", 1), body,
+              _heading("Note 1 - Nature of Operations and Basis of Presentation"), body,
+              Block(type=BlockType.PARAGRAPH, text="Item 2. Management's Discussion and Analysis of Financial "
+                                                   "Condition and Results of Operations"), body,
+              Block(type=BlockType.PARAGRAPH, text="Part II. OTHER INFORMATION Item 1."), _heading("Legal Proceedings"),
+              Block(type=BlockType.PARAGRAPH, text="See Part II, Item 7 of our Annual Report on Form 10-K for the "
+                                                   "year ended December 31, 2022 for a discussion of these risks.")]
+    page = Page(number=5, width=612, height=792, blocks=blocks, markdown=page_markdown(blocks))
+    mark_clause_headings([page])
+    assert [b.text for b in page.blocks if b.type == BlockType.HEADING] == [
+        "# Part I - Financial Information", "## Item 1. Financial Statements (unaudited)",
+        "### Note 1 - Nature of Operations and Basis of Presentation",
+        "## Item 2. Management's Discussion and Analysis of Financial Condition and Results of Operations",
+        "# Part II. OTHER INFORMATION", "## Item 1. Legal Proceedings"]
+    assert page.blocks[-1].type == BlockType.PARAGRAPH and page.blocks[-1].text.startswith("See Part II, Item 7")
+    before = page.markdown
+    mark_clause_headings([page])
+    assert page.markdown == before  # idempotent
+
+
+def test_a_real_10q_gives_item_2_the_path_part_i_then_item_2(corpus):
+    """Amcor's 2023 Q2 10-Q: "Part I - Financial Information" and "Item 1. Financial Statements
+    (unaudited)" are two lines of one text-layer block on page 5; MD&A's chunks on page 33 sit under
+    Part I > Item 2, not under a Part heading that names Item 1."""
+    path = corpus / "A_finance/financebench/pdfs/AMCOR_2023Q2_10Q.pdf"
+    if not path.is_file():
+        pytest.skip(f"FinanceBench filing not in the corpus: {path}")
+    from folioflow.chunking.chunker import Chunker
+    from folioflow.chunking.tokens import default_counter
+
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False, page_range="5,33"))
+    document = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    assert _headings(document)[:2] == [(1, "Part I - Financial Information"),
+                                       (2, "Item 1. Financial Statements (unaudited)")]
+    chunks = Chunker(default_counter()).chunk(document)
+    mdna = [c for c in chunks if c.page_start == 33]
+    assert mdna and all(c.heading_path[:2] == ["Part I - Financial Information", "Item 2. Management's Discussion and "
+                                               "Analysis of Financial Condition and Results of Operations"] for c in mdna)
+
+
 def test_the_pass_is_idempotent_and_survives_relevel(converted):
     document = converted["run_in"].model_copy(deep=True)
     before = [p.markdown for p in document.pages]
