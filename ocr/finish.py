@@ -13,8 +13,13 @@ the evidence says so:
   3% of the page height) on at least two pages (an engine-labelled margin line) or three pages (a
   paragraph in the outer :data:`EDGE_SHARE` of the page that the engine did not label: a contract's
   "[***] Certain information ... omitted" legend; or a heading in the bottom one: a filing agent's
-  "Source: ..." line set larger than the body, which heads nothing. A heading at the top is left
-  alone: it may be a section's title carried on, "... (continued)").
+  "Source: ..." line set larger than the body, which heads nothing); or
+* it is a heading repeated word for word (digits included) at the top of three pages or more, each
+  at most :data:`RUNNING_HEAD_GAP` pages from the next, not the first of them and no clause title:
+  a running head set as a heading (Pfizer's "... NOTES TO CONDENSED CONSOLIDATED FINANCIAL
+  STATEMENTS" above every notes page) would cut each note's later pages from the note's heading;
+  its first occurrence heads what follows, so a title carried on ("... (continued)") still heads
+  its pages from the first.
 
 Every other margin line is body text (``paragraph``), so a line that repeats nowhere, and any
 line of a one-page document that is no page number, stays in the Markdown. A long sentence (at
@@ -49,7 +54,7 @@ from folioflow.ocr.errors import FolioflowError
 from folioflow.ocr.fidelity import MIN_OCR_PLAUSIBILITY, known_words, page_text, plausibility, words
 from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.layout.blocks import relevel_headings
-from folioflow.ocr.layout.clauses import mark_clause_headings
+from folioflow.ocr.layout.clauses import clause_title, mark_clause_headings
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
 
@@ -63,7 +68,8 @@ __all__ = ["BAND_TOLERANCE_PT", "CONVERSION_VERSION", "MIN_DUPLICATE_WORDS", "MI
 #: kept conversions, leaves that to it. Before version 1 such changes bumped
 #: :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` (up to 16). 2: a heading repeated at the foot
 #: of pages is a running footer. 3: a filing's Part title and its first Item's title in one block are
-#: two headings.
+#: two headings; a heading repeated word for word at the top of three pages or more is a running
+#: header after its first occurrence.
 CONVERSION_VERSION = "3"
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
@@ -94,6 +100,30 @@ def _plain(block: Block) -> str:
     return block.text.lstrip("#").strip() if block.type in (BlockType.HEADING, BlockType.TITLE) else block.text.strip()
 
 
+#: Most pages between two occurrences of a heading repeated at the top of pages for both to be one
+#: running head (a page without it between them: a full-page table, a signature page).
+RUNNING_HEAD_GAP = 2
+
+
+def _run_of(number: int, pages: list[int]) -> list[int]:
+    """The pages of ``pages`` (sorted) in the run around ``number`` whose steps are at most
+    :data:`RUNNING_HEAD_GAP`."""
+    start = end = pages.index(number)
+    while start > 0 and pages[start] - pages[start - 1] <= RUNNING_HEAD_GAP:
+        start -= 1
+    while end + 1 < len(pages) and pages[end + 1] - pages[end] <= RUNNING_HEAD_GAP:
+        end += 1
+    return pages[start:end + 1]
+
+
+#: Group key prefix of headings in the top band (:func:`review_furniture`).
+_HEADING_KEY = "\x00heading "
+
+
+def _exact(block: Block) -> str:
+    return " ".join(_plain(block).casefold().split())
+
+
 def is_page_number(text: str) -> bool:
     """Whether ``text`` is a bare page number ("12", "- 12 -", "Page 3 of 10", "iv")."""
     return bool(_PAGE_NUMBER.match(text.strip()))
@@ -109,15 +139,20 @@ def _candidate(page: Page, block: Block) -> tuple[str, bool] | None:
         return _MARGINS[block.type], True
     if block.bbox is None or page.height <= 0:
         return None
-    if block.type in _CANDIDATE_TYPES and block.bbox.y1 <= EDGE_SHARE * page.height:
+    if (block.type in _CANDIDATE_TYPES or _heading(block) or block.type == BlockType.TITLE) \
+            and block.bbox.y1 <= EDGE_SHARE * page.height:
         return "header", False
     if (block.type in _CANDIDATE_TYPES or block.type == BlockType.HEADING) \
             and block.bbox.y0 >= (1 - EDGE_SHARE) * page.height:
         # a heading at a page's foot heads nothing: a filing agent's "Source: ..." line, set in a
-        # font larger than the body's, is read as one (a heading at the top may be a section's
-        # title carried on, "... (continued)", and is not a candidate)
+        # font larger than the body's, is read as one
         return "footer", False
     return None
+
+
+def _heading(block: Block) -> bool:
+    """A heading, or one the review made furniture before (its level kept in ``heading_level``)."""
+    return block.type == BlockType.HEADING or (block.type == BlockType.PAGE_HEADER and "heading_level" in block.attributes)
 
 
 def _edge_distance(page: Page, block: Block, band: str) -> float | None:
@@ -147,7 +182,9 @@ def review_furniture(pages: list[Page]) -> int:
             text = _plain(block)
             if not text or len(text) > MAX_FURNITURE_CHARS:
                 continue
-            found.append((page, block, cand[0], cand[1], _key(text)))
+            titled = cand[0] == "header" and not cand[1] and (_heading(block) or block.type == BlockType.TITLE)
+            # headings at the top repeat only as headings, word for word, digits included
+            found.append((page, block, cand[0], cand[1], _HEADING_KEY + _exact(block) if titled else _key(text)))
     groups: dict[tuple[str, str], list[tuple[Page, Block]]] = defaultdict(list)
     for page, block, band, _, key in found:
         groups[(band, key)].append((page, block))
@@ -171,6 +208,16 @@ def review_furniture(pages: list[Page]) -> int:
         on = repeats(band, key, page, block)
         if is_page_number(text):
             furniture = band
+        elif key.startswith(_HEADING_KEY):
+            # a heading repeated word for word at the top of three pages or more is a running head
+            # (Pfizer's "PFIZER INC. AND SUBSIDIARY COMPANIES NOTES TO CONDENSED CONSOLIDATED FINANCIAL
+            # STATEMENTS" above every note's page): its first occurrence heads what follows, the others
+            # would cut the note they stand in from its heading path. Texts are compared whole, digits
+            # included ("EXHIBIT 2" is no repeat of "EXHIBIT 1"), on pages at most RUNNING_HEAD_GAP apart
+            # (3M's exhibits each have a "Notifications" section, pages apart), and clause titles are left alone.
+            run = _run_of(page.number, on)
+            if len(run) >= 3 and page.number != run[0] and block.type != BlockType.TITLE and clause_title(text) is None:
+                furniture = band
         elif len(on) >= (2 if labelled else 3) and block.type != BlockType.TITLE \
                 and (labelled or block.type != BlockType.HEADING or band == "footer"):
             furniture = band

@@ -274,13 +274,48 @@ def test_a_line_at_every_pages_foot_in_a_larger_font_than_the_body_is_a_footer(c
     assert {c.heading_path[0] for c in chunks} >= {"1. CLAUSE 1 TITLE"}
 
 
-def test_a_heading_at_the_top_of_three_pages_stays_a_heading(converter, chunker, tmp_path):
-    """The footer rule above does not reach the top band: a title carried on at the top of each page
-    of a statement ("... (continued)") may head its page's content."""
+def test_a_heading_repeated_at_the_top_of_three_pages_heads_once_and_its_repeats_are_a_running_head(
+        converter, chunker, tmp_path):
+    """Pfizer's 10-Q sets "PFIZER INC. AND SUBSIDIARY COMPANIES. NOTES TO CONDENSED CONSOLIDATED
+    FINANCIAL STATEMENTS (UNAUDITED)" as a heading at the top of every notes page, at the notes'
+    level: each repeat closed the note it stood in, so a note's second page had the running head,
+    not the note, in its heading path. The first occurrence stays a heading; the repeats, word for
+    word on three pages or more, are a running header (kept in the chunks' metadata), and the
+    note's heading heads its pages. Headings at the top that differ in a number ("EXHIBIT 1",
+    "EXHIBIT 2", ...) or repeat pages apart (a section of each of several exhibits) are sections of
+    their own and stay headings."""
+    running = "ACME HOLDINGS INC. NOTES TO CONSOLIDATED FINANCIAL STATEMENTS"
     pages = []
-    for n in range(1, 4):
-        lines = [(60.0, "CONSOLIDATED STATEMENTS OF CASH FLOWS (continued)", 14.0)]
-        lines += [(100.0 + 14 * i, t, 8.0) for i, t in enumerate(docs.body(n))]
+    for n in range(1, 5):
+        lines = [(60.0, running, 14.0)]
+        if n in (1, 3):
+            lines.append((100.0, f"Note {n}. {'Basis of Presentation' if n == 1 else 'Income Taxes'}", 11.0))
+        lines += [(125.0 + 14 * i, t, 8.0) for i, t in enumerate(docs.body(n))]
         pages.append(lines)
-    document = convert(converter, docs.margin_pdf(tmp_path / "statement.pdf", pages))
+    document = convert(converter, docs.margin_pdf(tmp_path / "notes.pdf", pages))
+    assert furniture(document) == {1: [], 2: [running], 3: [running], 4: [running]}
+    chunks = chunker.chunk(document)
+    paths = [c.heading_path for c in chunks]
+    on_page_2 = [c.heading_path for c in chunks if "by day 20." in c.text]  # docs.body(2)'s first sentence
+    on_page_4 = [c.heading_path for c in chunks if "by day 40." in c.text]
+    assert on_page_2 and on_page_2[0][-1] == "Note 1. Basis of Presentation", paths
+    assert on_page_4 and on_page_4[0][-1] == "Note 3. Income Taxes", paths
+    assert not any(p[-1] == running for p in paths[1:]), paths
+
+    exhibits = []
+    for n in range(1, 4):
+        lines = [(60.0, f"EXHIBIT {n}", 14.0)]
+        lines += [(100.0 + 14 * i, t, 8.0) for i, t in enumerate(docs.body(n))]
+        exhibits.append(lines)
+    document = convert(converter, docs.margin_pdf(tmp_path / "exhibits.pdf", exhibits))
     assert furniture(document) == {1: [], 2: [], 3: []}
+    assert [c.heading_path[-1] for c in chunker.chunk(document)] == ["EXHIBIT 1", "EXHIBIT 2", "EXHIBIT 3"]
+
+    # 3M's award agreements each have a "Notifications" section at the top of a page, pages apart
+    sections = []
+    for n in range(1, 8):
+        lines = [(60.0, "Notifications", 14.0)] if n in (1, 4, 7) else []
+        lines += [(100.0 + 14 * i, t, 8.0) for i, t in enumerate(docs.body(n))]
+        sections.append(lines)
+    document = convert(converter, docs.margin_pdf(tmp_path / "awards.pdf", sections))
+    assert not any(furniture(document).values())
