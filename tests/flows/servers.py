@@ -1,6 +1,7 @@
 """Real servers on loopback for the flows tests: a static HTTP server, moto's S3 API and a Prefect
 API server. Each runs in its own subprocess on a free port and is always stopped (process group
-killed) when its context exits."""
+killed) when its context exits. Also ``folioflow``: one CLI command in a fresh process, as a user
+runs it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["free_port", "serve_process", "wait_http", "wait_job"]
+__all__ = ["folioflow", "free_port", "serve_process", "wait_http", "wait_job"]
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -73,6 +76,21 @@ def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
 
 def python_module(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
+
+
+def folioflow(*args: str, cwd: Path, timeout: float = 900.0,
+              env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``folioflow ARGS`` (``python -m folioflow.flows.cli``) in a fresh process in ``cwd``, stdin
+    closed, and return its ``CompletedProcess`` (stdout and stderr as text). Its environment is
+    this one's with the repository root first on PYTHONPATH (the caller's after it: a worktree's
+    package farm stays in force), PREFECT_HOME ``cwd/prefect-home``, COLUMNS 250 and no
+    PREFECT_API_URL (Prefect's ephemeral mode, as on a fresh machine), then ``env`` over these.
+    Raises ``subprocess.TimeoutExpired`` when it runs more than ``timeout`` seconds."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    full = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(cwd / "prefect-home"), "COLUMNS": "250"}
+    full.pop("PREFECT_API_URL", None)
+    return subprocess.run(python_module("folioflow.flows.cli", *args), cwd=cwd, env={**full, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def wait_job(client, job_id: str, timeout: float = 300.0, headers: dict | None = None, poll: float = 0.3) -> dict:

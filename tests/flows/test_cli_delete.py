@@ -5,9 +5,6 @@ one document."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,17 +13,9 @@ import pytest
 from folioflow.flows.reliability.hostile import raw_pdf, text_page
 from folioflow.ocr.samples import write_sample_pdf
 from folioflow.ocr.schema import kept_document_path
+from tests.flows.servers import folioflow
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def folioflow(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(cwd / "prefect-home"), "COLUMNS": "250"}
-    env.pop("PREFECT_API_URL", None)
-    return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=900, stdin=subprocess.DEVNULL)
 
 
 def lease(path: Path) -> Path:

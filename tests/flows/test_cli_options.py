@@ -8,23 +8,20 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from folioflow.ocr.extras import installed
 from folioflow.ocr.samples import write_sample_pdf
+from tests.flows import servers
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def folioflow(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(cwd / "prefect-home"), "COLUMNS": "250",
-           "NO_COLOR": "1", "TERM": "dumb"}
-    env.pop("PREFECT_API_URL", None)
-    return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+# servers.folioflow with plain output (no colour, a dumb terminal) and 300 s for each command
+folioflow = partial(servers.folioflow, timeout=300, env={"NO_COLOR": "1", "TERM": "dumb"})
 
 
 def test_ingest_refuses_an_unknown_vlm_profile_whatever_the_engine(tmp_path):

@@ -6,26 +6,14 @@ tenant-bound key whose tenant has no documents yet searches an empty index)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from folioflow.ocr.samples import write_sample_pdf
+from tests.flows.servers import folioflow
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
 UNKNOWN = "error: --tenant 'nobody': no indexed document has this tenant (see `folioflow status --documents`)"
-
-
-def folioflow(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "PREFECT_HOME": str(cwd / "prefect-home"), "COLUMNS": "250"}
-    env.pop("PREFECT_API_URL", None)
-    return subprocess.run([sys.executable, "-m", "folioflow.flows.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=900, stdin=subprocess.DEVNULL)
 
 
 def test_query_with_a_tenant_no_document_has_exits_1(tmp_path):
