@@ -14,8 +14,8 @@ the evidence says so:
   paragraph in the outer :data:`EDGE_SHARE` of the page that the engine did not label: a contract's
   "[***] Certain information ... omitted" legend; or a heading in the bottom one: a filing agent's
   "Source: ..." line set larger than the body, which heads nothing); or
-* it is a heading repeated word for word (digits included) at the top of three pages or more, each
-  at most :data:`RUNNING_HEAD_GAP` pages from the next, not the first of them and no clause title:
+* it is a heading repeated word for word (digits included) at the top of three consecutive pages or
+  more (:data:`RUNNING_HEAD_GAP`), not the first of them:
   a running head set as a heading (Pfizer's "... NOTES TO CONDENSED CONSOLIDATED FINANCIAL
   STATEMENTS" above every notes page) would cut each note's later pages from the note's heading;
   its first occurrence heads what follows, so a title carried on ("... (continued)") still heads
@@ -54,7 +54,7 @@ from folioflow.ocr.errors import FolioflowError
 from folioflow.ocr.fidelity import MIN_OCR_PLAUSIBILITY, known_words, page_text, plausibility, words
 from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.layout.blocks import relevel_headings
-from folioflow.ocr.layout.clauses import clause_title, mark_clause_headings
+from folioflow.ocr.layout.clauses import mark_clause_headings
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
 
@@ -101,8 +101,8 @@ def _plain(block: Block) -> str:
 
 
 #: Most pages between two occurrences of a heading repeated at the top of pages for both to be one
-#: running head (a page without it between them: a full-page table, a signature page).
-RUNNING_HEAD_GAP = 2
+#: running head: 1, on consecutive pages (two same-named sections a page apart are sections).
+RUNNING_HEAD_GAP = 1
 
 
 def _run_of(number: int, pages: list[int]) -> list[int]:
@@ -214,9 +214,11 @@ def review_furniture(pages: list[Page]) -> int:
             # STATEMENTS" above every note's page): its first occurrence heads what follows, the others
             # would cut the note they stand in from its heading path. Texts are compared whole, digits
             # included ("EXHIBIT 2" is no repeat of "EXHIBIT 1"), on pages at most RUNNING_HEAD_GAP apart
-            # (3M's exhibits each have a "Notifications" section, pages apart), and clause titles are left alone.
+            # (3M's exhibits each have a "Notifications" section, pages apart; JPMorgan's segments a
+            # "Selected metrics" table every other page). A clause title repeats too (Microsoft's
+            # "PART II" / "Item 8" above every page of its statements).
             run = _run_of(page.number, on)
-            if len(run) >= 3 and page.number != run[0] and block.type != BlockType.TITLE and clause_title(text) is None:
+            if len(run) >= 3 and page.number != run[0] and block.type != BlockType.TITLE:
                 furniture = band
         elif len(on) >= (2 if labelled else 3) and block.type != BlockType.TITLE \
                 and (labelled or block.type != BlockType.HEADING or band == "footer"):

@@ -344,28 +344,59 @@ _PART_ITEM = re.compile(rf"^(PART\s+(?:{_ROMAN}|\d{{1,2}})\b\.?(?:\s*[-–—:.]
                         r"\s+((?-i:Item|ITEM)\s+\d{1,2}[A-D]?\b.*)$", re.IGNORECASE)
 
 
-def _split_part_item(blocks: list[Block]) -> list[Block]:
+#: ``Block.attributes`` key of the two blocks :func:`_split_part_item` made of one: a bare Item label
+#: among them takes in as its title only a heading on its last line (:func:`_same_row_heading`).
+_SPLIT = "part_item_split"
+
+
+def _same_row_heading(label: Block, title: Block) -> bool:
+    """Whether ``title`` is a heading whose first line is on ``label``'s last line: MGM's "Part I.
+    FINANCIAL INFORMATION Item 1." with "Financial Statements" right of "Item 1.", not Microsoft's
+    "PART II Item 9A" above the next page's first heading, nor a paragraph ("NOTE 4 — INVESTMENTS")."""
+    return (title.type == BlockType.HEADING and label.bbox is not None and title.bbox is not None
+            and label.bbox.y0 <= title.bbox.y0 < label.bbox.y1)
+
+
+#: Pages a block's text must stand on to be a running head that :func:`_split_part_item` leaves whole.
+RUNNING_PAGES = 3
+
+
+def _running_texts(pages: list[Page]) -> set[str]:
+    """Texts (whitespace normalised) that blocks of any type hold on :data:`RUNNING_PAGES` pages or
+    more: running heads ("PART II Item 8" above every page of Microsoft's statements), whose
+    repeats the furniture review takes out after the first."""
+    on: dict[str, set[int]] = {}
+    for page in pages:
+        for block in page.blocks:
+            on.setdefault(" ".join(_plain(block).split()), set()).add(page.number)
+    return {text for text, numbers in on.items() if len(numbers) >= RUNNING_PAGES}
+
+
+def _split_part_item(blocks: list[Block], running: set[str] = frozenset()) -> list[Block]:  # type: ignore[assignment]
     """A text block holding a Part title and its first Item's title (:data:`_PART_ITEM`) becomes two
     blocks of its type, each with the whole block's box (the text layer's line boxes are not kept),
     so the Item gets its own heading under the Part's and the Items after it do not read as the
     first one's siblings under a heading that names it. Only when the Item's text reads as an Item
-    title (:func:`clause_title`) and the Part's words as a title; other blocks are returned as they are."""
+    title (:func:`clause_title`) and the Part's words as a title, and not for a text of ``running``
+    (a running head, left whole so the furniture review finds its repeats); other blocks are
+    returned as they are."""
     out: list[Block] = []
     for block in blocks:
-        m = _PART_ITEM.match(" ".join(_plain(block).split())) if block.type in _TEXT_TYPES else None
+        plain = " ".join(_plain(block).split())
+        m = _PART_ITEM.match(plain) if block.type in _TEXT_TYPES and plain not in running else None
         item = clause_title(m.group(3)) if m else None
         words = m.group("words") if m else None
         if m is None or item is None or item.kind != "item" or words and not _title_words(words.rstrip("."), 8):
             out.append(block)
             continue
         for text in (m.group(1), m.group(3)):
+            attributes = {**block.attributes, _SPLIT: True}
             if block.type == BlockType.HEADING:
                 level = block.level or 2
                 out.append(Block(type=block.type, text="#" * level + " " + text, bbox=block.bbox, level=level,
-                                 attributes=dict(block.attributes)))
+                                 attributes=attributes))
             else:
-                out.append(Block(type=block.type, text=text, bbox=block.bbox, level=block.level,
-                                 attributes=dict(block.attributes)))
+                out.append(Block(type=block.type, text=text, bbox=block.bbox, level=block.level, attributes=attributes))
     return out
 
 
@@ -395,6 +426,7 @@ def _join_numbers(blocks: list[Block]) -> list[Block]:
         label = clause_title(plain) if block.type in _TEXT_TYPES else None
         if nxt is not None and label is not None and nxt.type in (BlockType.PARAGRAPH, BlockType.HEADING) \
                 and label.kind in _TITLE_KINDS and label.title == plain.rstrip(".:") \
+                and (not block.attributes.get(_SPLIT) or _same_row_heading(block, nxt)) \
                 and re.fullmatch(r"\S+\s+\S+", label.title) and clause_title(_plain(nxt)) is None:
             title = clause_title(f"{plain} {_plain(nxt)}")
             if title is not None and not title.run_in:
@@ -479,9 +511,10 @@ def mark_clause_headings(pages: list[Page]) -> int:
     headings made or re-levelled."""
     built = [p for p in pages if p.blocks and p.markdown == page_markdown(p.blocks)]
     found: list[tuple[Page, int, ClauseTitle]] = []
+    running = _running_texts(built)
     for page in built:
         page.blocks = _join_numbers(_split_part_item(
-            [b for b in page.blocks if not (b.attributes.get(CLAUSE) or {}).get("synthetic")]))
+            [b for b in page.blocks if not (b.attributes.get(CLAUSE) or {}).get("synthetic")], running))
         for i, block in enumerate(page.blocks):
             if block.type in _TEXT_TYPES:
                 title = clause_title(_plain(block))

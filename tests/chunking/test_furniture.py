@@ -311,6 +311,17 @@ def test_a_heading_repeated_at_the_top_of_three_pages_heads_once_and_its_repeats
     assert furniture(document) == {1: [], 2: [], 3: []}
     assert [c.heading_path[-1] for c in chunker.chunk(document)] == ["EXHIBIT 1", "EXHIBIT 2", "EXHIBIT 3"]
 
+    # Microsoft's "PART II Item 8" above every page of its statements: a running head, not split
+    # into a Part and an Item heading on each page
+    statements = []
+    for n in range(1, 4):
+        lines = [(60.0, "PART II Item 8", 14.0)]
+        lines += [(100.0 + 14 * i, t, 8.0) for i, t in enumerate(docs.body(n))]
+        statements.append(lines)
+    document = convert(converter, docs.margin_pdf(tmp_path / "statements.pdf", statements))
+    assert furniture(document) == {1: [], 2: ["PART II Item 8"], 3: ["PART II Item 8"]}
+    assert {tuple(c.heading_path) for c in chunker.chunk(document)} == {("PART II Item 8",)}
+
     # 3M's award agreements each have a "Notifications" section at the top of a page, pages apart
     sections = []
     for n in range(1, 8):

@@ -358,13 +358,20 @@ def test_a_part_heading_that_holds_its_first_item_gives_the_item_its_own_heading
     Item 1. Financial Statements (unaudited)", Amcor; "Part I. FINANCIAL INFORMATION Item 1." above
     "Financial Statements", MGM): the block becomes a Part heading and an Item heading, so Item 2
     is Item 1's sibling under Part I instead of nesting under a heading that names Item 1. A
-    sentence that refers to a Part and an Item stays a paragraph."""
+    sentence that refers to a Part and an Item stays a paragraph; a bare Item label takes in only a
+    heading on its own last line as its title."""
     body = Block(type=BlockType.PARAGRAPH, text=_BODY_TEXT)
     blocks = [_heading("Part I - Financial Information Item 1. Financial Statements (unaudited)", 1), body,
               _heading("Note 1 - Nature of Operations and Basis of Presentation"), body,
               Block(type=BlockType.PARAGRAPH, text="Item 2. Management's Discussion and Analysis of Financial "
                                                    "Condition and Results of Operations"), body,
-              Block(type=BlockType.PARAGRAPH, text="Part II. OTHER INFORMATION Item 1."), _heading("Legal Proceedings"),
+              # MGM's: the Item's title is a heading on the label's last line, right of "Item 1."
+              Block(type=BlockType.PARAGRAPH, text="Part II. OTHER INFORMATION Item 1.",
+                    bbox=BBox(x0=18, y0=62, x1=164, y1=83)),
+              Block(type=BlockType.HEADING, text="### Legal Proceedings", level=3, bbox=BBox(x0=65, y0=73, x1=146, y1=83)),
+              # Microsoft's running head over a page of its notes: the note's title is a paragraph below
+              Block(type=BlockType.PARAGRAPH, text="PART II Item 8", bbox=BBox(x0=72, y0=300, x1=300, y1=315)),
+              Block(type=BlockType.PARAGRAPH, text="NOTE 4 — INVESTMENTS", bbox=BBox(x0=72, y0=323, x1=200, y1=332)),
               Block(type=BlockType.PARAGRAPH, text="See Part II, Item 7 of our Annual Report on Form 10-K for the "
                                                    "year ended December 31, 2022 for a discussion of these risks.")]
     page = Page(number=5, width=612, height=792, blocks=blocks, markdown=page_markdown(blocks))
@@ -373,7 +380,8 @@ def test_a_part_heading_that_holds_its_first_item_gives_the_item_its_own_heading
         "# Part I - Financial Information", "## Item 1. Financial Statements (unaudited)",
         "### Note 1 - Nature of Operations and Basis of Presentation",
         "## Item 2. Management's Discussion and Analysis of Financial Condition and Results of Operations",
-        "# Part II. OTHER INFORMATION", "## Item 1. Legal Proceedings"]
+        "# Part II. OTHER INFORMATION", "## Item 1. Legal Proceedings", "# PART II", "## Item 8"]
+    assert "\nNOTE 4 — INVESTMENTS\n" in page.markdown
     assert page.blocks[-1].type == BlockType.PARAGRAPH and page.blocks[-1].text.startswith("See Part II, Item 7")
     before = page.markdown
     mark_clause_headings([page])
