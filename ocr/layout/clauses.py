@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from folioflow.ocr.layout.blocks import CLAUSE, page_markdown, reads_as_sentence
@@ -372,7 +373,7 @@ def _running_texts(pages: list[Page]) -> set[str]:
     return {text for text, numbers in on.items() if len(numbers) >= RUNNING_PAGES}
 
 
-def _split_part_item(blocks: list[Block], running: set[str] = frozenset()) -> list[Block]:  # type: ignore[assignment]
+def _split_part_item(blocks: list[Block], running: AbstractSet[str] = frozenset()) -> list[Block]:
     """A text block holding a Part title and its first Item's title (:data:`_PART_ITEM`) becomes two
     blocks of its type, each with the whole block's box (the text layer's line boxes are not kept),
     so the Item gets its own heading under the Part's and the Items after it do not read as the
