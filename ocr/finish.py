@@ -68,8 +68,8 @@ __all__ = ["BAND_TOLERANCE_PT", "CONVERSION_VERSION", "MIN_DUPLICATE_WORDS", "MI
 #: kept conversions, leaves that to it. Before version 1 such changes bumped
 #: :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` (up to 16). 2: a heading repeated at the foot
 #: of pages is a running footer. 3: a filing's Part title and its first Item's title in one block are
-#: two headings; a heading repeated word for word at the top of three pages or more is a running
-#: header after its first occurrence.
+#: two headings; a heading repeated word for word at the top of three consecutive pages or more is
+#: a running header after its first occurrence.
 CONVERSION_VERSION = "3"
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
@@ -209,7 +209,7 @@ def review_furniture(pages: list[Page]) -> int:
         if is_page_number(text):
             furniture = band
         elif key.startswith(_HEADING_KEY):
-            # a heading repeated word for word at the top of three pages or more is a running head
+            # a heading repeated word for word at the top of three consecutive pages or more is a running head
             # (Pfizer's "PFIZER INC. AND SUBSIDIARY COMPANIES NOTES TO CONDENSED CONSOLIDATED FINANCIAL
             # STATEMENTS" above every note's page): its first occurrence heads what follows, the others
             # would cut the note they stand in from its heading path. Texts are compared whole, digits

@@ -24,6 +24,9 @@ form                                                   heading level
 a contract title on page 1 ("SUPPLY AGREEMENT")        1 (when no title was found by typography)
 =====================================================  =========================================
 
+A filing's Part title and its first Item's title in one block ("Part I - Financial Information
+Item 1. Financial Statements") become two headings, levels 1 and 2 (:func:`_split_part_item`).
+
 A clause title is either the whole block (short, title-like: at most 15 words, not a sentence,
 see :func:`~folioflow.ocr.layout.blocks.reads_as_sentence`, and no running text after a stop) and the block becomes the heading, or
 a *run-in* title that opens a paragraph ("11. Choice Of Law. This Agreement shall be governed
