@@ -139,8 +139,7 @@ def _candidate(page: Page, block: Block) -> tuple[str, bool] | None:
         return _MARGINS[block.type], True
     if block.bbox is None or page.height <= 0:
         return None
-    if (block.type in _CANDIDATE_TYPES or _heading(block) or block.type == BlockType.TITLE) \
-            and block.bbox.y1 <= EDGE_SHARE * page.height:
+    if (block.type in _CANDIDATE_TYPES or _titled(block)) and block.bbox.y1 <= EDGE_SHARE * page.height:
         return "header", False
     if (block.type in _CANDIDATE_TYPES or block.type == BlockType.HEADING) \
             and block.bbox.y0 >= (1 - EDGE_SHARE) * page.height:
@@ -150,9 +149,11 @@ def _candidate(page: Page, block: Block) -> tuple[str, bool] | None:
     return None
 
 
-def _heading(block: Block) -> bool:
-    """A heading, or one the review made furniture before (its level kept in ``heading_level``)."""
-    return block.type == BlockType.HEADING or (block.type == BlockType.PAGE_HEADER and "heading_level" in block.attributes)
+def _titled(block: Block) -> bool:
+    """A heading or title, or a heading the review made furniture before (its level kept in
+    ``heading_level``)."""
+    return block.type in (BlockType.HEADING, BlockType.TITLE) \
+        or (block.type == BlockType.PAGE_HEADER and "heading_level" in block.attributes)
 
 
 def _edge_distance(page: Page, block: Block, band: str) -> float | None:
@@ -182,7 +183,7 @@ def review_furniture(pages: list[Page]) -> int:
             text = _plain(block)
             if not text or len(text) > MAX_FURNITURE_CHARS:
                 continue
-            titled = cand[0] == "header" and not cand[1] and (_heading(block) or block.type == BlockType.TITLE)
+            titled = cand[0] == "header" and not cand[1] and _titled(block)
             # headings at the top repeat only as headings, word for word, digits included
             found.append((page, block, cand[0], cand[1], _HEADING_KEY + _exact(block) if titled else _key(text)))
     groups: dict[tuple[str, str], list[tuple[Page, Block]]] = defaultdict(list)
