@@ -55,6 +55,7 @@ from folioflow.ocr.fidelity import MIN_OCR_PLAUSIBILITY, known_words, page_text,
 from folioflow.ocr.ids import sha256_text
 from folioflow.ocr.layout.blocks import relevel_headings
 from folioflow.ocr.layout.clauses import mark_clause_headings
+from folioflow.ocr.layout.notes import nest_note_headings
 from folioflow.ocr.render import OpenedDocument, PageHandle
 from folioflow.ocr.schema import BBox, Block, BlockType, Document, Page, PageStatus
 
@@ -69,8 +70,9 @@ __all__ = ["BAND_TOLERANCE_PT", "CONVERSION_VERSION", "MIN_DUPLICATE_WORDS", "MI
 #: :data:`~folioflow.chunking.chunker.CHUNKER_VERSION` (up to 16). 2: a heading repeated at the foot
 #: of pages is a running footer. 3: a filing's Part title and its first Item's title in one block are
 #: two headings; a heading repeated word for word at the top of three consecutive pages or more is
-#: a running header after its first occurrence.
-CONVERSION_VERSION = "3"
+#: a running header after its first occurrence. 4: a filing's numbered note holds the headings up to
+#: the next note (:func:`~folioflow.ocr.layout.notes.nest_note_headings`).
+CONVERSION_VERSION = "4"
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
 EDGE_SHARE = 0.12
@@ -333,11 +335,14 @@ def document_passes(document: Document,
     (:func:`finish_document`; ``opened`` as there), then clause structure again: a clause number or
     an "EXHIBIT 1" / "PART I" set alone high on its page is a page-header candidate on the first
     clause pass, and body text once the furniture review finds no other page repeating it. The
-    clause pass is idempotent, so the second one changes only what the review returned to the body."""
+    clause pass is idempotent, so the second one changes only what the review returned to the body.
+    Last, a filing's numbered notes take in the headings up to the next note
+    (:func:`~folioflow.ocr.layout.notes.nest_note_headings`)."""
     relevel_headings(document.pages)
     mark_clause_headings(document.pages)
     finish_document(document, opened)
     mark_clause_headings(document.pages)
+    nest_note_headings(document.pages)
 
 
 def finish_document(document: Document,

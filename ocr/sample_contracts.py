@@ -18,14 +18,15 @@ recitals (``WHEREAS``), a definitions clause, a signature block (``IN WITNESS WH
 title as the heading path should name it and the opening words of its text.
 
 :func:`write_filing_pdf` writes a 10-K excerpt whose ``PART II`` / ``Item 8.`` / note headings are
-bold body-size lines over three pages.
+bold body-size lines over three pages, each note with a sub-heading set like the note's heading.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["CONTRACT_CLAUSES", "CONTRACT_STYLES", "FILING_NOTES", "write_contract_pdf", "write_filing_pdf"]
+__all__ = ["CONTRACT_CLAUSES", "CONTRACT_STYLES", "FILING_NOTES", "FILING_SUBHEADINGS", "write_contract_pdf",
+           "write_filing_pdf"]
 
 CONTRACT_STYLES = ("article", "run_in", "decimal", "standalone", "capitals", "roman")
 
@@ -73,6 +74,8 @@ CONTRACT_CLAUSES: dict[str, list[tuple[str, str]]] = {
 
 #: Filing note titles under "PART II" > "Item 8." (one per page after the first).
 FILING_NOTES = ["Note 1 - Summary of Significant Accounting Policies", "Note 2 - Revenue Recognition"]
+#: Each note's sub-heading, set like the note's own heading (a bold line at body size).
+FILING_SUBHEADINGS = ["Principles of Consolidation", "Performance Obligations"]
 
 
 def write_contract_pdf(path: str | Path, style: str = "run_in", contents: bool = False) -> Path:
@@ -162,7 +165,8 @@ def write_contract_pdf(path: str | Path, style: str = "run_in", contents: bool =
 def write_filing_pdf(path: str | Path) -> Path:
     """Write a three-page 10-K excerpt to ``path`` (parents created): page 1 "PART II" and "Item 8.
     Financial Statements and Supplementary Data" and a paragraph, pages 2 and 3 one note each
-    (:data:`FILING_NOTES`), every heading a bold line at body size. Returns the path."""
+    (:data:`FILING_NOTES`), each with a paragraph, a sub-heading (:data:`FILING_SUBHEADINGS`) and a
+    paragraph; every heading a bold line at body size. Returns the path."""
     from reportlab.lib.pagesizes import LETTER
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
     from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
@@ -176,7 +180,8 @@ def write_filing_pdf(path: str | Path) -> Path:
             "subsidiaries. All intercompany balances and transactions have been eliminated in consolidation. ")
     story: list = [Paragraph("PART II", bold), Paragraph("Item 8. Financial Statements and Supplementary Data", bold),
                    Paragraph(text * 3, body)]
-    for note in FILING_NOTES:
-        story += [PageBreak(), Paragraph(note, bold), Paragraph(text * 4, body), Paragraph(text * 2, body)]
+    for note, sub in zip(FILING_NOTES, FILING_SUBHEADINGS, strict=True):
+        story += [PageBreak(), Paragraph(note, bold), Paragraph(text * 4, body), Paragraph(sub, bold),
+                  Paragraph(text * 2, body)]
     SimpleDocTemplate(str(path), pagesize=LETTER, title="Form 10-K excerpt").build(story)
     return path

@@ -11,6 +11,7 @@ from folioflow.ocr.layout.clauses import clause_title, mark_clause_headings
 from folioflow.ocr.sample_contracts import (
     CONTRACT_CLAUSES,
     CONTRACT_STYLES,
+    FILING_SUBHEADINGS,
     write_contract_pdf,
     write_filing_pdf,
 )
@@ -348,9 +349,12 @@ def test_signing_parties_set_as_headings_are_text_of_their_signature_block():
 
 
 def test_filing_part_item_and_notes_keep_their_levels_across_pages(converted):
+    """Part > Item > Note across three pages; the first note's sub-heading, set like the note's
+    heading, nests under the note (the last note's span has no marked end: left as set)."""
     headings = _headings(converted["filing"])
     assert headings[:2] == [(1, "PART II"), (2, "Item 8. Financial Statements and Supplementary Data")]
     assert [lvl for lvl, t in headings if t.startswith("Note ")] == [3, 3]
+    assert (4, FILING_SUBHEADINGS[0]) in headings and (3, FILING_SUBHEADINGS[1]) in headings
 
 
 def test_a_part_heading_that_holds_its_first_item_gives_the_item_its_own_heading():
