@@ -12,10 +12,13 @@ note's number is the level a reader of a filing navigates by, below the Part and
 (text-layer and CPU OCR pages; VLM pages keep the model's Markdown, as in the clause pass). Between a
 note heading and the next one (whose number is higher), every other heading moves down so that the
 shallowest of them sits one level below the note; their levels relative to one another are kept.
-Left as they are: the last note's span (where it ends is not marked: the auditor's report, an
-exhibit list or the signatures may follow), a span that holds a Part or Item heading or a document
-title, and a span whose next note does not number higher (numbering that starts again: another set
-of statements). The note headings keep their own levels. The pass is idempotent: a heading it
+The last note's span ends at the first heading that follows the notes (:data:`AFTER_NOTES`: a Part
+or Item, a document title, a heading above the note's level, or one that names the auditor's or
+management's report, a glossary, a financial statement schedule, the signatures or the exhibits);
+with none, nothing marks where the last note ends and its span is left as set. Also left as set: a
+span between two notes that holds a Part or Item heading or a document title, and a span whose
+next note does not number higher (numbering that starts again: another set of statements). The
+note headings keep their own levels. The pass is idempotent: a heading it
 moved carries :data:`NOTE_LEVEL` (``{"from": level before, "to": level after}``), and a second run
 first puts back every heading still at its ``to`` level, then nests again.
 """
@@ -27,7 +30,7 @@ import re
 from folioflow.ocr.layout.blocks import page_markdown
 from folioflow.ocr.schema import Block, BlockType, Page
 
-__all__ = ["NOTE_HEADING", "NOTE_LEVEL", "nest_note_headings"]
+__all__ = ["AFTER_NOTES", "NOTE_HEADING", "NOTE_LEVEL", "nest_note_headings"]
 
 #: ``Block.attributes`` key of a heading this pass moved: ``{"from": int, "to": int}``.
 NOTE_LEVEL = "note_level"
@@ -37,6 +40,12 @@ NOTE_LEVEL = "note_level"
 NOTE_HEADING = re.compile(r"^(?:NOTE|Note)\s+(\d{1,2})(?:\s*[-–—:.]|\s+[A-Z]|$)")
 #: A heading no note holds: a filing's Part or Item.
 _ABOVE_NOTES = re.compile(r"^(?:PART\s+(?:[IVX]{1,4}|\d)\b|ITEM\s+\d{1,2}[A-D]?\b)", re.IGNORECASE)
+#: A heading of a section that follows a filing's notes (and so ends the last note): the auditor's
+#: or management's report, a glossary, a financial statement schedule ("SCHEDULE II — VALUATION AND
+#: QUALIFYING ACCOUNTS"), the signatures, the exhibits.
+AFTER_NOTES = re.compile(r"^(?:reports?\s+of\s+(?:independent|management)|management['’]s\s+(?:annual\s+)?report|"
+                         r"glossary|schedule\s+[IVX]{1,4}\b|signatures?$|exhibits?\b|index\s+to\s+exhibits)",
+                         re.IGNORECASE)
 _MAX_LEVEL = 6
 
 
@@ -72,6 +81,14 @@ def nest_note_headings(pages: list[Page]) -> int:
         m = NOTE_HEADING.match(_plain(block)) if block.type == BlockType.HEADING else None
         if m:
             notes.append((i, int(m.group(1))))
+    if len(notes) >= 2:  # the last note ends at the first heading after the notes, if any
+        last, last_number = notes[-1]
+        last_level = order[last][1].level or 1
+        end = next((i for i in range(last + 1, len(order))
+                    if order[i][1].type == BlockType.TITLE or (order[i][1].level or 1) < last_level
+                    or _ABOVE_NOTES.match(_plain(order[i][1])) or AFTER_NOTES.match(_plain(order[i][1]))), None)
+        if end is not None:
+            notes.append((end, last_number + 1))
     moved = 0
     for (here, number), (after, next_number) in zip(notes, notes[1:], strict=False):
         if next_number <= number:

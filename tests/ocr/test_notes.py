@@ -62,6 +62,25 @@ def test_sub_headings_nest_under_their_note_across_pages_and_keep_their_own_leve
     assert [p.markdown for p in pages] == [p.markdown for p in before]  # idempotent
 
 
+def test_the_last_note_ends_at_the_first_heading_after_the_notes():
+    """Boeing's last note ("Note 23 – Segment and Revenue Information") has sub-headings ("Backlog"),
+    then the auditor's report; Pfizer's is followed by a heading above the notes' level. The last
+    note holds what comes before such a heading; the heading keeps its level."""
+    report = [_page(1, [_heading("Note 22 – Derivatives"), _body(), _heading("Note 23 – Segment and Revenue Information"),
+                        _body(), _heading("Backlog"), _body()]),
+              _page(2, [_heading("Report of Independent Registered Public Accounting Firm"), _body(),
+                        _heading("Opinion on the Financial Statements"), _body()])]
+    assert nest_note_headings(report) == 1
+    assert _levels(report)[2:] == [(4, "Backlog"), (3, "Report of Independent Registered Public Accounting Firm"),
+                                   (3, "Opinion on the Financial Statements")]
+    above = [_page(1, [_heading("Note 16 – Leases"), _body(), _heading("Note 17 – Segments"), _body(),
+                       _heading("Geographic information"), _body(), _heading("Selected Quarterly Financial Data", 2),
+                       _heading("First quarter")])]
+    assert nest_note_headings(above) == 1
+    assert _levels(above)[2:] == [(4, "Geographic information"), (2, "Selected Quarterly Financial Data"),
+                                  (3, "First quarter")]
+
+
 def test_a_span_with_an_item_or_a_restart_of_numbering_is_left_alone():
     """An Item heading between two notes (a 10-Q's notes end, Item 2 begins) and numbering that
     starts again (the parent company's own statements) mark no note's span."""
