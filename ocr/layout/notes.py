@@ -18,9 +18,9 @@ management's report, a glossary, a financial statement schedule, the signatures 
 with none, nothing marks where the last note ends and its span is left as set. Also left as set: a
 span between two notes that holds a Part or Item heading or a document title, and a span whose
 next note does not number higher (numbering that starts again: another set of statements). The
-note headings keep their own levels. The pass is idempotent: a heading it
-moved carries :data:`NOTE_LEVEL` (``{"from": level before, "to": level after}``), and a second run
-first puts back every heading still at its ``to`` level, then nests again.
+note headings keep their own levels. The pass is idempotent: a heading it moved carries
+:data:`NOTE_LEVEL` (``{"from": level before, "to": level after}``), and a second run first puts
+back every heading still at its ``to`` level, then nests again.
 """
 
 from __future__ import annotations
