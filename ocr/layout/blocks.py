@@ -26,7 +26,7 @@ from folioflow.ocr.layout.order import reading_order
 from folioflow.ocr.layout.tables import TableResult, to_pipe_table
 from folioflow.ocr.schema import BBox, Block, BlockType, Page
 
-__all__ = ["CLAUSE", "HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "page_markdown", "reads_as_sentence",
+__all__ = ["CLAUSE", "HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "page_markdown", "pages_built_from_blocks", "reads_as_sentence",
            "relevel_headings"]
 
 #: ``Block.attributes`` key of a text-layer heading's typography: ``{"size": points, "bold": bool,
@@ -330,6 +330,13 @@ def page_markdown(blocks: list[Block], include_headers_footers: bool = False) ->
     left out unless ``include_headers_footers``; figures have no text of their own."""
     skip = set() if include_headers_footers else {BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER}
     return "\n\n".join(b.text for b in blocks if b.type not in skip and b.text.strip())
+
+
+def pages_built_from_blocks(pages: list[Page]) -> list[Page]:
+    """The pages of ``pages`` (in order) whose Markdown is :func:`page_markdown` of their blocks:
+    text-layer and CPU OCR pages. A VLM page keeps the model's Markdown, so a document pass that
+    changes blocks must leave it alone."""
+    return [p for p in pages if p.blocks and p.markdown == page_markdown(p.blocks)]
 
 
 def document_body_size(pages: list[Page]) -> float | None:

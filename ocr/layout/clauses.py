@@ -73,7 +73,7 @@ from collections import Counter
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from folioflow.ocr.layout.blocks import CLAUSE, page_markdown, reads_as_sentence
+from folioflow.ocr.layout.blocks import CLAUSE, page_markdown, pages_built_from_blocks, reads_as_sentence
 from folioflow.ocr.schema import BBox, Block, BlockType, Page
 
 __all__ = ["CAPITAL_LETTER", "CLAUSE", "CONTENTS_TITLE", "ClauseTitle", "clause_title", "contents_entry", "contract_title",
@@ -513,7 +513,7 @@ def mark_clause_headings(pages: list[Page]) -> int:
     Changes ``pages`` in place (blocks, and the Markdown of a changed page rebuilt from its blocks);
     pages whose Markdown is not their blocks' (VLM output) are left alone. Returns the number of
     headings made or re-levelled."""
-    built = [p for p in pages if p.blocks and p.markdown == page_markdown(p.blocks)]
+    built = pages_built_from_blocks(pages)
     found: list[tuple[Page, int, ClauseTitle]] = []
     running = _running_texts(built)
     for page in built:

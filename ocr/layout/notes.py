@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from folioflow.ocr.layout.blocks import page_markdown
+from folioflow.ocr.layout.blocks import page_markdown, pages_built_from_blocks
 from folioflow.ocr.schema import Block, BlockType, Page
 
 __all__ = ["AFTER_NOTES", "NOTE_HEADING", "NOTE_LEVEL", "nest_note_headings"]
@@ -66,7 +66,7 @@ def nest_note_headings(pages: list[Page]) -> int:
     and a changed page's Markdown rebuilt from its blocks). Pages whose Markdown is not their
     blocks' are neither read nor changed. Returns the number of headings this run set below a note.
     """
-    built = [p for p in pages if p.blocks and p.markdown == page_markdown(p.blocks)]
+    built = pages_built_from_blocks(pages)
     touched: set[int] = set()
     for page in built:
         for block in page.blocks:
