@@ -11,9 +11,14 @@ Two re-rankings of a fused chunk ranking, used by
   "Agreement", defined terms) and answer few. For a question that does not ask for a role
   (:func:`wanted_roles`), every chunk with a role comes after every chunk without one
   (:func:`split_roles`): a role chunk never outranks a substantive clause for a clause question.
-  One exception: a definitions chunk that defines a term of two or more words that the question or
+  Exceptions: a definitions chunk that defines a term of two or more words that the question or
   its glossary expansion names (:func:`defines_named_term`: ``"Effective Date" shall mean December
   5, 2014`` for "When does this agreement take effect?") answers it and stays with the clauses.
+  For a question about the agreement's term (:func:`asks_term`), a definitions chunk or party block
+  that states when the term ends (:func:`states_term`: ``"Term" shall mean the period ...
+  terminating on the eighth anniversary``, a preamble's "and shall terminate on July 31, 2009")
+  stays with the clauses too, and for a take-effect question a definitions chunk that dates the
+  start (``"Contract Period" shall mean that period of time commencing on January 1, 2000``).
   A question asks for the party block when it asks who the parties are or when the agreement was
   made, dated or took effect (the preamble says "made as of ... by and between ..."); for the
   signature blocks when it asks who signed, or when the agreement was made or executed; for the
@@ -59,8 +64,8 @@ from typing import Any
 from folioflow.chunking.roles import CONTENTS, DEFINITIONS, PARTIES, ROLE, ROLES, SIGNATURE
 
 __all__ = ["BLANK_DATE", "BOILERPLATE_TITLE", "DATE", "EFFECT_DATE", "GENERIC_WORDS", "LEADING_ROLES", "OTHER_DATE",
-           "RENEWAL", "START_DATE", "asks_date", "asks_effect", "blank_dated", "boilerplate_test", "chunk_role",
-           "date_ranking", "defines_named_term", "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "wanted_roles"]
+           "RENEWAL", "START_DATE", "TERM_END", "asks_date", "asks_effect", "asks_term", "blank_dated", "boilerplate_test", "chunk_role",
+           "date_ranking", "defines_named_term", "effect_clauses", "effective_blocks", "heading_ranking", "leading_role", "split_roles", "states_term", "wanted_roles"]
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -211,6 +216,34 @@ _DEFINED_TERM = re.compile(r"(?<![A-Za-z])[“\"‘']([^“”\"‘’'\n]{1,80}
                            r"shall\s+have\s+the\s+meaning|has\s+the\s+meaning|have\s+the\s+meanings?)\b", re.IGNORECASE)
 
 
+#: A question that asks when the agreement ends or how long its term is ("When does this agreement
+#: expire, and how long is its initial term?", "What is the term of the contract?", "How long does
+#: the agreement run?"). A date of another event is left out first (:data:`OTHER_DATE`, as for the
+#: roles) except the agreement's own expiry.
+_ASKS_TERM = re.compile(r"\bexpir\w*|\bexpiry\b|\binitial\s+term\b|\b(?:term|duration)\s+of\s+(?:this|the|that)\s+"
+                        r"(?:agreement|contract)\b|\bhow\s+long\b[^?]{0,40}\b(?:agreement|contract|term|deal|it)\b|"
+                        r"\b(?:when|what\s+date)\b[^?]{0,40}\b(?:agreement|contract|deal|term|it)\b[^?]{0,20}\b(?:ends?|runs?\s+out)\b",
+                        re.IGNORECASE)
+#: A provision that states when the agreement's term ends: an end word, then in the same sentence a
+#: calendar date (:data:`DATE`) or an anniversary ("terminating on the eighth anniversary of the
+#: Commencement Date", "shall terminate on July 31, 2009", "the Effective Date through June 15,
+#: 2001", "commencing on January 1, 2000 and concluding December 31, 2003").
+TERM_END = re.compile(rf"\b(?:terminat\w*|expir\w*|conclud\w*|end(?:s|ing)?|through|until)\b[^.;]{{0,80}}?"
+                      rf"(?:{DATE.pattern}|\banniversary\b)", re.IGNORECASE)
+
+
+def asks_term(question: str) -> bool:
+    """True when ``question`` asks when the agreement expires or how long its term runs
+    (:data:`_ASKS_TERM`)."""
+    return bool(_ASKS_TERM.search(question))
+
+
+def states_term(text: str) -> bool:
+    """Whether ``text`` states when the agreement's term ends (:data:`TERM_END`) outside a renewal
+    ("may be extended for one additional year ending December 31, 2005" is not the term's end)."""
+    return any(not RENEWAL.search(text[max(0, m.start() - 80):m.start()]) for m in TERM_END.finditer(text))
+
+
 def defines_named_term(text: str, asked: str) -> bool:
     """Whether ``text`` defines a term of two or more words that ``asked`` (a question and its
     glossary expansion) names as a phrase: ``"Effective Date" shall mean December 5, 2014`` for a
@@ -224,17 +257,30 @@ def defines_named_term(text: str, asked: str) -> bool:
 
 
 def split_roles(ranked: Sequence[tuple[Any, float]], wanted: Iterable[str],
-                demote: Callable[[Any], bool] | None = None, asked: str | None = None) -> tuple[list, list]:
+                demote: Callable[[Any], bool] | None = None, asked: str | None = None,
+                question: str | None = None) -> tuple[list, list]:
     """``ranked`` ``(hit, score)`` pairs (best first) split into (those without a role or with a
     wanted one, those with another role or for which ``demote(hit)`` is true), each in the given order.
     ``asked`` (the question and its expansion): a definitions chunk that defines a term it names
-    (:func:`defines_named_term`) is kept with the substantive chunks."""
+    (:func:`defines_named_term`) is kept with the substantive chunks. ``question`` (the question as
+    read): when it asks for the agreement's term (:func:`asks_term`), a definitions chunk or party
+    block that states when the term ends (:func:`states_term`: ``"Term" shall mean the period
+    commencing on the Effective Date and terminating on the eighth anniversary ...``, a preamble's
+    "and shall terminate on July 31, 2009") is kept with them too; when it asks when the agreement
+    takes effect (:func:`asks_effect`), a definitions chunk that dates the start (:func:`effect_clauses`:
+    ``"Contract Period" shall mean that period of time commencing on January 1, 2000``) is kept."""
     wanted = frozenset(wanted)
+    term = bool(question) and asks_term(question or "")
+    effect = bool(question) and asks_effect(question or "")
     keep: list = []
     demoted: list = []
     for pair in ranked:
         role = chunk_role(pair[0].payload)
-        if role == DEFINITIONS and asked and defines_named_term(_text(pair[0]), asked):
+        text = _text(pair[0]) if role in (DEFINITIONS, PARTIES) else ""
+        answers = ((role == DEFINITIONS and bool(asked) and defines_named_term(text, asked or ""))
+                   or (term and states_term(text))  # a definitions chunk or party block that states the term
+                   or (effect and role == DEFINITIONS and _dates_start(text)))
+        if answers:
             role = None
         out = (role is not None and role not in wanted) or (role is None and demote is not None and demote(pair[0]))
         (demoted if out else keep).append(pair)

@@ -501,7 +501,7 @@ class FolioRetriever(BaseRetriever):
                            if opts["demote_boilerplate"] else None)
             if boilerplate is not None and unanimous is not None:  # agreement of both searches outweighs a title
                 boilerplate = _sparing(boilerplate, unanimous.id)
-            ranked, demoted = split_roles(ranked, wanted, boilerplate, asked=searched)
+            ranked, demoted = split_roles(ranked, wanted, boilerplate, asked=searched, question=reading)
             if unanimous is not None and chunk_role(unanimous.payload) not in (None, *wanted):
                 unanimous = None
             role = leading_role(wanted) if opts["lead_roles"] else None

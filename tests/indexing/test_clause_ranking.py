@@ -659,3 +659,108 @@ def test_a_smaller_k_is_a_prefix_of_the_ranking_and_a_larger_k_extends_it(contra
             assert scores == sorted(scores, reverse=True), (question, k)
         extended += stand == 5 and [d.id for d in ranked[8]][:5] == five
     assert extended  # some top 5 of k=8 is the top 5 of k=5 whole
+
+
+def test_a_term_question_keeps_the_definition_or_preamble_that_states_the_term():
+    """"When does this agreement expire, and how long is its initial term?" is answered in many
+    contracts by a definition (``"Term" shall mean the period commencing on the Effective Date and
+    terminating on the eighth anniversary ...``) or by the preamble ("... and shall terminate on July
+    31, 2009"), both role chunks that role demotion put after every clause (CUAD: three contracts
+    whose term is defined, one whose preamble states it). A role chunk that states when the term
+    ends stays with the clauses for a term question, and only for one; other definitions are still
+    demoted, and a renewal's end is not the term's."""
+    from folioflow.indexing.clause_ranking import asks_term, states_term
+
+    term_q = "When does this agreement expire, and how long is its initial term?"
+    assert asks_term(term_q) and asks_term("What is the term of this agreement?")
+    assert asks_term("How long does the contract run?") and asks_term("When does the agreement end?")
+    assert not asks_term("What must the parties still do after the agreement ends?")
+    assert not asks_term("How long do the warranties last?") and not asks_term("When does this agreement take effect?")
+    assert states_term('"Term" shall mean the period commencing on the Effective Date and terminating on the eighth '
+                       'anniversary of the Commencement Date, unless extended.')
+    assert states_term("1.20. Term shall mean the Effective Date through June 15, 2001 and any Renewal Term.")
+    assert not states_term("This Agreement may be extended for one additional year ending December 31, 2005.")
+    assert not states_term('"Affiliate" means any entity that controls a party.')
+
+    def hit(name, text, role):
+        class Hit:
+            id, payload = name, {"page_content": text, "metadata": {"heading_path": ["OUTSOURCING AGREEMENT"],
+                                                                    "extra": {ROLE: role} if role else {}}}
+        return Hit()
+
+    defined = hit("defined", '"Taxes" shall mean any sales or use tax. "Term" shall mean the period commencing on the '
+                             'Effective Date and terminating on the eighth anniversary of the Commencement Date.',
+                  DEFINITIONS)
+    other = hit("other", '"Affiliate" means any entity that controls a party. "Services" means the data processing '
+                         'services listed in Exhibit A.', DEFINITIONS)
+    preamble = hit("preamble", "This Reseller Agreement is entered into by and between AEIS and Schoolpop, Inc. This "
+                               "Agreement is effective as of August 1, 2004 and shall terminate on July 31, 2009.",
+                   PARTIES)
+    clause = hit("renewal", "2.2 Extensions. At least eighteen months before the expiration of the Term, M&I shall "
+                            "submit a proposal to extend the Term.", None)
+    ranked = [(clause, 0.9), (other, 0.8), (defined, 0.7), (preamble, 0.6)]
+    keep, demoted = split_roles(ranked, wanted_roles(term_q), question=term_q)
+    assert [h.id for h, _ in keep] == ["renewal", "defined", "preamble"] and [h.id for h, _ in demoted] == ["other"]
+    for question in ("Which state's law governs this agreement?", None):  # another question: all role chunks after
+        keep, demoted = split_roles(ranked, wanted_roles(question or ""), question=question)
+        assert [h.id for h, _ in keep] == ["renewal"]
+
+    effect = "When does this agreement take effect?"
+    period = hit("period", '(a) "Contract Period" shall mean that period of time commencing on January 1, 2000 and '
+                           'concluding December 31, 2003. (b) "Contract Year" shall mean each twelve month period.',
+                 DEFINITIONS)
+    keep, demoted = split_roles([(other, 0.9), (period, 0.8)], wanted_roles(effect), question=effect)
+    assert [h.id for h, _ in keep] == ["period"] and [h.id for h, _ in demoted] == ["other"]
+
+
+def test_a_term_question_finds_the_term_defined_among_the_definitions(tmp_path, embedder):
+    """A generated contract whose initial term is stated only in its definitions ("“Term” shall
+    mean the period commencing on the Effective Date and ending on February 28, 2027"), with more
+    substantive clauses than results asked, most of them naming the term or its expiration: the
+    definitions chunk is among the top 5 for a term question (before the rule it came after the
+    clauses), and still after them for another question."""
+    from reportlab.lib.pagesizes import LETTER
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    body = getSampleStyleSheet()["BodyText"]
+    path = tmp_path / "LarchData_Services Agreement.pdf"
+    story = [Paragraph("<b>SERVICES AGREEMENT</b>", body),
+             Paragraph("This Services Agreement is entered into as of March 1, 2024 by and between Larch Data Inc., a "
+                       "Delaware corporation (\"Larch\"), and Maple Bank, N.A. (\"Bank\").", body),
+             Paragraph("<b>1. Definitions.</b>", body),
+             Paragraph("1.1 “Affiliate” means any entity that controls, is controlled by or is under common control "
+                       "with a party. 1.2 “Services” means the data processing services listed in Exhibit A. 1.3 "
+                       "“Term” shall mean the period commencing on the Effective Date and ending on February 28, "
+                       "2027. 1.4 “Fees” means the charges set out in Exhibit B.", body)]
+    for n, (title, text) in enumerate([
+            ("Services", "Larch shall perform the Services for the Bank during the term of this Agreement."),
+            ("Fees", "The Bank shall pay the Fees monthly within thirty days of each invoice."),
+            ("Termination", "Either party may terminate this Agreement upon ninety days' written notice if the other "
+                            "party materially breaches it and fails to cure the breach."),
+            ("Transition", "Upon expiration or termination of this Agreement, Larch shall return all Bank data."),
+            ("Confidentiality", "Each party shall keep the other's information confidential during the term and for "
+                                "three years after termination."),
+            ("Renewal", "The parties may renew this Agreement by mutual written agreement before its expiration."),
+            ("Records", "Larch shall keep accurate records during the term and for two years after expiration."),
+            ("Insurance", "Larch shall maintain insurance throughout the term of this Agreement."),
+            ("Governing Law", "This Agreement is governed by the laws of the State of New York.")], start=2):
+        story += [Paragraph(f"<b>{n}. {title}.</b>", body), Paragraph(f"{n}.1 {text}", body)]
+    SimpleDocTemplate(str(path), pagesize=LETTER).build(story)
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
+    chunks = Chunker(default_counter()).chunk(doc)
+    assert [c.metadata.get(ROLE) for c in chunks if "February 28, 2027" in c.text] == [DEFINITIONS]
+    store = open_store(StoreSettings(data_dir=tmp_path / "store", backend="edge"))
+    try:
+        Indexer(embedder, store).index(DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name,
+                                                      source="contracts", content_hash=sha256_text(path.name),
+                                                      pages=max(c.page_end for c in chunks)), chunks)
+        retriever = FolioRetriever(store=store, embedder=embedder, profile="legal")
+        term = retriever.invoke("When does this agreement expire, and how long is its initial term?", k=5)
+        law = retriever.invoke("Which state's law governs this agreement?", k=10)
+    finally:
+        store.close()
+    assert any("February 28, 2027" in d.page_content for d in term), [d.page_content[:60] for d in term]
+    clauses = [d for d in law if _role(d) is None]
+    assert len(clauses) >= 5 and all("February 28, 2027" not in d.page_content for d in clauses)
