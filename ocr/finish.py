@@ -53,7 +53,7 @@ import numpy as np
 from folioflow.ocr.errors import FolioflowError
 from folioflow.ocr.fidelity import MIN_OCR_PLAUSIBILITY, known_words, page_text, plausibility, words
 from folioflow.ocr.ids import sha256_text
-from folioflow.ocr.layout.blocks import relevel_headings
+from folioflow.ocr.layout.blocks import join_broken_headings, relevel_headings
 from folioflow.ocr.layout.clauses import mark_clause_headings
 from folioflow.ocr.layout.notes import nest_note_headings
 from folioflow.ocr.render import OpenedDocument, PageHandle
@@ -71,8 +71,10 @@ __all__ = ["BAND_TOLERANCE_PT", "CONVERSION_VERSION", "MIN_DUPLICATE_WORDS", "MI
 #: of pages is a running footer. 3: a filing's Part title and its first Item's title in one block are
 #: two headings; a heading repeated word for word at the top of three consecutive pages or more is
 #: a running header after its first occurrence. 4: a filing's numbered note holds the headings up to
-#: the next note (:func:`~folioflow.ocr.layout.notes.nest_note_headings`).
-CONVERSION_VERSION = "4"
+#: the next note (:func:`~folioflow.ocr.layout.notes.nest_note_headings`). 5: a heading that breaks
+#: off a sentence the next block goes on with is merged into it
+#: (:func:`~folioflow.ocr.layout.blocks.join_broken_headings`).
+CONVERSION_VERSION = "5"
 
 #: Share of the page height at the top and bottom in which unlabelled paragraphs may be furniture.
 EDGE_SHARE = 0.12
@@ -330,7 +332,9 @@ def document_passes(document: Document,
                     opened: OpenedDocument | Callable[[], AbstractContextManager[OpenedDocument]] | None = None) -> None:
     """Every document-level pass over a converted ``document``'s pages, in place and in order:
     text-layer heading levels against the whole document's body size
-    (:func:`~folioflow.ocr.layout.blocks.relevel_headings`), clause structure
+    (:func:`~folioflow.ocr.layout.blocks.relevel_headings`), a heading that is the first line of a
+    sentence merged into the block that goes on with it
+    (:func:`~folioflow.ocr.layout.blocks.join_broken_headings`), clause structure
     (:func:`~folioflow.ocr.layout.clauses.mark_clause_headings`), furniture and duplicates
     (:func:`finish_document`; ``opened`` as there), then clause structure again: a clause number or
     an "EXHIBIT 1" / "PART I" set alone high on its page is a page-header candidate on the first
@@ -339,6 +343,7 @@ def document_passes(document: Document,
     Last, a filing's numbered notes take in the headings up to the next note
     (:func:`~folioflow.ocr.layout.notes.nest_note_headings`)."""
     relevel_headings(document.pages)
+    join_broken_headings(document.pages)
     mark_clause_headings(document.pages)
     finish_document(document, opened)
     mark_clause_headings(document.pages)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import cast
 
 from folioflow.ocr.layout.formulas import is_display_formula, to_latex
@@ -26,7 +27,7 @@ from folioflow.ocr.layout.order import reading_order
 from folioflow.ocr.layout.tables import TableResult, to_pipe_table
 from folioflow.ocr.schema import BBox, Block, BlockType, Page
 
-__all__ = ["CLAUSE", "HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "page_markdown", "pages_built_from_blocks", "reads_as_sentence",
+__all__ = ["CLAUSE", "HEADING_FONT", "Figure", "body_size", "body_sizes", "build_blocks", "document_body_size", "dominant_size", "heading_level", "breaks_off", "join_broken_headings", "page_markdown", "pages_built_from_blocks", "reads_as_sentence",
            "relevel_headings"]
 
 #: ``Block.attributes`` key of a text-layer heading's typography: ``{"size": points, "bold": bool,
@@ -386,3 +387,65 @@ def relevel_headings(pages: list[Page]) -> int:
         if touched:
             page.markdown = page_markdown(page.blocks)
     return changed
+
+
+#: The last word of a line that breaks off a sentence: an article, preposition, conjunction or
+#: auxiliary in lower case ("... is made this _____ day of", "... Services; and"). A title does not
+#: end in one.
+_OPEN_END = re.compile(r"(?:^|\s)(?:a|an|the|of|to|by|in|on|at|for|from|with|into|upon|under|between|as|and|or|"
+                       r"nor|but|than|that|this|which|who|whose|is|are|was|were|be|its|their|any|each|such)$")
+#: An appositive in lower case after a name: "PHILIPS MEDICAL SYSTEMS NEDERLAND B.V., a company".
+_APPOSITIVE = re.compile(r",\s+(?:a|an|the)\s+[a-z]")
+#: A structural label that opens a heading a later pass reads (Item, Part, Note, Article, Section,
+#: Schedule, Exhibit, Annex and a number): such a heading stays one even when the text set after it
+#: in reading order continues another column ("Item 2. Unregistered Sales of Equity Securities and Use of").
+_LABEL = re.compile(r"^(?:item|part|note|article|section|schedule|exhibit|annex|appendix)\s+[\divxlc]", re.IGNORECASE)
+
+
+def breaks_off(heading: str, following: str) -> bool:
+    """Whether a heading's text ``heading`` (without its ``#``) and the text of the block after it
+    read as one sentence broken across lines: the heading ends without a closing mark in a word that
+    leaves the sentence open (:data:`_OPEN_END`) or holds a lower-case appositive
+    (:data:`_APPOSITIVE`), it opens with no structural label (:data:`_LABEL`), and ``following``
+    starts in lower case or with a blank to fill in ("_____, 20___, by and between ...")."""
+    bare = heading.strip()
+    if not bare or bare[-1] in ".:;?!)]\u201d\"'" or _LABEL.match(bare):
+        return False
+    nxt = following.lstrip()
+    return bool(nxt[:1].islower() or nxt[:1] == "_") and bool(_OPEN_END.search(bare) or _APPOSITIVE.search(bare))
+
+
+def join_broken_headings(pages: list[Page]) -> int:
+    """Merge into the next block each text-layer heading that is the first line of a sentence the
+    next block goes on with (:func:`breaks_off`): a bold or large first line of a preamble ("THIS
+    AGREEMENT (“Agreement”) is made this _____ day of" over "_________, 20___, by and between ...")
+    or of a party's description ("PHILIPS MEDICAL SYSTEMS NEDERLAND B.V., a company" over
+    "incorporated under the laws of the Netherlands ...") was judged a heading by its typography, so
+    the chunk lost the start of its sentence to the heading path. Only pages whose Markdown is built
+    from their blocks (:func:`pages_built_from_blocks`), headings that are not the title or a clause
+    pass's, and a next block on the same page that is a paragraph or list item. The merged block is a
+    paragraph (list item) with the heading's text first; a changed page's Markdown is rebuilt.
+    Idempotent. Returns the number of headings merged."""
+    merged = 0
+    for page in pages_built_from_blocks(pages):
+        blocks = page.blocks
+        body = [i for i, b in enumerate(blocks) if b.type not in (BlockType.PAGE_HEADER, BlockType.PAGE_FOOTER)]
+        drop: set[int] = set()
+        for i, j in pairwise(body):
+            head, nxt = blocks[i], blocks[j]
+            if head.type != BlockType.HEADING or head.attributes.get(CLAUSE) or i in drop \
+                    or nxt.type not in (BlockType.PARAGRAPH, BlockType.LIST_ITEM):
+                continue
+            plain = head.text.lstrip("#").strip()
+            if not breaks_off(plain, nxt.text):
+                continue
+            nxt.text = f"{plain} {nxt.text.lstrip()}"
+            if head.bbox is not None and nxt.bbox is not None:
+                nxt.bbox = BBox(x0=min(head.bbox.x0, nxt.bbox.x0), y0=min(head.bbox.y0, nxt.bbox.y0),
+                                x1=max(head.bbox.x1, nxt.bbox.x1), y1=max(head.bbox.y1, nxt.bbox.y1))
+            drop.add(i)
+        if drop:
+            page.blocks = [b for i, b in enumerate(blocks) if i not in drop]
+            page.markdown = page_markdown(page.blocks)
+            merged += len(drop)
+    return merged
