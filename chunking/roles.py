@@ -9,7 +9,9 @@ so a ranker can demote them. Found from the text:
 * ``parties``: among the first :data:`PREAMBLE_BLOCKS` content blocks of the document, a paragraph
   that says the agreement is made/entered into/dated ... between/among ..., or one that names the
   parties and says they "agree as follows" (``X, a Michigan corporation ("MICOA"), and Y ("Agency")
-  agree as follows:``; not the recitals' closing "NOW, THEREFORE, ..."); and anywhere in the
+  agree as follows:``; not the recitals' closing "NOW, THEREFORE, ..."), or the English form set
+  over several blocks ("THIS AGREEMENT is made July 31, 2017" / "BETWEEN:" / each party / "- and
+  -": :func:`_split_preamble`, all its blocks); and anywhere in the
   document, the preamble of a further agreement bound in the same file (an amendment after the
   agreement it amends): a paragraph opening with "This ... Agreement/Amendment/..." that is made
   or entered into ... between ... and names a party in quotes and parentheses (``("NETGEAR")``);
@@ -82,6 +84,14 @@ _LATER_PREAMBLE = re.compile(r"^\W*THIS\s+(?:[\w#.,'’-]+\s+){0,8}?(?:AGREEMENT
                              r"LICEN[CS]E)\b[^.]{0,120}?\b(?:is|was)\s+(?:hereby\s+)?(?:made|entered\s+into)\b"
                              r"[^.]{0,400}?\bbetween\b", re.IGNORECASE | re.DOTALL)
 _AGREEMENT = re.compile(r"\b(?:agreement|contract|amendment|addendum|license|lease)\b", re.IGNORECASE)
+#: The first block of a party block set over several blocks, as English agreements set it: "THIS
+#: AGREEMENT is made July 31, 2017" over "BETWEEN:", each party's description, "- and -".
+_SPLIT_OPENING = re.compile(r"^\W*THIS\s+(?:[\w#.,'’-]+\s+){0,8}?(?:AGREEMENT|DEED|AMENDMENT|ADDENDUM|CONTRACT|LEASE|"
+                            r"LICEN[CS]E)\b[^.]{0,160}?\b(?:is|was)\s+(?:hereby\s+)?(?:made|entered\s+into|dated)\b",
+                            re.IGNORECASE)
+#: A party block set over several blocks: at most this many blocks, each of at most this many words.
+_SPLIT_BLOCKS = 6
+_SPLIT_WORDS = 120
 #: A section title that names definitions ("1. DEFINITIONS", "Defined Terms", "Definitions and
 #: Interpretation"); "Interpretation" alone is a clause of its own (an order of precedence, rules of
 #: construction), not defined terms.
@@ -191,6 +201,28 @@ def _preamble(text: str) -> bool:
             and not _OPENING.match(text))
 
 
+def _split_preamble(content: list[MdBlock], i: int, section_of: dict[int, int]) -> list[MdBlock]:
+    """The blocks of a party block set over several blocks from ``content[i]`` on ("THIS AGREEMENT is
+    made July 31, 2017" / "BETWEEN:" / "PROFOUND MEDICAL INC., a company incorporated ..." / "- and
+    -" / "PHILIPS MEDICAL SYSTEMS NEDERLAND B.V., ..."), or ``[]``: ``content[i]`` opens as one
+    (:data:`_SPLIT_OPENING`) without being a whole preamble itself, and with the paragraphs and lists
+    after it in its section, up to :data:`_SPLIT_BLOCKS` blocks of at most :data:`_SPLIT_WORDS` words
+    each and before the recitals ("WHEREAS"), their text reads as one (:func:`_preamble`). The
+    run goes on through the party descriptions after the block that completes it."""
+    if not _SPLIT_OPENING.match(content[i].text):
+        return []
+    run: list[MdBlock] = []
+    for block in content[i:i + _SPLIT_BLOCKS]:
+        if block.kind not in ("paragraph", "list") or section_of.get(id(block)) != section_of.get(id(content[i])) \
+                or _words(block) > _SPLIT_WORDS or (run and _OPENING.match(block.text)):
+            break
+        run.append(block)
+    for n in range(2, len(run) + 1):
+        if _preamble(" ".join(b.text for b in run[:n])):
+            return run
+    return []
+
+
 def _clause_heading(section: Section) -> bool:
     return bool(section.path) and clause_title(section.path[-1]) is not None
 
@@ -229,11 +261,16 @@ def block_roles(sections: list[Section]) -> dict[int, str]:
     """The role of each block that has one, by ``id(block)`` (see the module docstring)."""
     roles: dict[int, str] = {id_: CONTENTS for id_ in contents_blocks(sections)}
     content = [b for s in sections for b in s.blocks if id(b) not in roles]
+    section_of = {id(b): n for n, s in enumerate(sections) for b in s.blocks}
     first = True
     for i, block in enumerate(content):
         if block.kind != "paragraph":
             continue
         opening = first and i < PREAMBLE_BLOCKS and _preamble(block.text)
+        split = [] if opening or not first or i >= PREAMBLE_BLOCKS else _split_preamble(content, i, section_of)
+        if split:
+            opening = True
+            roles.update({id(b): PARTIES for b in split})
         if opening or _LATER_PREAMBLE.match(block.text) and _DEFINED_PARTY.search(block.text):
             roles[id(block)] = PARTIES
             first = first and not opening

@@ -143,6 +143,29 @@ def test_a_preamble_whose_parties_enter_into_the_agreement_is_a_party_block():
 
 
 
+def test_a_preamble_set_over_several_blocks_is_one_party_block():
+    """The English form (CUAD's Profound Medical supply agreement): "THIS AGREEMENT is made July 31,
+    2017" / "BETWEEN:" / each party's description / "- and -", then "WHEREAS:". No block alone is
+    a preamble; together they are the party block, with the date and both parties, and the recitals
+    after them are not."""
+    from tests.chunking.helpers import make_doc
+
+    text = ("# SUPPLY AGREEMENT\n\nTHIS AGREEMENT is made July 31, 2017\n\nBETWEEN:\n\nPROFOUND MEDICAL INC., a company "
+            "incorporated under the laws of the province of Ontario (hereinafter referred to as \u201cCustomer\u201d)\n\n"
+            "- and -\n\nPHILIPS MEDICAL SYSTEMS NEDERLAND B.V., a company incorporated under the laws of the Netherlands "
+            "(hereinafter referred to as \u201cPhilips\u201d)\n\nWHEREAS:\n\nA. Philips manufactured the Product in-house."
+            "\n\n### 1. Supply\n\nPhilips shall manufacture and supply the Product to Customer during the Term.")
+    chunks = Chunker(default_counter()).chunk(make_doc(text))
+    parties = [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    assert len(parties) == 1, [(c.metadata.get(ROLE), c.text[:40]) for c in chunks]
+    assert "July 31, 2017" in parties[0].text and "PROFOUND MEDICAL" in parties[0].text
+    assert "PHILIPS MEDICAL" in parties[0].text and "WHEREAS" not in parties[0].text
+    # a clause that says it "is made" without the parties after it stays a clause
+    other = Chunker(default_counter()).chunk(make_doc("# SUPPLY AGREEMENT\n\nTHIS PAYMENT is made monthly.\n\n"
+                                                      "Invoices are due in thirty days."))
+    assert not any(c.metadata.get(ROLE) for c in other)
+
+
 def test_only_the_opening_chunk_of_a_long_preamble_is_the_party_block():
     """CUAD's AUL/Nationwide servicing agreement: one preamble paragraph names the parties, then lists
     the services; the chunks after its opening hold services a clause question asks about."""
