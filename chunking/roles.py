@@ -92,6 +92,12 @@ _SPLIT_OPENING = re.compile(r"^\W*THIS\s+(?:[\w#.,'’-]+\s+){0,8}?(?:AGREEMENT|
 #: A party block set over several blocks: at most this many blocks, each of at most this many words.
 _SPLIT_BLOCKS = 6
 _SPLIT_WORDS = 120
+#: A block of such a party block after its opening: a connector ("- and -", "AND", "BETWEEN:") or a
+#: party's description ("a company incorporated under the laws of ...", "hereinafter referred to as").
+_PARTY_PIECE = re.compile(r"^\W*(?:and|between|among|by\s+and\s+between)\W*$|"
+                          r"\b(?:incorporated|organi[sz]ed|existing|registered)\s+(?:and\s+existing\s+)?under\b|"
+                          r"\bhereinafter\b|\b(?:a|an)\s+(?:[\w-]+\s+){0,4}?(?:company|corporation|partnership|"
+                          r"limited\s+liability|association|trust|bank)\b", re.IGNORECASE)
 #: A section title that names definitions ("1. DEFINITIONS", "Defined Terms", "Definitions and
 #: Interpretation"); "Interpretation" alone is a clause of its own (an order of precedence, rules of
 #: construction), not defined terms.
@@ -207,8 +213,11 @@ def _split_preamble(content: list[MdBlock], i: int, section_of: dict[int, int]) 
     -" / "PHILIPS MEDICAL SYSTEMS NEDERLAND B.V., ..."), or ``[]``: ``content[i]`` opens as one
     (:data:`_SPLIT_OPENING`) without being a whole preamble itself, and with the paragraphs and lists
     after it in its section, up to :data:`_SPLIT_BLOCKS` blocks of at most :data:`_SPLIT_WORDS` words
-    each and before the recitals ("WHEREAS"), their text reads as one (:func:`_preamble`). The
-    run goes on through the party descriptions after the block that completes it."""
+    each and before the recitals ("WHEREAS"), their first blocks read as one (:func:`_preamble`).
+    After the block that completes it, the run takes only the blocks that describe a party or join
+    two (:data:`_PARTY_PIECE`, or a party's defined name in parentheses): "1. Section 4.2 is
+    deleted" after "THIS AMENDMENT is made ..." / "The Supply Agreement between Acme and Beta is
+    amended as follows:" is a clause."""
     if not _SPLIT_OPENING.match(content[i].text):
         return []
     run: list[MdBlock] = []
@@ -219,7 +228,12 @@ def _split_preamble(content: list[MdBlock], i: int, section_of: dict[int, int]) 
         run.append(block)
     for n in range(2, len(run) + 1):
         if _preamble(" ".join(b.text for b in run[:n])):
-            return run
+            out = run[:n]
+            for block in run[n:]:  # the parties' descriptions and the connectors between them
+                if not (_PARTY_PIECE.search(block.text) or _DEFINED_PARTY.search(block.text)):
+                    break
+                out.append(block)
+            return out
     return []
 
 

@@ -217,19 +217,30 @@ _DEFINED_TERM = re.compile(r"(?<![A-Za-z])[“\"‘']([^“”\"‘’'\n]{1,80}
 
 
 #: A question that asks when the agreement ends or how long its term is ("When does this agreement
-#: expire, and how long is its initial term?", "What is the term of the contract?", "How long does
-#: the agreement run?"). A date of another event is left out first (:data:`OTHER_DATE`, as for the
-#: roles) except the agreement's own expiry.
-_ASKS_TERM = re.compile(r"\bexpir\w*|\bexpiry\b|\binitial\s+term\b|\b(?:term|duration)\s+of\s+(?:this|the|that)\s+"
-                        r"(?:agreement|contract)\b|\bhow\s+long\b[^?]{0,40}\b(?:agreement|contract|term|deal|it)\b|"
-                        r"\b(?:when|what\s+date)\b[^?]{0,40}\b(?:agreement|contract|deal|term|it)\b[^?]{0,20}\b(?:ends?|runs?\s+out)\b",
-                        re.IGNORECASE)
-#: A provision that states when the agreement's term ends: an end word, then in the same sentence a
-#: calendar date (:data:`DATE`) or an anniversary ("terminating on the eighth anniversary of the
-#: Commencement Date", "shall terminate on July 31, 2009", "the Effective Date through June 15,
-#: 2001", "commencing on January 1, 2000 and concluding December 31, 2003").
+#: expire, and how long is its initial term?", "What is the term of this agreement?", "How long does
+#: the contract run?", "When does the agreement terminate?"). Another thing's expiry ("When do the
+#: warranties expire?", "the expiration date of the payment obligation") is not the agreement's.
+_ASKS_TERM = re.compile(
+    r"\b(?:agreement|contract|deal|term|it)\b[^?,;]{0,30}\bexpir\w*|"
+    r"\bexpir(?:y|ation)\b(?!\s+(?:date\s+)?of\s+(?!(?:this|the|that)\s+(?:agreement|contract)\b))|"
+    r"\binitial\s+term\b|\b(?:term|duration)\s+of\s+(?:this|the|that)\s+(?:agreement|contract)\b|"
+    r"\b(?:agreement|contract)(?:'s)?\s+(?:term|duration)\b|"
+    r"\bhow\s+long\b[^?]{0,40}\b(?:agreement|contract|term|deal)\b|"
+    r"\b(?:when|what\s+date)\b[^?]{0,40}\b(?:agreement|contract|deal|term|it)\b[^?]{0,20}"
+    r"\b(?:ends?|runs?\s+out|terminates?)\b",
+    re.IGNORECASE)
+#: A provision that states when a term ends: an end word, then in the same sentence a calendar date
+#: (:data:`DATE`) or an anniversary ("terminating on the eighth anniversary of the Commencement
+#: Date", "shall terminate on July 31, 2009", "the Effective Date through June 15, 2001",
+#: "commencing on January 1, 2000 and concluding December 31, 2003"). Whose term it is, is read
+#: from the sentence (:func:`states_term`).
 TERM_END = re.compile(rf"\b(?:terminat\w*|expir\w*|conclud\w*|end(?:s|ing)?|through|until)\b[^.;]{{0,80}}?"
                       rf"(?:{DATE.pattern}|\banniversary\b)", re.IGNORECASE)
+#: The agreement or its term named in a sentence: "this Agreement", "the Term", "Initial Term", a
+#: defined ``"Term"``, "Contract Period"; a term another word qualifies ("Royalty Term", "Renewal
+#: Term", "Exclusivity Period") is not the agreement's.
+_TERM_SUBJECT = re.compile(r"\b(?:this|the)\s+(?:agreement|contract)\b|\b(?:contract|agreement)\s+period\b|"
+                           r"(?:^\W*|[^\w\s]\s*|\b(?:the|this|its|initial|such)\s+)term\b", re.IGNORECASE)
 
 
 def asks_term(question: str) -> bool:
@@ -239,9 +250,16 @@ def asks_term(question: str) -> bool:
 
 
 def states_term(text: str) -> bool:
-    """Whether ``text`` states when the agreement's term ends (:data:`TERM_END`) outside a renewal
-    ("may be extended for one additional year ending December 31, 2005" is not the term's end)."""
-    return any(not RENEWAL.search(text[max(0, m.start() - 80):m.start()]) for m in TERM_END.finditer(text))
+    """Whether ``text`` states when the agreement's term ends: a :data:`TERM_END` whose sentence
+    names the agreement or its term (:data:`_TERM_SUBJECT`) and no renewal (:data:`RENEWAL`: "may be
+    extended for one additional year ending December 31, 2005" is not the term's end; "Fiscal Year
+    means each twelve month period ending December 31" and "Royalty Term ... expiring on the tenth
+    anniversary" are not the agreement's)."""
+    for match in TERM_END.finditer(text):
+        sentence = _sentence_before(text, match.start())
+        if _TERM_SUBJECT.search(sentence) and not RENEWAL.search(sentence):
+            return True
+    return False
 
 
 def defines_named_term(text: str, asked: str) -> bool:

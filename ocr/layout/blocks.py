@@ -399,7 +399,8 @@ _APPOSITIVE = re.compile(r",\s+(?:a|an|the)\s+[a-z]")
 #: A structural label that opens a heading a later pass reads (Item, Part, Note, Article, Section,
 #: Schedule, Exhibit, Annex and a number): such a heading stays one even when the text set after it
 #: in reading order continues another column ("Item 2. Unregistered Sales of Equity Securities and Use of").
-_LABEL = re.compile(r"^(?:item|part|note|article|section|schedule|exhibit|annex|appendix)\s+[\divxlc]", re.IGNORECASE)
+_LABEL = re.compile(r"^(?i:item|part|note|article|section|schedule|exhibit|annex|appendix)\s+"
+                    r"(?:\d+[A-Za-z]?\b|[IVXLC]+\b|[ivxlc]+\b|[A-Z]\b)")
 
 
 def breaks_off(heading: str, following: str) -> bool:
@@ -415,6 +416,18 @@ def breaks_off(heading: str, following: str) -> bool:
     return bool(nxt[:1].islower() or nxt[:1] == "_") and bool(_OPEN_END.search(bare) or _APPOSITIVE.search(bare))
 
 
+def _just_below(head: Block, nxt: Block) -> bool:
+    """Whether ``nxt`` starts right below ``head`` in the same column: their boxes overlap
+    horizontally and the gap between them is at most two of the heading's line heights (in a
+    two-column page the next block in reading order may be the other column's)."""
+    if head.bbox is None or nxt.bbox is None:
+        return False
+    lines = int((head.attributes.get(HEADING_FONT) or {}).get("lines") or 1)
+    line = max((head.bbox.y1 - head.bbox.y0) / max(lines, 1), 1.0)
+    overlap = min(head.bbox.x1, nxt.bbox.x1) - max(head.bbox.x0, nxt.bbox.x0)
+    return overlap > 0 and -0.5 * line <= nxt.bbox.y0 - head.bbox.y1 <= 2 * line
+
+
 def join_broken_headings(pages: list[Page]) -> int:
     """Merge into the next block each text-layer heading that is the first line of a sentence the
     next block goes on with (:func:`breaks_off`): a bold or large first line of a preamble ("THIS
@@ -422,10 +435,12 @@ def join_broken_headings(pages: list[Page]) -> int:
     or of a party's description ("PHILIPS MEDICAL SYSTEMS NEDERLAND B.V., a company" over
     "incorporated under the laws of the Netherlands ...") was judged a heading by its typography, so
     the chunk lost the start of its sentence to the heading path. Only pages whose Markdown is built
-    from their blocks (:func:`pages_built_from_blocks`), headings that are not the title or a clause
-    pass's, and a next block on the same page that is a paragraph or list item. The merged block is a
-    paragraph (list item) with the heading's text first; a changed page's Markdown is rebuilt.
-    Idempotent. Returns the number of headings merged."""
+    from their blocks (:func:`pages_built_from_blocks`), headings that are not the title, and a next
+    block on the same page that is a paragraph starting right below the heading in its column
+    (:func:`_just_below`). Run before the clause pass, and on a later run a heading that pass made or
+    changed is left alone. The merged block is a paragraph with the heading's text first (no longer
+    carrying a typography :data:`HEADING_FONT` for :func:`relevel_headings` to judge again); a changed
+    page's Markdown is rebuilt. Idempotent. Returns the number of headings merged."""
     merged = 0
     for page in pages_built_from_blocks(pages):
         blocks = page.blocks
@@ -434,12 +449,13 @@ def join_broken_headings(pages: list[Page]) -> int:
         for i, j in pairwise(body):
             head, nxt = blocks[i], blocks[j]
             if head.type != BlockType.HEADING or head.attributes.get(CLAUSE) or i in drop \
-                    or nxt.type not in (BlockType.PARAGRAPH, BlockType.LIST_ITEM):
+                    or nxt.type != BlockType.PARAGRAPH or not _just_below(head, nxt):
                 continue
             plain = head.text.lstrip("#").strip()
             if not breaks_off(plain, nxt.text):
                 continue
             nxt.text = f"{plain} {nxt.text.lstrip()}"
+            nxt.attributes.pop(HEADING_FONT, None)
             if head.bbox is not None and nxt.bbox is not None:
                 nxt.bbox = BBox(x0=min(head.bbox.x0, nxt.bbox.x0), y0=min(head.bbox.y0, nxt.bbox.y0),
                                 x1=max(head.bbox.x1, nxt.bbox.x1), y1=max(head.bbox.y1, nxt.bbox.y1))

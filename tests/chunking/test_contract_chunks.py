@@ -160,6 +160,14 @@ def test_a_preamble_set_over_several_blocks_is_one_party_block():
     assert len(parties) == 1, [(c.metadata.get(ROLE), c.text[:40]) for c in chunks]
     assert "July 31, 2017" in parties[0].text and "PROFOUND MEDICAL" in parties[0].text
     assert "PHILIPS MEDICAL" in parties[0].text and "WHEREAS" not in parties[0].text
+    # an amendment's opening takes its first two blocks; the amendments after them stay clauses
+    amendment = Chunker(default_counter()).chunk(make_doc(
+        "# AMENDMENT NO. 1\n\nTHIS AMENDMENT is made effective as of June 1, 2010.\n\nThe Supply Agreement between Acme "
+        "Inc. and Beta LLC is amended as follows:\n\n1. Section 4.2 is deleted in its entirety.\n\n2. The Term is "
+        "extended to December 31, 2012."))
+    assert [c.metadata.get(ROLE) for c in amendment if "June 1, 2010" in c.text] == [PARTIES]
+    assert not any(c.metadata.get(ROLE) for c in amendment if "December 31, 2012" in c.text or "4.2" in c.text), \
+        [(c.metadata.get(ROLE), c.text[:50]) for c in amendment]
     # a clause that says it "is made" without the parties after it stays a clause
     other = Chunker(default_counter()).chunk(make_doc("# SUPPLY AGREEMENT\n\nTHIS PAYMENT is made monthly.\n\n"
                                                       "Invoices are due in thirty days."))

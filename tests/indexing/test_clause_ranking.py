@@ -676,11 +676,19 @@ def test_a_term_question_keeps_the_definition_or_preamble_that_states_the_term()
     assert asks_term("How long does the contract run?") and asks_term("When does the agreement end?")
     assert not asks_term("What must the parties still do after the agreement ends?")
     assert not asks_term("How long do the warranties last?") and not asks_term("When does this agreement take effect?")
+    assert asks_term("What is the contract term?") and asks_term("When does this contract terminate?")
+    for other in ("When do the warranties expire?", "What is the expiration date of the payment obligation?",
+                  "How long does it take to deliver the products?", "How long does the supplier have to cure it?"):
+        assert not asks_term(other), other
     assert states_term('"Term" shall mean the period commencing on the Effective Date and terminating on the eighth '
                        'anniversary of the Commencement Date, unless extended.')
     assert states_term("1.20. Term shall mean the Effective Date through June 15, 2001 and any Renewal Term.")
     assert not states_term("This Agreement may be extended for one additional year ending December 31, 2005.")
     assert not states_term('"Affiliate" means any entity that controls a party.')
+    for other in ('"Fiscal Year" means each twelve month period ending December 31, 2005.',  # not the agreement's
+                  '"Royalty Term" means the period expiring on the tenth anniversary of the first sale.',
+                  '"Exclusivity Period" means the period until December 31, 2010.'):
+        assert not states_term(other), other
 
     def hit(name, text, role):
         class Hit:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from folioflow.ocr.converter import ConvertOptions, DocumentConverter, DocumentInput
 from folioflow.ocr.finish import document_passes
-from folioflow.ocr.layout.blocks import breaks_off
-from folioflow.ocr.schema import BlockType, SourceRef
+from folioflow.ocr.layout.blocks import HEADING_FONT, breaks_off, join_broken_headings, page_markdown
+from folioflow.ocr.schema import BBox, Block, BlockType, Page, SourceRef
 
 
 def _write(path, rows):
@@ -63,7 +63,31 @@ def test_what_breaks_off_a_sentence():
     assert breaks_off("THIS AGREEMENT (\u201cAgreement\u201d) is made this _____ day of", "_________, 20___, by and between")
     assert breaks_off("Servicer shall deliver to the", "trustee each report within ten days.")
     assert breaks_off("ACME B.V., a company", "incorporated under the laws of the Netherlands")
-    assert not breaks_off("Derivative contracts", "netting agreement and limited to the net amount")  # another column
+    assert not breaks_off("Derivative contracts", "netting agreement and limited to the net amount")  # a title
     assert not breaks_off("Item 2. Unregistered Sales of Equity Securities and Use of", "and procedures were effective")
     assert not breaks_off("Terms of the", "Agreement are set out below.")  # the next block starts a sentence
     assert not breaks_off("Definitions:", "the following terms apply")
+    assert not breaks_off("Exhibit A to the", "supply agreement")  # a labelled heading
+    assert breaks_off("Section covenants of the", "seller are set out below")  # "Section" without a number
+
+
+def test_a_heading_is_not_joined_to_another_column_or_a_list_item():
+    """A two-column filing: the block after a heading in reading order may open the other column
+    ("Risks Related to Our Business and" on the left, "our industry ..." at the top right); a
+    heading over a lettered list item ("a) the Licensee ...") keeps the list. Neither is joined."""
+    def page(head_box, next_box, next_type=BlockType.PARAGRAPH, next_text="our industry are described below."):
+        blocks = [Block(type=BlockType.HEADING, level=3, text="### Risks Related to Our Business and",
+                        bbox=BBox(x0=head_box[0], y0=head_box[1], x1=head_box[2], y1=head_box[3]),
+                        attributes={HEADING_FONT: {"size": 10.0, "bold": True, "lines": 1}}),
+                  Block(type=next_type, text=next_text,
+                        bbox=BBox(x0=next_box[0], y0=next_box[1], x1=next_box[2], y1=next_box[3]))]
+        return Page(number=1, width=612, height=792, blocks=blocks, markdown=page_markdown(blocks), engine="text")
+
+    other_column = page((72, 100, 290, 112), (320, 90, 540, 300))
+    list_item = page((72, 100, 290, 112), (72, 116, 540, 140), BlockType.LIST_ITEM, "a) the Licensee shall pay.")
+    same_column = page((72, 100, 290, 112), (72, 116, 290, 300))
+    assert join_broken_headings([other_column, list_item, same_column]) == 1
+    assert [b.type for b in other_column.blocks] == [BlockType.HEADING, BlockType.PARAGRAPH]
+    assert [b.type for b in list_item.blocks] == [BlockType.HEADING, BlockType.LIST_ITEM]
+    assert [b.text for b in same_column.blocks] == ["Risks Related to Our Business and our industry are described below."]
+    assert same_column.markdown == same_column.blocks[0].text
