@@ -288,8 +288,7 @@ def split_roles(ranked: Sequence[tuple[Any, float]], wanted: Iterable[str],
     takes effect (:func:`asks_effect`), a definitions chunk that dates the start (:func:`effect_clauses`:
     ``"Contract Period" shall mean that period of time commencing on January 1, 2000``) is kept."""
     wanted = frozenset(wanted)
-    term = bool(question) and asks_term(question or "")
-    effect = bool(question) and asks_effect(question or "")
+    term, effect = asks_term(question or ""), asks_effect(question or "")
     keep: list = []
     demoted: list = []
     for pair in ranked:

@@ -456,9 +456,8 @@ def join_broken_headings(pages: list[Page]) -> int:
                 continue
             nxt.text = f"{plain} {nxt.text.lstrip()}"
             nxt.attributes.pop(HEADING_FONT, None)
-            if head.bbox is not None and nxt.bbox is not None:
-                nxt.bbox = BBox(x0=min(head.bbox.x0, nxt.bbox.x0), y0=min(head.bbox.y0, nxt.bbox.y0),
-                                x1=max(head.bbox.x1, nxt.bbox.x1), y1=max(head.bbox.y1, nxt.bbox.y1))
+            h, n = cast(BBox, head.bbox), cast(BBox, nxt.bbox)  # both boxes: _just_below
+            nxt.bbox = BBox(x0=min(h.x0, n.x0), y0=min(h.y0, n.y0), x1=max(h.x1, n.x1), y1=max(h.y1, n.y1))
             drop.add(i)
         if drop:
             page.blocks = [b for i, b in enumerate(blocks) if i not in drop]

@@ -118,10 +118,8 @@ AGREES_AND_AMENDMENT = [
 
 
 def test_preambles_that_agree_as_follows_and_amendments_bound_after_are_party_blocks():
-    from tests.chunking.helpers import make_doc
 
-    chunks = Chunker(default_counter()).chunk(make_doc(*AGREES_AND_AMENDMENT))
-    parties = [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    chunks, parties = _party_chunks(*AGREES_AND_AMENDMENT)
     assert [c.text.split()[0] for c in parties] == ["Mutual", "This"], [c.text[:40] for c in parties]
     assert "agree as follows" in parties[0].text and "Amendment Date" in parties[1].text
     # a clause that says "effective ... between" and the recitals' "NOW, THEREFORE, ... agree as follows" are no preamble
@@ -130,17 +128,22 @@ def test_preambles_that_agree_as_follows_and_amendments_bound_after_are_party_bl
 
 def test_a_preamble_whose_parties_enter_into_the_agreement_is_a_party_block():
     """CUAD's Nexstar outsourcing agreement: the parties are the subject and there is no "between"."""
-    from tests.chunking.helpers import make_doc
 
     text = ("# OUTSOURCING AGREEMENT\n\nWYZZ, Inc. and WYZZ Licensee, Inc. (collectively \"WYZZ\") and Nexstar "
             "Broadcasting of Peoria, L.L.C. (\"NEXSTAR\") hereby enter into this Agreement (this \"Agreement\") dated "
             "November 28, 2001.\n\n## RECITALS\n\nWHEREAS, WYZZ is the licensee of Broadcast Television Station "
             "WYZZ.\n\n### 5. Term\n\nThe parties shall enter into this agreement's schedules (\"Schedules\") "
             "within thirty days of the Effective Date.")
-    chunks = Chunker(default_counter()).chunk(make_doc(text))
-    parties = [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    chunks, parties = _party_chunks(text)
     assert [c.text.split()[0] for c in parties] == ["WYZZ,"], [(c.metadata.get(ROLE), c.text[:40]) for c in chunks]
 
+
+def _party_chunks(*texts: str):
+    """(the chunks of a document made of the Markdown pages ``texts``, those of them with the party role)."""
+    from tests.chunking.helpers import make_doc
+
+    chunks = Chunker(default_counter()).chunk(make_doc(*texts))
+    return chunks, [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
 
 
 def test_a_preamble_set_over_several_blocks_is_one_party_block():
@@ -148,29 +151,25 @@ def test_a_preamble_set_over_several_blocks_is_one_party_block():
     2017" / "BETWEEN:" / each party's description / "- and -", then "WHEREAS:". No block alone is
     a preamble; together they are the party block, with the date and both parties, and the recitals
     after them are not."""
-    from tests.chunking.helpers import make_doc
-
     text = ("# SUPPLY AGREEMENT\n\nTHIS AGREEMENT is made July 31, 2017\n\nBETWEEN:\n\nPROFOUND MEDICAL INC., a company "
             "incorporated under the laws of the province of Ontario (hereinafter referred to as \u201cCustomer\u201d)\n\n"
             "- and -\n\nPHILIPS MEDICAL SYSTEMS NEDERLAND B.V., a company incorporated under the laws of the Netherlands "
             "(hereinafter referred to as \u201cPhilips\u201d)\n\nWHEREAS:\n\nA. Philips manufactured the Product in-house."
             "\n\n### 1. Supply\n\nPhilips shall manufacture and supply the Product to Customer during the Term.")
-    chunks = Chunker(default_counter()).chunk(make_doc(text))
-    parties = [c for c in chunks if c.metadata.get(ROLE) == PARTIES]
+    chunks, parties = _party_chunks(text)
     assert len(parties) == 1, [(c.metadata.get(ROLE), c.text[:40]) for c in chunks]
     assert "July 31, 2017" in parties[0].text and "PROFOUND MEDICAL" in parties[0].text
     assert "PHILIPS MEDICAL" in parties[0].text and "WHEREAS" not in parties[0].text
     # an amendment's opening takes its first two blocks; the amendments after them stay clauses
-    amendment = Chunker(default_counter()).chunk(make_doc(
+    amendment, _ = _party_chunks(
         "# AMENDMENT NO. 1\n\nTHIS AMENDMENT is made effective as of June 1, 2010.\n\nThe Supply Agreement between Acme "
         "Inc. and Beta LLC is amended as follows:\n\n1. Section 4.2 is deleted in its entirety.\n\n2. The Term is "
-        "extended to December 31, 2012."))
+        "extended to December 31, 2012.")
     assert [c.metadata.get(ROLE) for c in amendment if "June 1, 2010" in c.text] == [PARTIES]
     assert not any(c.metadata.get(ROLE) for c in amendment if "December 31, 2012" in c.text or "4.2" in c.text), \
         [(c.metadata.get(ROLE), c.text[:50]) for c in amendment]
     # a clause that says it "is made" without the parties after it stays a clause
-    other = Chunker(default_counter()).chunk(make_doc("# SUPPLY AGREEMENT\n\nTHIS PAYMENT is made monthly.\n\n"
-                                                      "Invoices are due in thirty days."))
+    other, _ = _party_chunks("# SUPPLY AGREEMENT\n\nTHIS PAYMENT is made monthly.\n\nInvoices are due in thirty days.")
     assert not any(c.metadata.get(ROLE) for c in other)
 
 

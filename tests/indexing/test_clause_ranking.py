@@ -45,22 +45,30 @@ def contract_store(tmp_path_factory, embedder):
     """One store with the generated contracts (one per clause-title style, and under ``contents`` a
     decimal one that opens with a table of contents); yields (store, {style: doc_id}, {style: chunks})."""
     root = tmp_path_factory.mktemp("clause_ranking")
-    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
-    chunker = Chunker(default_counter())
     store = open_store(StoreSettings(data_dir=root / "store", backend="edge"))
     indexer = Indexer(embedder, store)
     ids, chunks_of = {}, {}
     for style in (*CONTRACT_STYLES, "contents"):
         path = write_contract_pdf(root / f"AcmePackagingCorp_{style}_Master Supply Agreement.pdf",
                                   "decimal" if style == "contents" else style, contents=style == "contents")
-        doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
-        chunks = chunker.chunk(doc)
-        record = DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name, source="contracts",
-                                content_hash=sha256_text(path.name), pages=max(c.page_end for c in chunks))
-        indexer.index(record, chunks)
+        chunks = _chunk_pdf(path)
+        _index(indexer, path, chunks)
         ids[style], chunks_of[style] = chunks[0].doc_id, chunks
     yield store, ids, chunks_of
     store.close()
+
+
+def _chunk_pdf(path):
+    """The chunks of the PDF at ``path``, converted from its text layer (no guard, no fidelity check)."""
+    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
+    return Chunker(default_counter()).chunk(
+        converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name))))
+
+
+def _index(indexer, path, chunks) -> None:
+    """Index ``chunks`` of the file at ``path`` as one document of the source "contracts"."""
+    indexer.index(DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name, source="contracts",
+                                 content_hash=sha256_text(path.name), pages=max(c.page_end for c in chunks)), chunks)
 
 
 def _role(doc) -> str | None:
@@ -329,16 +337,12 @@ def test_a_date_question_gets_the_party_block_that_holds_a_date(tmp_path, embedd
                         "[Distributor], a [state] [entity], and [Sub-Distributor], a [state] [entity]; this agreement "
                         "was made on the date first written above.", body)]
     SimpleDocTemplate(str(path), pagesize=LETTER).build(story)
-    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
-    doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
-    chunks = Chunker(default_counter()).chunk(doc)
+    chunks = _chunk_pdf(path)
     blocks = [c.text for c in chunks if c.metadata.get(ROLE) == PARTIES]
     assert len(blocks) == 2 and "March 1, 2024" in blocks[0] and "[date]" in blocks[1], blocks
     store = open_store(StoreSettings(data_dir=tmp_path / "store", backend="edge"))
     try:
-        Indexer(embedder, store).index(DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name,
-                                                      source="contracts", content_hash=sha256_text(path.name),
-                                                      pages=max(c.page_end for c in chunks)), chunks)
+        _index(Indexer(embedder, store), path, chunks)
         question = "On what date was this agreement made?"
         dated = FolioRetriever(store=store, embedder=embedder, profile="legal").invoke(question, k=3)
         # the case the rule is for, without the query adapter (which finds the dated preamble here too)
@@ -546,15 +550,11 @@ def test_a_chunk_both_searches_rank_first_is_not_demoted_for_its_title(tmp_path,
                        "(the \"Company\") and Jane Doe (the \"Professional\").", body)]
     story += [Paragraph(f"{n}. {title.upper()}. {text}", body) for n, (title, text) in enumerate(clauses, start=1)]
     SimpleDocTemplate(str(path), pagesize=LETTER).build(story)
-    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
-    doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
-    chunks = Chunker(default_counter()).chunk(doc)
+    chunks = _chunk_pdf(path)
     store = open_store(StoreSettings(data_dir=tmp_path / "store", backend="edge"))
     question = "What insurance must a party carry?"
     try:
-        Indexer(embedder, store).index(DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name,
-                                                      source="contracts", content_hash=sha256_text(path.name),
-                                                      pages=max(c.page_end for c in chunks)), chunks)
+        _index(Indexer(embedder, store), path, chunks)
         common = dict(store=store, embedder=embedder, profile="legal", k=3)
         raw = dict(common, demote_roles=False, heading_weight=0.0)  # each search's own ranking (of the expanded question)
         by_dense = FolioRetriever(**raw, mode="dense").invoke(question)
@@ -755,15 +755,11 @@ def test_a_term_question_finds_the_term_defined_among_the_definitions(tmp_path, 
             ("Governing Law", "This Agreement is governed by the laws of the State of New York.")], start=2):
         story += [Paragraph(f"<b>{n}. {title}.</b>", body), Paragraph(f"{n}.1 {text}", body)]
     SimpleDocTemplate(str(path), pagesize=LETTER).build(story)
-    converter = DocumentConverter(ConvertOptions(engine="text", guard=False, fidelity=False))
-    doc = converter.convert(DocumentInput(data=path, source=SourceRef(uri=path.as_uri(), path=path.name)))
-    chunks = Chunker(default_counter()).chunk(doc)
+    chunks = _chunk_pdf(path)
     assert [c.metadata.get(ROLE) for c in chunks if "February 28, 2027" in c.text] == [DEFINITIONS]
     store = open_store(StoreSettings(data_dir=tmp_path / "store", backend="edge"))
     try:
-        Indexer(embedder, store).index(DocumentRecord(doc_id=chunks[0].doc_id, uri=path.as_uri(), path=path.name,
-                                                      source="contracts", content_hash=sha256_text(path.name),
-                                                      pages=max(c.page_end for c in chunks)), chunks)
+        _index(Indexer(embedder, store), path, chunks)
         retriever = FolioRetriever(store=store, embedder=embedder, profile="legal")
         term = retriever.invoke("When does this agreement expire, and how long is its initial term?", k=5)
         law = retriever.invoke("Which state's law governs this agreement?", k=10)
